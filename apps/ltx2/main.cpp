@@ -1,0 +1,52 @@
+// `ltx2`: the engine's tool: inspect checkpoints, check parity against reference fixtures.
+#include <CLI/CLI.hpp>
+#include <cstdio>
+
+#include "check/check_command.h"
+#include "core/error.h"
+#include "core/log.h"
+#include "inspect_command.h"
+
+int main(int argc, char** argv) {
+  ltx2::init_logging();
+  CLI::App app{"ltx2: native engine for the LTX-2 audio+video diffusion models"};
+  app.require_subcommand(1);
+
+  std::vector<std::string> inspect_paths;
+  bool inspect_json = false;
+  auto* inspect = app.add_subcommand("inspect", "Show the components, configs, tensor counts, bytes "
+                                                "and dtypes of checkpoint files or model folders");
+  inspect->add_option("paths", inspect_paths, "safetensors files or Hugging Face model folders")
+      ->required()
+      ->check(CLI::ExistingPath);
+  inspect->add_flag("--json", inspect_json, "Print JSON");
+
+  ltx2::check::CheckOptions check_opt;
+  auto* check = app.add_subcommand("check", "Run the implementation on golden case folders and "
+                                            "compare every output with the fixture's tolerances");
+  check->add_option("cases", check_opt.dirs, "case folders (case.json + io.safetensors)");
+  check->add_flag("--json", check_opt.json, "Print JSON");
+  check->add_flag("--skip-unimplemented", check_opt.skip_unimplemented,
+                  "Exit 77 instead of 1 when the only failures are kinds not implemented yet");
+  check->add_flag("--list-kinds", check_opt.list_kinds, "List the known kinds and whether each is implemented");
+
+  CLI11_PARSE(app, argc, argv);
+  try {
+    if (*inspect) return ltx2::run_inspect(inspect_paths, inspect_json);
+    if (*check) {
+      if (check_opt.dirs.empty() && !check_opt.list_kinds) {
+        std::fprintf(stderr, "ltx2 check: give at least one case folder (or --list-kinds)\n");
+        return 2;
+      }
+      return ltx2::check::run_check(check_opt);
+    }
+  } catch (const ltx2::Error& e) {
+    spdlog::debug("{}", e.located());
+    std::fprintf(stderr, "ltx2: error: %s\n", e.what());
+    return 1;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "ltx2: error: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}

@@ -1,0 +1,38 @@
+#include "core/device.h"
+
+#include "core/cuda/memory.h"
+#include "core/error.h"
+
+namespace ltx2 {
+
+Device Device::parse(const std::string& s) {
+  if (s == "cpu") return cpu();
+  if (s == "cuda") return cuda(0);
+  if (s.rfind("cuda:", 0) == 0) {
+    std::string n = s.substr(5);
+    LTX2_CHECK(!n.empty() && n.find_first_not_of("0123456789") == std::string::npos && n.size() < 4,
+               "bad device '{}' (use cpu, cuda or cuda:N)", s);
+    return cuda(std::stoi(n));
+  }
+  LTX2_FAIL("bad device '{}' (use cpu, cuda or cuda:N)", s);
+}
+
+#ifdef LTX2_WITH_CUDA
+bool cuda_built() { return true; }
+#else
+bool cuda_built() { return false; }
+
+namespace {
+[[noreturn]] void no_cuda() { LTX2_FAIL("this ltx2 was built without the CUDA backend"); }
+}  // namespace
+
+void* cuda_alloc(size_t, int) { no_cuda(); }
+void cuda_free(void*, int) {}
+void cuda_memset_zero(void*, size_t, int) { no_cuda(); }
+void cuda_memcpy(void*, Device, const void*, Device, size_t) { no_cuda(); }
+void cuda_copy_strided(const Tensor&, const Tensor&) { no_cuda(); }
+CudaMemoryStats cuda_memory_stats(int) { return {}; }
+void cuda_empty_cache() {}
+#endif
+
+}  // namespace ltx2

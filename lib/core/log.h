@@ -1,0 +1,19 @@
+// Logging through spdlog. The level comes from LTX2_LOG_LEVEL (trace, debug, info, warn, error,
+// off; default info) and can be overridden by apps. Logs go to stderr so stdout stays for results.
+#pragma once
+
+#include <spdlog/spdlog.h>
+
+#include <string>
+
+namespace ltx2 {
+
+// Sets up the default logger once; safe to call more than once. `tag` prefixes each line
+// (e.g. "rank 2" in workers).
+void init_logging(const std::string& tag = "");
+// Applies a level name; throws ltx2::Error on an unknown name.
+void set_log_level(const std::string& level);
+// JSON lines instead of plain text (for --log-format json).
+void set_log_json(bool json);
+
+}  // namespace ltx2

@@ -1,0 +1,80 @@
+// Safetensors files: strict header parsing, a memory-mapped reader, and an atomic writer.
+//
+// Format: 8-byte little-endian header length N, N bytes of JSON, then the data region. The JSON
+// maps tensor names to {"dtype", "shape", "data_offsets": [begin, end]} (offsets relative to the
+// data region) and may hold "__metadata__": {string: string}. Every rule is checked before any
+// tensor is touched: header size bound, JSON syntax and types, known dtype, shape entries that are
+// non-negative integers, byte size == numel * dtype size, offsets inside the file, no overlaps.
+// Messages are one line and name the file and the tensor.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/tensor.h"
+
+namespace ltx2 {
+
+// Largest header accepted (the real 22B checkpoint's header is a few MiB).
+constexpr uint64_t kMaxSafetensorsHeader = 100ull << 20;
+
+struct TensorInfo {
+  std::string name;
+  DType dtype = DType::F32;
+  Shape shape;
+  uint64_t begin = 0, end = 0;  // byte offsets in the data region
+};
+
+struct SafetensorsHeader {
+  std::vector<TensorInfo> tensors;  // in file order (by begin offset)
+  std::map<std::string, std::string> metadata;
+  uint64_t data_start = 0;          // 8 + N
+};
+
+// Parses and validates the header of a file of `file_size` bytes whose first bytes are `data`
+// (`size` of them available; at least min(file_size, 8 + N) are needed). `path` only names the
+// file in messages. Throws ltx2::Error on any violation.
+SafetensorsHeader parse_safetensors_header(const uint8_t* data, size_t size, uint64_t file_size,
+                                           const std::string& path);
+
+class SafetensorsFile {
+ public:
+  // Opens, maps and validates. Throws ltx2::Error naming the file on any problem.
+  static std::shared_ptr<SafetensorsFile> open(const std::string& path);
+  ~SafetensorsFile();
+  SafetensorsFile(const SafetensorsFile&) = delete;
+  SafetensorsFile& operator=(const SafetensorsFile&) = delete;
+
+  const std::string& path() const { return path_; }
+  uint64_t file_size() const { return size_; }
+  const std::map<std::string, std::string>& metadata() const { return header_.metadata; }
+  // Metadata value for key, or "" when absent.
+  std::string metadata_value(const std::string& key) const;
+  const std::vector<TensorInfo>& tensors() const { return header_.tensors; }
+  bool contains(const std::string& name) const { return index_.count(name) != 0; }
+  // Throws naming the file when absent.
+  const TensorInfo& info(const std::string& name) const;
+  // Zero-copy CPU view of the mapped bytes (read-only by contract; keeps the mapping alive).
+  Tensor tensor(const std::string& name) const;
+
+ private:
+  SafetensorsFile() = default;
+  std::string path_;
+  void* map_ = nullptr;
+  uint64_t size_ = 0;
+  SafetensorsHeader header_;
+  std::map<std::string, size_t> index_;
+  std::weak_ptr<SafetensorsFile> self_;
+};
+
+// Writes tensors (any device/strides; stored contiguous, in the given order) and string metadata.
+// The file appears atomically: written to "<path>.tmp.<pid>" and renamed; removed on failure.
+void write_safetensors(const std::string& path,
+                       const std::vector<std::pair<std::string, Tensor>>& tensors,
+                       const std::map<std::string, std::string>& metadata = {});
+
+}  // namespace ltx2

@@ -1,0 +1,172 @@
+#include "io/weights.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "core/error.h"
+
+namespace ltx2 {
+
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+
+std::shared_ptr<const WeightSet> WeightSet::open(const std::vector<std::string>& paths) {
+  LTX2_CHECK(!paths.empty(), "no weight files given");
+  auto set = std::make_shared<WeightSet>();
+  for (const auto& p : paths) set->files_.push_back(SafetensorsFile::open(p));
+  for (size_t f = 0; f < set->files_.size(); ++f)
+    for (const auto& t : set->files_[f]->tensors()) set->index_.emplace_back(t.name, f);
+  std::sort(set->index_.begin(), set->index_.end());
+  for (size_t i = 1; i < set->index_.size(); ++i) {
+    LTX2_CHECK(set->index_[i].first != set->index_[i - 1].first,
+               "tensor '{}' appears in both {} and {}", set->index_[i].first,
+               set->files_[set->index_[i - 1].second]->path(), set->files_[set->index_[i].second]->path());
+  }
+  set->config_ = std::make_shared<json>(json::object());
+  for (const auto& f : set->files_) {
+    std::string cfg = f->metadata_value("config");
+    if (cfg.empty()) continue;
+    try {
+      *set->config_ = json::parse(cfg);
+    } catch (const json::exception&) {
+      LTX2_FAIL("{}: metadata 'config' is not valid JSON", f->path());
+    }
+    LTX2_CHECK(set->config_->is_object(), "{}: metadata 'config' is not a JSON object", f->path());
+    break;
+  }
+  return set;
+}
+
+std::shared_ptr<const WeightSet> WeightSet::open_hf_folder(const std::string& dir) {
+  LTX2_CHECK(fs::is_directory(dir), "{}: not a folder", dir);
+  fs::path index = fs::path(dir) / "model.safetensors.index.json";
+  if (!fs::exists(index)) {
+    fs::path single = fs::path(dir) / "model.safetensors";
+    LTX2_CHECK(fs::exists(single), "{}: has neither model.safetensors.index.json nor model.safetensors",
+               dir);
+    return open({single.string()});
+  }
+  json j;
+  try {
+    std::ifstream in(index);
+    j = json::parse(in);
+  } catch (const json::exception&) {
+    LTX2_FAIL("{}: not valid JSON", index.string());
+  }
+  LTX2_CHECK(j.is_object() && j.contains("weight_map") && j["weight_map"].is_object(),
+             "{}: no \"weight_map\" object", index.string());
+  std::vector<std::string> shards;
+  for (const auto& [name, file] : j["weight_map"].items()) {
+    LTX2_CHECK(file.is_string(), "{}: weight_map entry '{}' is not a file name", index.string(), name);
+    std::string f = file.get<std::string>();
+    LTX2_CHECK(f.find('/') == std::string::npos && f != ".." && !f.empty(),
+               "{}: shard name '{}' is not a plain file name", index.string(), f);
+    if (std::find(shards.begin(), shards.end(), f) == shards.end()) shards.push_back(f);
+  }
+  std::vector<std::string> paths;
+  for (const auto& s : shards) {
+    fs::path p = fs::path(dir) / s;
+    LTX2_CHECK(fs::exists(p), "{}: shard '{}' named by the index is missing", dir, s);
+    paths.push_back(p.string());
+  }
+  auto set = open(paths);
+  for (const auto& [name, file] : j["weight_map"].items()) {
+    LTX2_CHECK(set->contains(name), "{}: tensor '{}' is not in its shard {}", dir, name,
+               file.get<std::string>());
+  }
+  return set;
+}
+
+const std::pair<std::string, size_t>* WeightSet::find(const std::string& name) const {
+  auto it = std::lower_bound(index_.begin(), index_.end(), name,
+                             [](const auto& e, const std::string& n) { return e.first < n; });
+  return it != index_.end() && it->first == name ? &*it : nullptr;
+}
+
+bool WeightSet::contains(const std::string& name) const { return find(name) != nullptr; }
+
+const SafetensorsFile& WeightSet::file_of(const std::string& name) const {
+  auto* e = find(name);
+  LTX2_CHECK(e != nullptr, "missing tensor '{}' in {}", name, describe());
+  return *files_[e->second];
+}
+
+const TensorInfo& WeightSet::info(const std::string& name) const { return file_of(name).info(name); }
+Tensor WeightSet::raw(const std::string& name) const { return file_of(name).tensor(name); }
+
+std::vector<std::string> WeightSet::names() const {
+  std::vector<std::string> out;
+  out.reserve(index_.size());
+  for (const auto& e : index_) out.push_back(e.first);
+  return out;
+}
+
+std::string WeightSet::describe() const {
+  std::string s;
+  for (size_t i = 0; i < files_.size() && i < 3; ++i) s += (i ? ", " : "") + files_[i]->path();
+  if (files_.size() > 3) s += fmt::format(" and {} more", files_.size() - 3);
+  return s;
+}
+
+const json& WeightSet::config() const { return *config_; }
+
+std::string WeightSet::metadata_value(const std::string& key) const {
+  for (const auto& f : files_) {
+    std::string v = f->metadata_value(key);
+    if (!v.empty()) return v;
+  }
+  return "";
+}
+
+// ---- WeightView ----------------------------------------------------------------------------
+
+WeightView::WeightView(std::shared_ptr<const WeightSet> set, std::vector<std::string> prefixes,
+                       std::string component)
+    : set_(std::move(set)), prefixes_(std::move(prefixes)), component_(std::move(component)) {
+  if (prefixes_.empty()) prefixes_.push_back("");
+}
+
+WeightView WeightView::sub(const std::string& prefix) const {
+  WeightView v = *this;
+  v.inner_ += prefix;
+  return v;
+}
+
+std::string WeightView::resolve(const std::string& key) const {
+  for (const auto& p : prefixes_) {
+    std::string full = p + inner_ + key;
+    if (set_->contains(full)) return full;
+  }
+  return "";
+}
+
+bool WeightView::has(const std::string& key) const { return !resolve(key).empty(); }
+
+Shape WeightView::shape_of(const std::string& key) const {
+  std::string full = resolve(key);
+  LTX2_CHECK(!full.empty(), "{}: missing tensor '{}' in {}", component_, prefixes_[0] + inner_ + key,
+             set_->describe());
+  return set_->info(full).shape;
+}
+
+Tensor WeightView::load(const std::string& key, DType dtype, Device device) const {
+  std::string full = resolve(key);
+  LTX2_CHECK(!full.empty(), "{}: missing tensor '{}' in {}", component_, prefixes_[0] + inner_ + key,
+             set_->describe());
+  Tensor raw = set_->raw(full);
+  if (dtype_is_floating(raw.dtype()) && raw.dtype() != dtype) return raw.to(dtype).to(device);
+  // Same dtype: copy out of the read-only mapping so that callers own (and may modify) it.
+  return device.is_cpu() ? raw.clone() : raw.to(device);
+}
+
+Tensor WeightView::load(const std::string& key, const Shape& expected, DType dtype,
+                        Device device) const {
+  Shape got = shape_of(key);
+  LTX2_CHECK(got == expected, "{}: tensor '{}' has shape {}, expected {} ({})", component_,
+             resolve(key), shape_str(got), shape_str(expected), set_->file_of(resolve(key)).path());
+  return load(key, dtype, device);
+}
+
+}  // namespace ltx2

@@ -1,0 +1,79 @@
+// Weight sets and the name-mapping layer.
+//
+// A WeightSet is every tensor of one or more safetensors files (a monolith checkpoint, the split
+// layout's files, or a Hugging Face sharded folder). A WeightView is a component's window into a
+// set: it maps the model's own key names onto the file's (prefixes of the monolith, the split
+// files, ComfyUI) and loads tensors by name, refusing a missing or mis-shaped tensor with a message
+// that names it and the file(s) searched.
+#pragma once
+
+#include <memory>
+#include <nlohmann/json_fwd.hpp>
+#include <string>
+#include <vector>
+
+#include "io/safetensors.h"
+
+namespace ltx2 {
+
+class WeightSet {
+ public:
+  // Opens files; a tensor name present in two files is an error.
+  static std::shared_ptr<const WeightSet> open(const std::vector<std::string>& paths);
+  // A Hugging Face model folder: model.safetensors.index.json (every shard it names must exist)
+  // or a single model.safetensors.
+  static std::shared_ptr<const WeightSet> open_hf_folder(const std::string& dir);
+
+  const std::vector<std::shared_ptr<SafetensorsFile>>& files() const { return files_; }
+  bool contains(const std::string& name) const;
+  const TensorInfo& info(const std::string& name) const;
+  // Raw view in the stored dtype (CPU, zero-copy).
+  Tensor raw(const std::string& name) const;
+  const SafetensorsFile& file_of(const std::string& name) const;
+  std::vector<std::string> names() const;
+  // "a.safetensors" or "a.safetensors, b.safetensors" for messages.
+  std::string describe() const;
+  // The parsed metadata "config" JSON object of the first file that has one (empty object if none).
+  const nlohmann::json& config() const;
+  // Metadata value of the first file that has the key, or "".
+  std::string metadata_value(const std::string& key) const;
+
+ private:
+  std::vector<std::shared_ptr<SafetensorsFile>> files_;
+  std::vector<std::pair<std::string, size_t>> index_;  // sorted name -> file index
+  std::shared_ptr<nlohmann::json> config_;
+  const std::pair<std::string, size_t>* find(const std::string& name) const;
+};
+
+class WeightView {
+ public:
+  WeightView() = default;
+  // `prefixes`: candidate file-side prefixes for this component, tried in order (e.g. monolith
+  // "vae.decoder." then Comfy-split "decoder."). `component` names it in messages.
+  WeightView(std::shared_ptr<const WeightSet> set, std::vector<std::string> prefixes,
+             std::string component);
+  // A nested window: "transformer_blocks.3." etc.
+  WeightView sub(const std::string& prefix) const;
+
+  bool has(const std::string& key) const;
+  // Loads key as a tensor of `dtype` on `device` (float weights are converted; f32 on the CPU
+  // widens bf16), checking the shape when `expected` is given.
+  Tensor load(const std::string& key, const Shape& expected, DType dtype = DType::F32,
+              Device device = Device::cpu()) const;
+  Tensor load(const std::string& key, DType dtype = DType::F32, Device device = Device::cpu()) const;
+  // The stored shape of key (throws naming it when missing).
+  Shape shape_of(const std::string& key) const;
+  const WeightSet& set() const { return *set_; }
+  const std::shared_ptr<const WeightSet>& set_ptr() const { return set_; }
+  const std::string& component() const { return component_; }
+  // The full file-side name key resolves to, or "" when absent.
+  std::string resolve(const std::string& key) const;
+
+ private:
+  std::shared_ptr<const WeightSet> set_;
+  std::vector<std::string> prefixes_;
+  std::string component_;
+  std::string inner_;  // nested prefix added by sub()
+};
+
+}  // namespace ltx2

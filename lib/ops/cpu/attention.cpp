@@ -1,0 +1,92 @@
+// CPU scaled dot-product attention: one query row at a time (scores, masked softmax, weighted sum
+// of values), rows spread over threads. Float32 throughout, like the reference's SDPA MATH path.
+#include "ops/attention.h"
+
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "core/error.h"
+#include "ops/cuda_ops.h"
+
+namespace ltx2::ops {
+
+Tensor attention(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& mask, float scale) {
+  LTX2_DISPATCH_CUDA(q.device(), attention, q, k, v, mask, scale);
+  LTX2_CHECK(q.dim() == 4 && k.dim() == 4 && v.dim() == 4, "attention: q, k, v must be 4-d, got {} {} {}",
+             q.str(), k.str(), v.str());
+  LTX2_CHECK(q.dtype() == DType::F32 && k.dtype() == DType::F32 && v.dtype() == DType::F32,
+             "attention: CPU path takes f32");
+  int64_t B = q.size(0), H = q.size(1), Tq = q.size(2), D = q.size(3);
+  int64_t Tk = k.size(2), Dv = v.size(3);
+  LTX2_CHECK(k.size(0) == B && v.size(0) == B && k.size(1) == H && v.size(1) == H && k.size(3) == D &&
+                 v.size(2) == Tk,
+             "attention: q {} k {} v {} do not match", q.str(), k.str(), v.str());
+  float sc = scale > 0.f ? scale : 1.f / std::sqrt(static_cast<float>(D));
+  Tensor qc = q.contiguous(), kc = k.contiguous(), vc = v.contiguous();
+  Tensor m;
+  bool bool_mask = false;
+  if (mask.defined()) {
+    bool_mask = mask.dtype() == DType::Bool || mask.dtype() == DType::U8;
+    LTX2_CHECK(bool_mask || mask.dtype() == DType::F32, "attention: mask must be bool or f32, got {}",
+               mask.str());
+    m = mask.expand({B, H, Tq, Tk});
+  }
+  Tensor out = Tensor::empty({B, H, Tq, Dv});
+  const float* qp = qc.data<float>();
+  const float* kp = kc.data<float>();
+  const float* vp = vc.data<float>();
+  float* op = out.data<float>();
+  const float neg_inf = -std::numeric_limits<float>::infinity();
+#pragma omp parallel
+  {
+    std::vector<float> scores(Tk);
+#pragma omp for collapse(3) schedule(static)
+    for (int64_t b = 0; b < B; ++b) {
+      for (int64_t h = 0; h < H; ++h) {
+        for (int64_t i = 0; i < Tq; ++i) {
+          const float* qrow = qp + ((b * H + h) * Tq + i) * D;
+          const float* kbase = kp + (b * H + h) * Tk * D;
+          const float* vbase = vp + (b * H + h) * Tk * Dv;
+          float mx = neg_inf;
+          for (int64_t j = 0; j < Tk; ++j) {
+            float s = 0.f;
+            const float* krow = kbase + j * D;
+#pragma omp simd reduction(+ : s)
+            for (int64_t d = 0; d < D; ++d) s += qrow[d] * krow[d];
+            s *= sc;
+            if (m.defined()) {
+              int64_t off = m.offset() + b * m.stride(0) + h * m.stride(1) + i * m.stride(2) + j * m.stride(3);
+              if (bool_mask) {
+                if (!static_cast<const uint8_t*>(m.storage()->data())[off]) s = neg_inf;
+              } else {
+                s += static_cast<const float*>(m.storage()->data())[off];
+              }
+            }
+            scores[j] = s;
+            mx = std::max(mx, s);
+          }
+          float* orow = op + ((b * H + h) * Tq + i) * Dv;
+          for (int64_t d = 0; d < Dv; ++d) orow[d] = 0.f;
+          if (mx == neg_inf) continue;  // every key excluded
+          float denom = 0.f;
+          for (int64_t j = 0; j < Tk; ++j) {
+            scores[j] = std::exp(scores[j] - mx);
+            denom += scores[j];
+          }
+          float inv = 1.f / denom;
+          for (int64_t j = 0; j < Tk; ++j) {
+            float p = scores[j] * inv;
+            if (p == 0.f) continue;
+            const float* vrow = vbase + j * Dv;
+#pragma omp simd
+            for (int64_t d = 0; d < Dv; ++d) orow[d] += p * vrow[d];
+          }
+        }
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace ltx2::ops

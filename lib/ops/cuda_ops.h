@@ -1,0 +1,39 @@
+// The op table of the CUDA backend (the ggml idea): one function pointer per op that has a GPU
+// implementation. kernels/register.cu fills it; an op whose entry is still null fails with a clear
+// message when called on a GPU tensor, so adding a CPU op never breaks the CUDA build. The CPU
+// implementations are direct calls (ops/cpu/*.cpp); every public op dispatches on its first
+// tensor's device through LTX2_DISPATCH_CUDA.
+#pragma once
+
+#include "core/error.h"
+#include "core/tensor.h"
+
+namespace ltx2::ops {
+
+struct CudaOps {
+  Tensor (*linear)(const Tensor& x, const Tensor& w, const Tensor& bias) = nullptr;
+  Tensor (*matmul)(const Tensor& a, const Tensor& b) = nullptr;
+  Tensor (*binary)(const Tensor& a, const Tensor& b, int op) = nullptr;
+  Tensor (*unary)(const Tensor& x, int op, float alpha) = nullptr;
+  Tensor (*softmax)(const Tensor& x) = nullptr;
+  Tensor (*rms_norm)(const Tensor& x, const Tensor& w, float eps) = nullptr;
+  Tensor (*layer_norm)(const Tensor& x, const Tensor& w, const Tensor& b, float eps) = nullptr;
+  Tensor (*attention)(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& mask,
+                      float scale) = nullptr;
+  Tensor (*reduce)(const Tensor& x, int dim, bool keepdim, int op) = nullptr;
+};
+
+// The filled table; throws when this build has no CUDA backend.
+const CudaOps& cuda_ops();
+
+}  // namespace ltx2::ops
+
+// In a public op: if `dev` is a GPU, call the table entry `name` with the remaining arguments.
+#define LTX2_DISPATCH_CUDA(dev, name, ...)                                                  \
+  do {                                                                                      \
+    if ((dev).is_cuda()) {                                                                  \
+      auto fn_ = ::ltx2::ops::cuda_ops().name;                                              \
+      LTX2_CHECK(fn_ != nullptr, "op '{}' has no CUDA implementation", #name);              \
+      return fn_(__VA_ARGS__);                                                              \
+    }                                                                                       \
+  } while (0)

@@ -1,0 +1,31 @@
+// Helpers shared by the unit tests: paths to fixtures and scratch folders, random tensors, and
+// a max-abs-difference helper.
+#pragma once
+
+#include <string>
+
+#include "core/tensor.h"
+
+namespace ltx2::test {
+
+// tests/data/golden/<name>
+std::string golden_dir(const std::string& name);
+// A fresh empty folder under the build tree, removed when the object dies.
+class ScratchDir {
+ public:
+  explicit ScratchDir(const std::string& tag);
+  ~ScratchDir();
+  const std::string& path() const { return path_; }
+  std::string file(const std::string& name) const { return path_ + "/" + name; }
+
+ private:
+  std::string path_;
+};
+
+// Deterministic uniform(-1, 1) values.
+Tensor random_tensor(const Shape& shape, uint64_t seed);
+float max_abs_diff(const Tensor& a, const Tensor& b);
+// Writes raw bytes to a file.
+void write_bytes(const std::string& path, const std::string& bytes);
+
+}  // namespace ltx2::test

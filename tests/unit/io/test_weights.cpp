@@ -1,0 +1,79 @@
+#include <filesystem>
+#include <fstream>
+
+#include "core/error.h"
+#include "io/config_reader.h"
+#include "io/layout.h"
+#include "io/weights.h"
+#include "support/catch.h"
+#include "support/test_util.h"
+
+using namespace ltx2;
+using Catch::Matchers::Contains;
+
+TEST_CASE("weights: a view maps prefixes and names missing or mis-shaped tensors") {
+  auto set = WeightSet::open({test::golden_dir("transformer_19b") + "/weights.safetensors"});
+  WeightView tr(set, component_prefixes(Component::Transformer), "transformer");
+  REQUIRE(tr.has("patchify_proj.weight"));
+  Shape s = tr.shape_of("patchify_proj.weight");
+  REQUIRE(tr.load("patchify_proj.weight", s).dtype() == DType::F32);
+  REQUIRE_THROWS_WITH(tr.load("nope.weight"),
+                      Contains("missing tensor 'model.diffusion_model.nope.weight'"));
+  REQUIRE_THROWS_WITH(tr.load("patchify_proj.weight", {1, 2}),
+                      Contains("'model.diffusion_model.patchify_proj.weight' has shape"));
+  WeightView block = tr.sub("transformer_blocks.0.");
+  REQUIRE(block.has("attn1.to_q.weight"));
+}
+
+TEST_CASE("weights: components of the golden checkpoints are recognised") {
+  auto set = WeightSet::open({test::golden_dir("pipeline_distilled") + "/checkpoint.safetensors"});
+  std::vector<std::string> found;
+  for (const auto& s : summarize_components(*set)) found.push_back(component_name(s.component));
+  for (const char* want : {"transformer", "text_connector", "video_vae_decoder", "video_vae_encoder",
+                           "audio_vae_decoder", "vocoder"})
+    REQUIRE(std::find(found.begin(), found.end(), want) != found.end());
+  REQUIRE(std::find(found.begin(), found.end(), "other") == found.end());
+}
+
+TEST_CASE("weights: Hugging Face folders, with and without an index") {
+  auto gemma = WeightSet::open_hf_folder(test::golden_dir("pipeline_distilled") + "/gemma");
+  REQUIRE(gemma->names().size() > 0);
+
+  test::ScratchDir dir("hf_sharded");
+  write_safetensors(dir.file("model-00001-of-00002.safetensors"), {{"a", Tensor::zeros({2})}});
+  write_safetensors(dir.file("model-00002-of-00002.safetensors"), {{"b", Tensor::zeros({3})}});
+  {
+    std::ofstream idx(dir.file("model.safetensors.index.json"));
+    idx << R"({"weight_map": {"a": "model-00001-of-00002.safetensors", "b": "model-00002-of-00002.safetensors"}})";
+  }
+  auto set = WeightSet::open_hf_folder(dir.path());
+  REQUIRE(set->contains("a"));
+  REQUIRE(set->contains("b"));
+  std::filesystem::remove(dir.file("model-00002-of-00002.safetensors"));
+  REQUIRE_THROWS_WITH(WeightSet::open_hf_folder(dir.path()),
+                      Contains("shard 'model-00002-of-00002.safetensors' named by the index is missing"));
+}
+
+TEST_CASE("weights: a tensor in two files is refused") {
+  test::ScratchDir dir("dup");
+  write_safetensors(dir.file("a.safetensors"), {{"x", Tensor::zeros({2})}});
+  write_safetensors(dir.file("b.safetensors"), {{"x", Tensor::zeros({2})}});
+  REQUIRE_THROWS_WITH(WeightSet::open({dir.file("a.safetensors"), dir.file("b.safetensors")}),
+                      Contains("appears in both"));
+}
+
+TEST_CASE("config reader: typed values, choices and names in messages") {
+  nlohmann::json j = {{"n", 3}, {"f", 1.5}, {"s", "split"}, {"b", true}, {"l", {1, 2}}};
+  ConfigReader r(j, "transformer");
+  REQUIRE(r.integer("n") == 3);
+  REQUIRE(r.number("f") == 1.5);
+  REQUIRE(r.boolean("b"));
+  REQUIRE(r.integers("l") == std::vector<int64_t>{1, 2});
+  REQUIRE(r.integer("absent", 7) == 7);
+  REQUIRE(r.choice("s", {"split", "interleaved"}) == "split");
+  REQUIRE_THROWS_WITH(r.choice("s", {"interleaved"}),
+                      "transformer config: 's' is 'split'; supported: interleaved");
+  REQUIRE_THROWS_WITH(r.integer("f"), Contains("'f' is 1.5, expected an integer"));
+  REQUIRE_THROWS_WITH(r.integer("absent"), "transformer config: 'absent' is missing");
+  REQUIRE_THROWS_WITH(r.require_equal("n", 4), Contains("only 4 is supported"));
+}

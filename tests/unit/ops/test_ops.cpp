@@ -1,0 +1,150 @@
+// CPU ops against naive double-precision loops written out here.
+#include <cmath>
+
+#include "core/error.h"
+#include "ops/attention.h"
+#include "ops/elementwise.h"
+#include "ops/linear.h"
+#include "ops/norm.h"
+#include "ops/reduce.h"
+#include "ops/shape.h"
+#include "support/catch.h"
+#include "support/test_util.h"
+
+using namespace ltx2;
+
+TEST_CASE("ops: linear matches a naive loop, with and without bias") {
+  Tensor x = test::random_tensor({2, 3, 37}, 1), w = test::random_tensor({19, 37}, 2);
+  Tensor b = test::random_tensor({19}, 3);
+  Tensor y = ops::linear(x, w, b);
+  REQUIRE(y.shape() == Shape{2, 3, 19});
+  double worst = 0;
+  for (int i = 0; i < 2; ++i)
+    for (int t = 0; t < 3; ++t)
+      for (int o = 0; o < 19; ++o) {
+        double s = b.item({o});
+        for (int k = 0; k < 37; ++k) s += double(x.item({i, t, k})) * w.item({o, k});
+        worst = std::max(worst, std::fabs(s - y.item({i, t, o})));
+      }
+  REQUIRE(worst < 1e-5);
+  Tensor y0 = ops::linear(x, w);
+  REQUIRE(std::fabs(y0.item({1, 2, 3}) + b.item({3}) - y.item({1, 2, 3})) < 1e-5);
+  REQUIRE_THROWS_AS(ops::linear(x, test::random_tensor({4, 36}, 1)), Error);
+}
+
+TEST_CASE("ops: matmul, batched and shared right operand, strided inputs") {
+  Tensor a = test::random_tensor({2, 4, 5}, 4), b = test::random_tensor({2, 5, 3}, 5);
+  Tensor c = ops::matmul(a, b);
+  double s = 0;
+  for (int k = 0; k < 5; ++k) s += double(a.item({1, 2, k})) * b.item({1, k, 1});
+  REQUIRE(std::fabs(s - c.item({1, 2, 1})) < 1e-5);
+  Tensor b2 = test::random_tensor({3, 5}, 6).transpose(0, 1);  // non-contiguous [5, 3]
+  Tensor c2 = ops::matmul(a, b2);
+  s = 0;
+  for (int k = 0; k < 5; ++k) s += double(a.item({0, 3, k})) * b2.item({k, 2});
+  REQUIRE(std::fabs(s - c2.item({0, 3, 2})) < 1e-5);
+}
+
+TEST_CASE("ops: broadcasting binary ops") {
+  Tensor a = test::random_tensor({2, 1, 4}, 7), b = test::random_tensor({3, 1}, 8);
+  Tensor c = ops::add(a, b);
+  REQUIRE(c.shape() == Shape{2, 3, 4});
+  REQUIRE(c.item({1, 2, 3}) == a.item({1, 0, 3}) + b.item({2, 0}));
+  REQUIRE(ops::mul(a, b).item({0, 1, 2}) == a.item({0, 0, 2}) * b.item({1, 0}));
+  REQUIRE(ops::sub(a, a).to_vector() == std::vector<float>(8, 0.f));
+  REQUIRE_THROWS_AS(ops::add(a, test::random_tensor({3, 3}, 1)), Error);
+}
+
+TEST_CASE("ops: activations") {
+  Tensor x = Tensor::from_vector({-2.f, -0.5f, 0.f, 0.5f, 3.f}, {5});
+  auto gt = ops::gelu_tanh(x).to_vector();
+  auto ge = ops::gelu(x).to_vector();
+  auto si = ops::silu(x).to_vector();
+  for (int i = 0; i < 5; ++i) {
+    double v = x.item({i});
+    double t = 0.5 * v * (1 + std::tanh(std::sqrt(2 / M_PI) * (v + 0.044715 * v * v * v)));
+    REQUIRE(std::fabs(gt[i] - t) < 1e-6);
+    REQUIRE(std::fabs(ge[i] - 0.5 * v * (1 + std::erf(v / std::sqrt(2.0)))) < 1e-6);
+    REQUIRE(std::fabs(si[i] - v / (1 + std::exp(-v))) < 1e-6);
+  }
+  REQUIRE(ops::unary(x, ops::UnaryOp::LeakyRelu, 0.1f).item({0}) == Approx(-0.2f));
+}
+
+TEST_CASE("ops: reductions and softmax") {
+  Tensor x = test::random_tensor({3, 4, 5}, 9);
+  Tensor s = ops::sum(x, 1);
+  REQUIRE(s.shape() == Shape{3, 5});
+  double e = 0;
+  for (int j = 0; j < 4; ++j) e += x.item({2, j, 3});
+  REQUIRE(std::fabs(s.item({2, 3}) - e) < 1e-6);
+  REQUIRE(ops::mean(x, -1, true).shape() == Shape{3, 4, 1});
+  REQUIRE(ops::amax(x, 0).item({1, 1}) ==
+          std::max({x.item({0, 1, 1}), x.item({1, 1, 1}), x.item({2, 1, 1})}));
+  Tensor p = ops::softmax(x);
+  auto row = ops::sum(p, -1).to_vector();
+  for (float v : row) REQUIRE(std::fabs(v - 1.f) < 1e-6);
+  double denom = 0;
+  for (int k = 0; k < 5; ++k) denom += std::exp(double(x.item({0, 0, k})));
+  REQUIRE(std::fabs(p.item({0, 0, 2}) - std::exp(double(x.item({0, 0, 2}))) / denom) < 1e-6);
+}
+
+TEST_CASE("ops: rms_norm and layer_norm") {
+  Tensor x = test::random_tensor({2, 8}, 10), w = test::random_tensor({8}, 11), b = test::random_tensor({8}, 12);
+  Tensor r = ops::rms_norm(x, w, 1e-6f);
+  double ms = 0;
+  for (int i = 0; i < 8; ++i) ms += double(x.item({1, i})) * x.item({1, i});
+  double inv = 1 / std::sqrt(ms / 8 + 1e-6);
+  REQUIRE(std::fabs(r.item({1, 3}) - x.item({1, 3}) * inv * w.item({3})) < 1e-5);
+  Tensor l = ops::layer_norm(x, w, b, 1e-6f);
+  double mean = 0, var = 0;
+  for (int i = 0; i < 8; ++i) mean += x.item({0, i});
+  mean /= 8;
+  for (int i = 0; i < 8; ++i) var += (x.item({0, i}) - mean) * (x.item({0, i}) - mean);
+  var /= 8;
+  double want = (x.item({0, 5}) - mean) / std::sqrt(var + 1e-6) * w.item({5}) + b.item({5});
+  REQUIRE(std::fabs(l.item({0, 5}) - want) < 1e-5);
+  Tensor plain = ops::layer_norm(x, {}, {}, 1e-6f);
+  REQUIRE(std::fabs(ops::mean(plain, -1).item({1})) < 1e-6);
+}
+
+TEST_CASE("ops: attention equals softmax(q kᵀ·scale + mask) v, masked keys excluded") {
+  Tensor q = test::random_tensor({1, 2, 3, 4}, 13), k = test::random_tensor({1, 2, 5, 4}, 14);
+  Tensor v = test::random_tensor({1, 2, 5, 6}, 15);
+  Tensor mask = Tensor::zeros({1, 1, 1, 5}, DType::Bool);
+  for (int j = 0; j < 3; ++j) mask.data<uint8_t>()[j] = 1;  // keys 3, 4 excluded
+  Tensor o = ops::attention(q, k, v, mask);
+  REQUIRE(o.shape() == Shape{1, 2, 3, 6});
+  for (int h = 0; h < 2; ++h) {
+    for (int i = 0; i < 3; ++i) {
+      double sc[3], mx = -1e30, den = 0;
+      for (int j = 0; j < 3; ++j) {
+        double s = 0;
+        for (int d = 0; d < 4; ++d) s += double(q.item({0, h, i, d})) * k.item({0, h, j, d});
+        sc[j] = s / 2.0;
+        mx = std::max(mx, sc[j]);
+      }
+      for (double& s : sc) den += (s = std::exp(s - mx));
+      for (int d = 0; d < 6; ++d) {
+        double want = 0;
+        for (int j = 0; j < 3; ++j) want += sc[j] / den * v.item({0, h, j, d});
+        REQUIRE(std::fabs(want - o.item({0, h, i, d})) < 1e-5);
+      }
+    }
+  }
+  // An additive float mask of -inf is the same as excluding.
+  Tensor fmask = Tensor::full({1, 1, 1, 5}, 0.f);
+  fmask.data<float>()[3] = fmask.data<float>()[4] = -INFINITY;
+  REQUIRE(test::max_abs_diff(ops::attention(q, k, v, fmask), o) < 1e-6);
+}
+
+TEST_CASE("ops: cat and pad") {
+  Tensor a = test::random_tensor({2, 3}, 16), b = test::random_tensor({2, 1}, 17);
+  Tensor c = ops::cat({a, b}, 1);
+  REQUIRE(c.shape() == Shape{2, 4});
+  REQUIRE(c.item({1, 3}) == b.item({1, 0}));
+  Tensor p = ops::pad(a, 0, 1, 2, -1.f);
+  REQUIRE(p.shape() == Shape{5, 3});
+  REQUIRE(p.item({0, 0}) == -1.f);
+  REQUIRE(p.item({1, 2}) == a.item({0, 2}));
+  REQUIRE_THROWS_AS(ops::cat({a, test::random_tensor({3, 1}, 1)}, 1), Error);
+}
