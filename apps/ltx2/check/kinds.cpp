@@ -1,8 +1,20 @@
 #include "check/kinds.h"
 
+#include <map>
+
 namespace ltx2::check {
 
-// Runners, one file each (check/kind_<name>.cpp).
+namespace {
+std::map<std::string, KindRunner>& runners() {
+  static std::map<std::string, KindRunner> m;
+  return m;
+}
+}  // namespace
+
+bool register_kind_runner(const char* kind, KindRunner run) {
+  runners()[kind] = run;
+  return true;
+}
 
 const std::vector<Kind>& kinds() {
   // Order matters where markers nest: more specific markers first.
@@ -33,7 +45,15 @@ const std::vector<Kind>& kinds() {
       {"pipeline_distilled", "what", "DistilledPipeline", nullptr},
       {"pipeline_ti2vid", "what", "TI2VidTwoStagesPipeline", nullptr},
   };
-  return table;
+  static const std::vector<Kind> with_runners = [] {
+    std::vector<Kind> t = table;
+    for (Kind& k : t) {
+      auto it = runners().find(k.name);
+      if (it != runners().end()) k.run = it->second;
+    }
+    return t;
+  }();
+  return with_runners;
 }
 
 const Kind* classify(const GoldenCase& c) {

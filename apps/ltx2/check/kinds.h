@@ -21,7 +21,13 @@ struct Kind {
   KindRunner run;  // nullptr: not implemented yet
 };
 
+// The table of kinds, each with the runner registered for it (if any).
 const std::vector<Kind>& kinds();
+
+// Each check/kind_<name>.cpp registers its runner with
+//   static const bool registered = register_kind_runner("transformer", &run_transformer);
+// (these files are compiled into the ltx2 executable itself, so the initialisers always run).
+bool register_kind_runner(const char* kind, KindRunner run);
 // The kind of a case, or nullptr when case.json matches none.
 const Kind* classify(const GoldenCase& c);
 
