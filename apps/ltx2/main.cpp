@@ -17,8 +17,7 @@ int main(int argc, char** argv) {
   auto* inspect = app.add_subcommand("inspect", "Show the components, configs, tensor counts, bytes "
                                                 "and dtypes of checkpoint files or model folders");
   inspect->add_option("paths", inspect_paths, "safetensors files or Hugging Face model folders")
-      ->required()
-      ->check(CLI::ExistingPath);
+      ->required();
   inspect->add_flag("--json", inspect_json, "Print JSON");
 
   ltx2::check::CheckOptions check_opt;
@@ -30,7 +29,12 @@ int main(int argc, char** argv) {
                   "Exit 77 instead of 1 when the only failures are kinds not implemented yet");
   check->add_flag("--list-kinds", check_opt.list_kinds, "List the known kinds and whether each is implemented");
 
-  CLI11_PARSE(app, argc, argv);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    // --help and --version exit 0; every usage mistake exits 2 (CLI11 has a code per kind).
+    return app.exit(e) == 0 ? 0 : 2;
+  }
   try {
     if (*inspect) return ltx2::run_inspect(inspect_paths, inspect_json);
     if (*check) {

@@ -36,13 +36,16 @@ const char* component_config_key(Component c) {
     case Component::AudioDecoder: case Component::AudioEncoder: case Component::AudioStats:
       return "audio_vae";
     case Component::Vocoder: return "vocoder";
-    case Component::LatentUpsampler: return "";
+    case Component::LatentUpsampler: case Component::TextModel: return "";
     default: return nullptr;
   }
 }
 
 Component classify_key(const std::string& k) {
-  if (ends(k, ".lora_A.weight") || ends(k, ".lora_B.weight") || ends(k, ".alpha")) return Component::Lora;
+  // ".alpha" alone is not enough: BigVGAN's SnakeBeta parameters are named ".alpha" too.
+  if (ends(k, ".lora_A.weight") || ends(k, ".lora_B.weight") ||
+      (ends(k, ".alpha") && (starts(k, "diffusion_model.") || starts(k, "lora_"))))
+    return Component::Lora;
   if (starts(k, "model.diffusion_model.video_embeddings_connector.") ||
       starts(k, "model.diffusion_model.audio_embeddings_connector.") ||
       starts(k, "text_embedding_projection."))

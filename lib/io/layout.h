@@ -30,8 +30,8 @@ enum class Component {
 };
 
 const char* component_name(Component c);
-// Metadata config path of a component ("transformer", "vae", ...), "" at the top level, or
-// nullptr when it has no config of its own.
+// Metadata config path of a component ("transformer", "vae", ...), "" at the top level (the
+// upsampler's file, a Gemma file), or nullptr when it has no config of its own.
 const char* component_config_key(Component c);
 
 Component classify_key(const std::string& key);
