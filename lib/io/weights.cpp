@@ -1,6 +1,7 @@
 #include "io/weights.h"
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -120,7 +121,43 @@ std::string WeightSet::metadata_value(const std::string& key) const {
   return "";
 }
 
+// ---- WeightSynthesizer -----------------------------------------------------------------------
+
+namespace {
+uint64_t splitmix64(uint64_t x) {
+  x += 0x9e3779b97f4a7c15ull;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+bool contains(const std::string& s, const char* part) { return s.find(part) != std::string::npos; }
+}  // namespace
+
+Tensor WeightSynthesizer::make(const std::string& name, const Shape& shape) {
+  for (const auto& [n, t] : tensors_)
+    if (n == name) return t;
+  uint64_t key = seed_;
+  for (char ch : name) key = splitmix64(key ^ static_cast<uint8_t>(ch));
+  Tensor t = Tensor::empty(shape);
+  float* p = t.data<float>();
+  int64_t n = t.numel();
+  int64_t fan_in = shape.size() >= 2 && shape[0] > 0 ? n / shape[0] : 1;
+  bool is_norm = shape.size() == 1 && (contains(name, "norm") || contains(name, "std-of-means"));
+  float scale = shape.size() >= 2 ? std::sqrt(3.f / static_cast<float>(std::max<int64_t>(fan_in, 1))) : 0.1f;
+  if (contains(name, "scale_shift_table") || contains(name, "learnable_registers")) scale = 0.5f;
+  for (int64_t i = 0; i < n; ++i) {
+    // uniform(-1, 1) from the top 24 bits
+    float u = static_cast<float>(splitmix64(key + static_cast<uint64_t>(i)) >> 40) / 8388608.f - 1.f;
+    p[i] = is_norm ? 1.f + 0.1f * u : scale * u;
+  }
+  tensors_.emplace_back(name, t);
+  return t;
+}
+
 // ---- WeightView ----------------------------------------------------------------------------
+
+WeightView::WeightView(std::shared_ptr<WeightSynthesizer> synth, std::string prefix, std::string component)
+    : synth_(std::move(synth)), prefixes_{std::move(prefix)}, component_(std::move(component)) {}
 
 WeightView::WeightView(std::shared_ptr<const WeightSet> set, std::vector<std::string> prefixes,
                        std::string component)
@@ -135,6 +172,12 @@ WeightView WeightView::sub(const std::string& prefix) const {
 }
 
 std::string WeightView::resolve(const std::string& key) const {
+  if (synth_) {
+    std::string full = prefixes_[0] + inner_ + key;
+    for (const auto& [n, t] : synth_->tensors())
+      if (n == full) return full;
+    return "";
+  }
   for (const auto& p : prefixes_) {
     std::string full = p + inner_ + key;
     if (set_->contains(full)) return full;
@@ -142,16 +185,26 @@ std::string WeightView::resolve(const std::string& key) const {
   return "";
 }
 
+const WeightSet& WeightView::set() const {
+  LTX2_CHECK(set_ != nullptr, "{}: weights are being synthesized, not read from files", component_);
+  return *set_;
+}
+
 bool WeightView::has(const std::string& key) const { return !resolve(key).empty(); }
 
 Shape WeightView::shape_of(const std::string& key) const {
   std::string full = resolve(key);
+  LTX2_CHECK(!synth_ || !full.empty(), "{}: shape of '{}' asked while synthesizing (load it with its shape)",
+             component_, prefixes_[0] + inner_ + key);
+  if (synth_) return synth_->make(full, {}).shape();
   LTX2_CHECK(!full.empty(), "{}: missing tensor '{}' in {}", component_, prefixes_[0] + inner_ + key,
              set_->describe());
   return set_->info(full).shape;
 }
 
 Tensor WeightView::load(const std::string& key, DType dtype, Device device) const {
+  LTX2_CHECK(!synth_, "{}: '{}' loaded without a shape while synthesizing weights", component_,
+             prefixes_[0] + inner_ + key);
   std::string full = resolve(key);
   LTX2_CHECK(!full.empty(), "{}: missing tensor '{}' in {}", component_, prefixes_[0] + inner_ + key,
              set_->describe());
@@ -163,6 +216,7 @@ Tensor WeightView::load(const std::string& key, DType dtype, Device device) cons
 
 Tensor WeightView::load(const std::string& key, const Shape& expected, DType dtype,
                         Device device) const {
+  if (synth_) return synth_->make(prefixes_[0] + inner_ + key, expected).to(dtype).to(device);
   Shape got = shape_of(key);
   LTX2_CHECK(got == expected, "{}: tensor '{}' has shape {}, expected {} ({})", component_,
              resolve(key), shape_str(got), shape_str(expected), set_->file_of(resolve(key)).path());

@@ -45,9 +45,27 @@ class WeightSet {
   const std::pair<std::string, size_t>* find(const std::string& name) const;
 };
 
+// Makes deterministic random weights for `ltx2 make-tiny`: a WeightView built on a synthesizer
+// answers every load(key, shape) with a fresh tensor of that shape (values from the seed and the
+// full name; scaled by fan-in, norms near 1, statistics positive) and records it, so that a model's
+// own loader, run over a synthesizer, yields the tensor list of its real checkpoint layout.
+class WeightSynthesizer {
+ public:
+  explicit WeightSynthesizer(uint64_t seed) : seed_(seed) {}
+  Tensor make(const std::string& full_name, const Shape& shape);
+  const std::vector<std::pair<std::string, Tensor>>& tensors() const { return tensors_; }
+
+ private:
+  uint64_t seed_;
+  std::vector<std::pair<std::string, Tensor>> tensors_;
+};
+
 class WeightView {
  public:
   WeightView() = default;
+  // Synthesis mode (see WeightSynthesizer): tensors are named `prefix + key`. has() is false for
+  // keys not made yet, so models must choose optional tensors from their config, not by probing.
+  WeightView(std::shared_ptr<WeightSynthesizer> synth, std::string prefix, std::string component);
   // `prefixes`: candidate file-side prefixes for this component, tried in order (e.g. monolith
   // "vae.decoder." then Comfy-split "decoder."). `component` names it in messages.
   WeightView(std::shared_ptr<const WeightSet> set, std::vector<std::string> prefixes,
@@ -63,7 +81,9 @@ class WeightView {
   Tensor load(const std::string& key, DType dtype = DType::F32, Device device = Device::cpu()) const;
   // The stored shape of key (throws naming it when missing).
   Shape shape_of(const std::string& key) const;
-  const WeightSet& set() const { return *set_; }
+  bool synthesizing() const { return synth_ != nullptr; }
+  // The underlying set (not available while synthesizing).
+  const WeightSet& set() const;
   const std::shared_ptr<const WeightSet>& set_ptr() const { return set_; }
   const std::string& component() const { return component_; }
   // The full file-side name key resolves to, or "" when absent.
@@ -71,6 +91,7 @@ class WeightView {
 
  private:
   std::shared_ptr<const WeightSet> set_;
+  std::shared_ptr<WeightSynthesizer> synth_;
   std::vector<std::string> prefixes_;
   std::string component_;
   std::string inner_;  // nested prefix added by sub()

@@ -77,3 +77,25 @@ TEST_CASE("config reader: typed values, choices and names in messages") {
   REQUIRE_THROWS_WITH(r.integer("absent"), "transformer config: 'absent' is missing");
   REQUIRE_THROWS_WITH(r.require_equal("n", 4), Contains("only 4 is supported"));
 }
+
+TEST_CASE("weights: synthesis records every loaded tensor with its full name, deterministically") {
+  auto make = [](uint64_t seed) {
+    auto synth = std::make_shared<WeightSynthesizer>(seed);
+    WeightView v(synth, "model.diffusion_model.", "transformer");
+    WeightView block = v.sub("transformer_blocks.0.");
+    Tensor w = block.load("attn1.to_q.weight", {8, 4});
+    Tensor n = block.load("attn1.q_norm.weight", {8});
+    REQUIRE(block.has("attn1.to_q.weight"));
+    REQUIRE_FALSE(block.has("attn1.to_k.weight"));
+    REQUIRE_THROWS_WITH(block.load("attn1.to_k.weight"), Contains("without a shape"));
+    REQUIRE(synth->tensors().size() == 2);
+    REQUIRE(synth->tensors()[0].first == "model.diffusion_model.transformer_blocks.0.attn1.to_q.weight");
+    // fan-in scaled weights, norms near one
+    for (float x : w.to_vector()) REQUIRE(std::fabs(x) <= std::sqrt(3.f / 4.f));
+    for (float x : n.to_vector()) REQUIRE(std::fabs(x - 1.f) <= 0.1f);
+    return w;
+  };
+  Tensor a = make(7), b = make(7), c = make(8);
+  REQUIRE(test::max_abs_diff(a, b) == 0.f);
+  REQUIRE(test::max_abs_diff(a, c) > 0.f);
+}
