@@ -1,0 +1,217 @@
+#include "pipeline/request.h"
+
+#include <unistd.h>
+
+#include <cmath>
+#include <filesystem>
+
+#include "core/error.h"
+
+namespace ltx2 {
+
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+
+const char* pipeline_name(PipelineKind k) {
+  return k == PipelineKind::Distilled ? "distilled" : "two-stage";
+}
+
+const std::string& default_negative_prompt() {
+  static const std::string text =
+      "has_subtitles, has_blurbox, transition from black, transition to black, speech_ending_short, "
+      "blurry, out of focus, overexposed, underexposed, low contrast, washed out colors, excessive "
+      "noise, grainy texture, poor lighting, flickering, motion blur, distorted proportions, unnatural "
+      "skin tones, deformed facial features, asymmetrical face, missing facial features, extra limbs, "
+      "disfigured hands, wrong hand count, artifacts around text, inconsistent perspective, camera "
+      "shake, incorrect depth of field, background too sharp, background clutter, distracting "
+      "reflections, harsh shadows, inconsistent lighting direction, color banding, cartoonish "
+      "rendering, 3D CGI look, unrealistic materials, uncanny valley effect, incorrect ethnicity, wrong "
+      "gender, exaggerated expressions, wrong gaze direction, mismatched lip sync, silent or muted "
+      "audio, distorted voice, robotic voice, echo, background noise, off-sync audio, incorrect "
+      "dialogue, added dialogue, repetitive speech, jittery movement, awkward pauses, incorrect "
+      "timing, unnatural transitions, inconsistent framing, tilted camera, flat lighting, "
+      "inconsistent tone, cinematic oversaturation, stylized filters, or AI artifacts.";
+  return text;
+}
+
+GuidanceParams default_video_guidance() { return {3.0, 1.0, 0.7, 3.0, 0, {28}}; }
+GuidanceParams default_audio_guidance() { return {7.0, 1.0, 0.7, 3.0, 0, {28}}; }
+
+namespace {
+
+void check_guidance(const GuidanceParams& g, const char* modality) {
+  auto finite_nonneg = [&](double v, const std::string& flag) {
+    LTX2_CHECK(std::isfinite(v) && v >= 0, "{} must be a finite number >= 0, got {}", flag, v);
+  };
+  std::string m = std::string("--") + modality;
+  finite_nonneg(g.cfg_scale, m + "-cfg-guidance-scale");
+  finite_nonneg(g.stg_scale, m + "-stg-guidance-scale");
+  finite_nonneg(g.rescale_scale, m + "-rescale-scale");
+  // The modality scale of video is how much audio informs it (a2v), and the other way round.
+  finite_nonneg(g.modality_scale, std::string(modality) == "video" ? "--a2v-guidance-scale" : "--v2a-guidance-scale");
+  LTX2_CHECK(g.skip_step >= 0, "--{}-skip-step must be >= 0, got {}", modality, g.skip_step);
+  for (int b : g.stg_blocks) LTX2_CHECK(b >= 0, "--{}-stg-blocks: block {} is negative", modality, b);
+}
+
+void check_readable_file(const std::string& path, const char* flag) {
+  LTX2_CHECK(!path.empty(), "{} is empty", flag);
+  LTX2_CHECK(fs::exists(path), "{} {}: no such file", flag, path);
+  LTX2_CHECK(fs::is_regular_file(path), "{} {}: not a file", flag, path);
+  LTX2_CHECK(access(path.c_str(), R_OK) == 0, "{} {}: not readable", flag, path);
+}
+
+}  // namespace
+
+void validate_request(const GenerationRequest& r, PipelineKind kind) {
+  auto blank = r.prompt.find_first_not_of(" \t\r\n") == std::string::npos;
+  LTX2_CHECK(!blank, "--prompt is empty");
+  LTX2_CHECK(r.num_frames >= 1 && (r.num_frames - 1) % 8 == 0,
+             "--num-frames must be 8k+1 (1, 9, 17, ..., 121, ...), got {}", r.num_frames);
+  const int multiple = 64;  // both pipelines run stage 1 at half size on a 32-pixel latent grid
+  LTX2_CHECK(r.height >= multiple && r.height % multiple == 0,
+             "--height must be a positive multiple of {} for the {} pipeline, got {}", multiple,
+             pipeline_name(kind), r.height);
+  LTX2_CHECK(r.width >= multiple && r.width % multiple == 0,
+             "--width must be a positive multiple of {} for the {} pipeline, got {}", multiple,
+             pipeline_name(kind), r.width);
+  LTX2_CHECK(std::isfinite(r.frame_rate) && r.frame_rate >= 1 && r.frame_rate <= 240,
+             "--frame-rate must be between 1 and 240, got {}", r.frame_rate);
+  if (kind == PipelineKind::TwoStage) {
+    LTX2_CHECK(r.num_inference_steps >= 1 && r.num_inference_steps <= 1000,
+               "--num-inference-steps must be between 1 and 1000, got {}", r.num_inference_steps);
+    check_guidance(r.video_guidance, "video");
+    check_guidance(r.audio_guidance, "audio");
+  }
+  for (const auto& im : r.images) {
+    check_readable_file(im.path, "--image");
+    LTX2_CHECK(im.frame >= 0 && im.frame < r.num_frames,
+               "--image {}: frame {} is outside the video's {} frames", im.path, im.frame, r.num_frames);
+    LTX2_CHECK(std::isfinite(im.strength) && im.strength >= 0 && im.strength <= 1,
+               "--image {}: strength must be in [0, 1], got {}", im.path, im.strength);
+    LTX2_CHECK(im.crf >= -1 && im.crf <= 51, "--image {}: crf must be in [0, 51], got {}", im.path, im.crf);
+  }
+  LTX2_CHECK(!r.output_path.empty(), "--output-path is required");
+  fs::path out(r.output_path);
+  LTX2_CHECK(out.extension() == ".mp4", "--output-path {}: must end in .mp4", r.output_path);
+  fs::path dir = out.has_parent_path() ? out.parent_path() : fs::path(".");
+  LTX2_CHECK(fs::is_directory(dir), "--output-path {}: folder {} does not exist", r.output_path, dir.string());
+  LTX2_CHECK(access(dir.c_str(), W_OK) == 0, "--output-path {}: folder {} is not writable", r.output_path,
+             dir.string());
+}
+
+void validate_model_paths(const ModelPaths& p, PipelineKind kind) {
+  const char* ckpt_flag = kind == PipelineKind::Distilled ? "--distilled-checkpoint-path" : "--checkpoint-path";
+  bool mono = !p.checkpoint.empty();
+  LTX2_CHECK(!(mono && p.split()),
+             "{} (monolith) cannot be mixed with --transformer-path/--text-encoder-path/--audio-vae-path "
+             "(split layout)", ckpt_flag);
+  if (mono) {
+    check_readable_file(p.checkpoint, ckpt_flag);
+  } else {
+    LTX2_CHECK(p.split(), "give {} (monolith) or --transformer-path, --text-encoder-path, --video-vae-path "
+               "and --audio-vae-path (split layout)", ckpt_flag);
+    check_readable_file(p.transformer, "--transformer-path");
+    check_readable_file(p.text_encoder, "--text-encoder-path");
+    check_readable_file(p.video_vae, "--video-vae-path");
+    check_readable_file(p.audio_vae, "--audio-vae-path");
+  }
+  if (mono && !p.video_vae.empty()) check_readable_file(p.video_vae, "--video-vae-path");
+  LTX2_CHECK(!p.gemma_root.empty(), "--gemma-root is required (the Gemma 3 text encoder folder)");
+  LTX2_CHECK(fs::is_directory(p.gemma_root), "--gemma-root {}: not a folder", p.gemma_root);
+  LTX2_CHECK(fs::exists(fs::path(p.gemma_root) / "tokenizer.model"),
+             "--gemma-root {}: no tokenizer.model in it", p.gemma_root);
+  check_readable_file(p.spatial_upsampler, "--spatial-upsampler-path");
+  for (const auto& l : p.loras) {
+    check_readable_file(l.path, "--lora");
+    LTX2_CHECK(std::isfinite(l.strength), "--lora {}: strength is not finite", l.path);
+  }
+  if (kind == PipelineKind::TwoStage) {
+    LTX2_CHECK(!p.distilled_lora.path.empty(), "--distilled-lora is required for the two-stage pipeline");
+    check_readable_file(p.distilled_lora.path, "--distilled-lora");
+    LTX2_CHECK(std::isfinite(p.distilled_lora.strength), "--distilled-lora: strength is not finite");
+  }
+}
+
+// ---- JSON ----------------------------------------------------------------------------------
+
+namespace {
+json guidance_json(const GuidanceParams& g) {
+  return {{"cfg_scale", g.cfg_scale}, {"stg_scale", g.stg_scale}, {"rescale_scale", g.rescale_scale},
+          {"modality_scale", g.modality_scale}, {"skip_step", g.skip_step}, {"stg_blocks", g.stg_blocks}};
+}
+GuidanceParams guidance_from(const json& j) {
+  GuidanceParams g;
+  g.cfg_scale = j.at("cfg_scale").get<double>();
+  g.stg_scale = j.at("stg_scale").get<double>();
+  g.rescale_scale = j.at("rescale_scale").get<double>();
+  g.modality_scale = j.at("modality_scale").get<double>();
+  g.skip_step = j.at("skip_step").get<int>();
+  g.stg_blocks = j.at("stg_blocks").get<std::vector<int>>();
+  return g;
+}
+}  // namespace
+
+json to_json(const GenerationRequest& r) {
+  json images = json::array();
+  for (const auto& im : r.images)
+    images.push_back({{"path", im.path}, {"frame", im.frame}, {"strength", im.strength}, {"crf", im.crf}});
+  return {{"prompt", r.prompt}, {"negative_prompt", r.negative_prompt}, {"seed", r.seed},
+          {"height", r.height}, {"width", r.width}, {"num_frames", r.num_frames},
+          {"frame_rate", r.frame_rate}, {"num_inference_steps", r.num_inference_steps},
+          {"video_guidance", guidance_json(r.video_guidance)},
+          {"audio_guidance", guidance_json(r.audio_guidance)}, {"images", images},
+          {"output_path", r.output_path}};
+}
+
+GenerationRequest request_from_json(const json& j) {
+  GenerationRequest r;
+  try {
+    r.prompt = j.at("prompt").get<std::string>();
+    r.negative_prompt = j.value("negative_prompt", std::string());
+    r.seed = j.at("seed").get<int64_t>();
+    r.height = j.at("height").get<int>();
+    r.width = j.at("width").get<int>();
+    r.num_frames = j.at("num_frames").get<int>();
+    r.frame_rate = j.at("frame_rate").get<double>();
+    r.num_inference_steps = j.at("num_inference_steps").get<int>();
+    r.video_guidance = guidance_from(j.at("video_guidance"));
+    r.audio_guidance = guidance_from(j.at("audio_guidance"));
+    for (const auto& im : j.at("images"))
+      r.images.push_back({im.at("path").get<std::string>(), im.at("frame").get<int>(),
+                          im.at("strength").get<double>(), im.at("crf").get<int>()});
+    r.output_path = j.at("output_path").get<std::string>();
+  } catch (const json::exception& e) {
+    LTX2_FAIL("malformed generation request: {}", e.what());
+  }
+  return r;
+}
+
+json to_json(const ModelPaths& p) {
+  json loras = json::array();
+  for (const auto& l : p.loras) loras.push_back({{"path", l.path}, {"strength", l.strength}});
+  return {{"checkpoint", p.checkpoint}, {"gemma_root", p.gemma_root}, {"transformer", p.transformer},
+          {"text_encoder", p.text_encoder}, {"video_vae", p.video_vae}, {"audio_vae", p.audio_vae},
+          {"spatial_upsampler", p.spatial_upsampler}, {"loras", loras},
+          {"distilled_lora", {{"path", p.distilled_lora.path}, {"strength", p.distilled_lora.strength}}}};
+}
+
+ModelPaths model_paths_from_json(const json& j) {
+  ModelPaths p;
+  try {
+    p.checkpoint = j.at("checkpoint").get<std::string>();
+    p.gemma_root = j.at("gemma_root").get<std::string>();
+    p.transformer = j.at("transformer").get<std::string>();
+    p.text_encoder = j.at("text_encoder").get<std::string>();
+    p.video_vae = j.at("video_vae").get<std::string>();
+    p.audio_vae = j.at("audio_vae").get<std::string>();
+    p.spatial_upsampler = j.at("spatial_upsampler").get<std::string>();
+    for (const auto& l : j.at("loras")) p.loras.push_back({l.at("path").get<std::string>(), l.at("strength").get<double>()});
+    p.distilled_lora = {j.at("distilled_lora").at("path").get<std::string>(),
+                        j.at("distilled_lora").at("strength").get<double>()};
+  } catch (const json::exception& e) {
+    LTX2_FAIL("malformed model paths: {}", e.what());
+  }
+  return p;
+}
+
+}  // namespace ltx2

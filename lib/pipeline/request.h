@@ -1,0 +1,79 @@
+// What a user asks a pipeline for: the generation request (prompt, size, seed, guidance, image
+// conditions, output) and where the model files are. Both round-trip through JSON, which is how a
+// job travels to the fleet's workers. Validation happens here, before any work, with messages that
+// name the flag at fault.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+namespace ltx2 {
+
+enum class PipelineKind { Distilled, TwoStage };
+const char* pipeline_name(PipelineKind k);
+
+struct GuidanceParams {
+  double cfg_scale = 1.0, stg_scale = 0.0, rescale_scale = 0.0, modality_scale = 1.0;
+  int skip_step = 0;
+  std::vector<int> stg_blocks;
+};
+
+struct ImageCondition {
+  std::string path;
+  int frame = 0;          // pixel frame index; 0 replaces latent frame 0, > 0 appends keyframe tokens
+  double strength = 1.0;  // 1 = keep the image exactly
+  int crf = -1;           // H.264 re-compression of the image; -1 = the model version's default, 0 = off
+};
+
+struct LoraFile {
+  std::string path;
+  double strength = 1.0;
+};
+
+struct ModelPaths {
+  // Monolith layout: one checkpoint with transformer, connectors, VAE, audio VAE and vocoder.
+  std::string checkpoint;
+  std::string gemma_root;
+  // Split layout: one file per component (the video VAE path is also allowed with a monolith).
+  std::string transformer, text_encoder, video_vae, audio_vae;
+  std::string spatial_upsampler;
+  std::vector<LoraFile> loras;
+  LoraFile distilled_lora;  // two-stage only
+  bool split() const { return !transformer.empty() || !text_encoder.empty() || !audio_vae.empty(); }
+};
+
+struct GenerationRequest {
+  std::string prompt;
+  std::string negative_prompt;
+  int64_t seed = 10;
+  int height = 1024, width = 1536, num_frames = 121;
+  double frame_rate = 24.0;
+  int num_inference_steps = 30;
+  GuidanceParams video_guidance, audio_guidance;
+  std::vector<ImageCondition> images;
+  std::string output_path;
+};
+
+// The reference's DEFAULT_NEGATIVE_PROMPT.
+const std::string& default_negative_prompt();
+// The reference's LTX-2.3 guidance defaults (video: cfg 3, stg 1, rescale 0.7, modality 3,
+// blocks [28]; audio: cfg 7, stg 1, rescale 0.7, modality 3, blocks [28]).
+GuidanceParams default_video_guidance();
+GuidanceParams default_audio_guidance();
+
+// Throws ltx2::Error with a one-line message naming the flag when the request cannot run:
+// frames not 8k+1, height/width not multiples of 64 (the two-stage and distilled pipelines halve
+// them for stage 1), strengths outside [0, 1], image frames outside the video, empty prompt,
+// output path not .mp4 or its folder missing, non-finite or negative scales.
+void validate_request(const GenerationRequest& r, PipelineKind kind);
+// Files must exist and be readable; monolith and split layouts may not be mixed; the pieces each
+// pipeline needs must be there. Content is checked when the files are opened (before any work).
+void validate_model_paths(const ModelPaths& p, PipelineKind kind);
+
+nlohmann::json to_json(const GenerationRequest& r);
+GenerationRequest request_from_json(const nlohmann::json& j);
+nlohmann::json to_json(const ModelPaths& p);
+ModelPaths model_paths_from_json(const nlohmann::json& j);
+
+}  // namespace ltx2

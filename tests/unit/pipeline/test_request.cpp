@@ -1,0 +1,96 @@
+// Request validation: each mistake is one message naming the flag.
+#include "core/error.h"
+#include "pipeline/request.h"
+#include "support/catch.h"
+#include "support/test_util.h"
+
+using namespace ltx2;
+using Catch::Matchers::Contains;
+
+namespace {
+GenerationRequest good(const test::ScratchDir& dir) {
+  GenerationRequest r;
+  r.prompt = "a cat";
+  r.height = 128;
+  r.width = 192;
+  r.num_frames = 9;
+  r.video_guidance = default_video_guidance();
+  r.audio_guidance = default_audio_guidance();
+  r.output_path = dir.file("out.mp4");
+  return r;
+}
+}  // namespace
+
+TEST_CASE("request: a good request passes, each bad field is named") {
+  test::ScratchDir dir("request");
+  GenerationRequest r = good(dir);
+  REQUIRE_NOTHROW(validate_request(r, PipelineKind::TwoStage));
+
+  auto bad = [&](auto change, const char* message, PipelineKind k = PipelineKind::TwoStage) {
+    GenerationRequest b = good(dir);
+    change(b);
+    REQUIRE_THROWS_WITH(validate_request(b, k), Contains(message));
+  };
+  bad([](auto& b) { b.num_frames = 10; }, "--num-frames must be 8k+1");
+  bad([](auto& b) { b.num_frames = 0; }, "--num-frames must be 8k+1");
+  bad([](auto& b) { b.height = 96; }, "--height must be a positive multiple of 64");
+  bad([](auto& b) { b.width = 100; }, "--width must be a positive multiple of 64", PipelineKind::Distilled);
+  bad([](auto& b) { b.prompt = "  \n"; }, "--prompt is empty");
+  bad([](auto& b) { b.frame_rate = 0; }, "--frame-rate");
+  bad([](auto& b) { b.num_inference_steps = 0; }, "--num-inference-steps");
+  bad([](auto& b) { b.video_guidance.cfg_scale = -1; }, "--video-cfg-guidance-scale");
+  bad([](auto& b) { b.audio_guidance.modality_scale = NAN; }, "--v2a-guidance-scale must be");
+  bad([](auto& b) { b.output_path = "x.avi"; }, "must end in .mp4");
+  bad([](auto& b) { b.output_path = "/no/such/folder/x.mp4"; }, "does not exist");
+  bad([](auto& b) { b.images.push_back({"/no/such.png", 0, 1.0, -1}); }, "--image /no/such.png: no such file");
+  test::write_bytes(dir.file("img.png"), "not really a png");
+  bad([&](auto& b) { b.images.push_back({dir.file("img.png"), 9, 1.0, -1}); }, "outside the video's 9 frames");
+  bad([&](auto& b) { b.images.push_back({dir.file("img.png"), 0, 1.5, -1}); }, "strength must be in [0, 1]");
+}
+
+TEST_CASE("request: model paths: monolith xor split, required pieces, files exist") {
+  test::ScratchDir dir("paths");
+  for (const char* f : {"ckpt.safetensors", "up.safetensors", "lora.safetensors", "t.safetensors"})
+    test::write_bytes(dir.file(f), "x");
+  std::filesystem::create_directories(dir.file("gemma"));
+  test::write_bytes(dir.file("gemma/tokenizer.model"), "x");
+  ModelPaths p;
+  p.checkpoint = dir.file("ckpt.safetensors");
+  p.gemma_root = dir.file("gemma");
+  p.spatial_upsampler = dir.file("up.safetensors");
+  REQUIRE_NOTHROW(validate_model_paths(p, PipelineKind::Distilled));
+  REQUIRE_THROWS_WITH(validate_model_paths(p, PipelineKind::TwoStage), Contains("--distilled-lora is required"));
+  p.distilled_lora = {dir.file("lora.safetensors"), 1.0};
+  REQUIRE_NOTHROW(validate_model_paths(p, PipelineKind::TwoStage));
+
+  ModelPaths mixed = p;
+  mixed.transformer = dir.file("t.safetensors");
+  REQUIRE_THROWS_WITH(validate_model_paths(mixed, PipelineKind::TwoStage), Contains("cannot be mixed"));
+  ModelPaths none = p;
+  none.checkpoint.clear();
+  REQUIRE_THROWS_WITH(validate_model_paths(none, PipelineKind::Distilled),
+                      Contains("give --distilled-checkpoint-path"));
+  ModelPaths split = none;
+  split.transformer = dir.file("t.safetensors");
+  REQUIRE_THROWS_WITH(validate_model_paths(split, PipelineKind::Distilled), Contains("--text-encoder-path is empty"));
+  ModelPaths missing = p;
+  missing.spatial_upsampler = dir.file("absent.safetensors");
+  REQUIRE_THROWS_WITH(validate_model_paths(missing, PipelineKind::TwoStage),
+                      Contains("--spatial-upsampler-path") && Contains("no such file"));
+  ModelPaths no_tok = p;
+  no_tok.gemma_root = dir.path();
+  REQUIRE_THROWS_WITH(validate_model_paths(no_tok, PipelineKind::TwoStage), Contains("no tokenizer.model"));
+}
+
+TEST_CASE("request: JSON round trip, malformed JSON refused") {
+  test::ScratchDir dir("request_json");
+  GenerationRequest r = good(dir);
+  r.images.push_back({"a.png", 8, 0.5, 0});
+  GenerationRequest back = request_from_json(to_json(r));
+  REQUIRE(to_json(back) == to_json(r));
+  REQUIRE_THROWS_WITH(request_from_json({{"prompt", 3}}), Contains("malformed generation request"));
+  ModelPaths p;
+  p.checkpoint = "c";
+  p.loras.push_back({"l", 0.5});
+  REQUIRE(to_json(model_paths_from_json(to_json(p))) == to_json(p));
+}
