@@ -36,11 +36,11 @@ const CudaOps& cuda_ops();
 }  // namespace ltx2::ops
 
 // In a public op: if `dev` is a GPU, call the table entry `name` with the remaining arguments.
-#define LTX2_DISPATCH_CUDA(dev, name, ...)                                     \
-  do {                                                                         \
-    if ((dev).is_cuda()) {                                                     \
-      auto fn_ = ::ltx2::ops::cuda_ops().name;                                 \
-      LTX2_CHECK(fn_ != nullptr, "op '{}' has no CUDA implementation", #name); \
-      return fn_(__VA_ARGS__);                                                 \
-    }                                                                          \
+#define LTX2_DISPATCH_CUDA(dev, name, ...)                                                  \
+  do {                                                                                      \
+    if ((dev).is_cuda()) {                                                                  \
+      auto fn_ = ::ltx2::ops::cuda_ops().name;                                              \
+      LTX2_CHECK(fn_ != nullptr, "op '{}' has no CUDA implementation", #name);              \
+      return fn_(__VA_ARGS__);                                                              \
+    }                                                                                       \
   } while (0)
