@@ -1,13 +1,15 @@
-// CPU 3-D convolution: im2col per block of output positions, then an outer-product kernel.
+// CPU 3-D convolution: im2col per block of output positions, then a register-blocked kernel.
 //
-// Work item = (batch, output frame, block of kRows output positions of that frame). It gathers a
-// column buffer col[k][r] (k = (ci, kd, kh, kw) in weight order, r = position in the block; zero
-// where the window reads padding) and accumulates acc[co][r] += w[co][k] * col[k][r] over K in
-// chunks that stay in cache. The inner loop runs along r, so it vectorises without reassociating a
-// reduction (no -ffast-math needed).
+// Work item = (batch, output frame, block of kRows output positions of that frame). It gathers
+// the block's columns into panels of kLanes positions, panel[k][lane] (k = (ci, kd, kh, kw) in
+// weight order; zero where the window reads padding; lanes past the block's end are zero), then
+// computes kCoBlock output channels x kLanes positions at a time in registers over the whole K.
+// The inner loop runs along lanes, so it vectorises without reassociating a reduction (no
+// -ffast-math needed).
 #include "ops/conv3d.h"
 
 #include <algorithm>
+#include <cstring>
 #include <vector>
 
 #include "core/error.h"
@@ -18,8 +20,9 @@ namespace ltx2::ops {
 namespace {
 
 constexpr int64_t kRows = 64;    // output positions per work item
-constexpr int64_t kChunk = 256;  // K values per cache chunk
+constexpr int64_t kLanes = 16;   // positions per register panel
 constexpr int64_t kCoBlock = 4;  // output channels per register block
+constexpr int64_t kPanels = kRows / kLanes;
 
 struct Geometry {
   int64_t B, Cin, D, H, W;
@@ -29,8 +32,10 @@ struct Geometry {
   int64_t K() const { return Cin * kD * kH * kW; }
 };
 
-// col[k * rows + r] for positions [p0, p0 + rows) of output frame od.
+// Panels of positions [p0, p0 + rows) of output frame od: col[(panel * K + k) * kLanes + lane].
 void gather_columns(const Geometry& g, const float* xb, int64_t od, int64_t p0, int64_t rows, float* col) {
+  const int64_t K = g.K(), panels = (rows + kLanes - 1) / kLanes;
+  std::fill(col, col + panels * K * kLanes, 0.f);
   const int64_t plane = g.H * g.W, frame = g.D * plane;
   int64_t k = 0;
   for (int64_t ci = 0; ci < g.Cin; ++ci) {
@@ -39,17 +44,14 @@ void gather_columns(const Geometry& g, const float* xb, int64_t od, int64_t p0, 
       const bool d_ok = id >= 0 && id < g.D;
       for (int64_t kh = 0; kh < g.kH; ++kh) {
         for (int64_t kw = 0; kw < g.kW; ++kw, ++k) {
-          float* dst = col + k * rows;
-          if (!d_ok) {
-            std::fill(dst, dst + rows, 0.f);
-            continue;
-          }
+          if (!d_ok) continue;
           const float* src = xb + ci * frame + id * plane;
           for (int64_t r = 0; r < rows; ++r) {
             const int64_t p = p0 + r, oh = p / g.Wo, ow = p % g.Wo;
             const int64_t ih = oh * g.stride[1] - g.pad[1] + kh;
             const int64_t iw = ow * g.stride[2] - g.pad[2] + kw;
-            dst[r] = (ih >= 0 && ih < g.H && iw >= 0 && iw < g.W) ? src[ih * g.W + iw] : 0.f;
+            if (ih >= 0 && ih < g.H && iw >= 0 && iw < g.W)
+              col[((r / kLanes) * K + k) * kLanes + r % kLanes] = src[ih * g.W + iw];
           }
         }
       }
@@ -57,37 +59,44 @@ void gather_columns(const Geometry& g, const float* xb, int64_t od, int64_t p0, 
   }
 }
 
-// acc[co * rows + r] += sum_k w[co * K + k] * col[k * rows + r].
-void accumulate(const float* w, const float* col, float* acc, int64_t Cout, int64_t K, int64_t rows) {
-  for (int64_t k0 = 0; k0 < K; k0 += kChunk) {
-    const int64_t k1 = std::min(K, k0 + kChunk);
-    int64_t co = 0;
-    for (; co + kCoBlock <= Cout; co += kCoBlock) {
-      float* a0 = acc + co * rows;
-      float* a1 = a0 + rows;
-      float* a2 = a1 + rows;
-      float* a3 = a2 + rows;
-      const float* w0 = w + co * K;
-      for (int64_t k = k0; k < k1; ++k) {
-        const float c0 = w0[k], c1 = w0[K + k], c2 = w0[2 * K + k], c3 = w0[3 * K + k];
-        const float* cr = col + k * rows;
+// out[co][lane] = sum_k w[co * K + k] * panel[k * kLanes + lane] for kCoBlock channels from co.
+// Cloned for AVX2 (picked at load time where the CPU has it): the build targets baseline x86-64.
+__attribute__((target_clones("avx2", "default"))) void panel_block(const float* w, const float* panel,
+                                                                   int64_t K, int64_t co,
+                                                                   float (&out)[kCoBlock][kLanes]) {
+  float acc[kCoBlock][kLanes] = {};
+  const float* w0 = w + co * K;
+  for (int64_t k = 0; k < K; ++k) {
+    const float* c = panel + k * kLanes;
+    for (int64_t i = 0; i < kCoBlock; ++i) {
+      const float wi = w0[i * K + k];
 #pragma omp simd
-        for (int64_t r = 0; r < rows; ++r) {
-          a0[r] += c0 * cr[r];
-          a1[r] += c1 * cr[r];
-          a2[r] += c2 * cr[r];
-          a3[r] += c3 * cr[r];
-        }
-      }
+      for (int64_t j = 0; j < kLanes; ++j) acc[i][j] += wi * c[j];
+    }
+  }
+  for (int64_t i = 0; i < kCoBlock; ++i) std::memcpy(out[i], acc[i], sizeof(acc[i]));
+}
+
+// acc[co * kRows + r] = sum_k w[co * K + k] * column k of position r.
+void accumulate(const float* w, const float* col, float* acc, int64_t Cout, int64_t K, int64_t rows) {
+  const int64_t panels = (rows + kLanes - 1) / kLanes;
+  for (int64_t p = 0; p < panels; ++p) {
+    const float* panel = col + p * K * kLanes;
+    int64_t co = 0;
+    float block[kCoBlock][kLanes];
+    for (; co + kCoBlock <= Cout; co += kCoBlock) {
+      panel_block(w, panel, K, co, block);
+      for (int64_t i = 0; i < kCoBlock; ++i)
+        for (int64_t j = 0; j < kLanes; ++j) acc[(co + i) * kRows + p * kLanes + j] = block[i][j];
     }
     for (; co < Cout; ++co) {
-      float* a = acc + co * rows;
-      for (int64_t k = k0; k < k1; ++k) {
-        const float c = w[co * K + k];
-        const float* cr = col + k * rows;
+      float lane[kLanes] = {};
+      for (int64_t k = 0; k < K; ++k) {
+        const float wk = w[co * K + k];
 #pragma omp simd
-        for (int64_t r = 0; r < rows; ++r) a[r] += c * cr[r];
+        for (int64_t j = 0; j < kLanes; ++j) lane[j] += wk * panel[k * kLanes + j];
       }
+      for (int64_t j = 0; j < kLanes; ++j) acc[co * kRows + p * kLanes + j] = lane[j];
     }
   }
 }
@@ -133,7 +142,7 @@ Tensor conv3d(const Tensor& x, const Tensor& w, const Tensor& bias, const Conv3d
 
 #pragma omp parallel if (parallel)
   {
-    std::vector<float> col(static_cast<size_t>(K * kRows));
+    std::vector<float> col(static_cast<size_t>(K * kPanels * kLanes));
     std::vector<float> acc(static_cast<size_t>(g.Cout * kRows));
 #pragma omp for schedule(dynamic)
     for (int64_t item = 0; item < items; ++item) {
@@ -141,11 +150,10 @@ Tensor conv3d(const Tensor& x, const Tensor& w, const Tensor& bias, const Conv3d
       const int64_t od = rest / blocks, p0 = (rest % blocks) * kRows;
       const int64_t rows = std::min(kRows, positions - p0);
       gather_columns(g, xp + b * in_batch, od, p0, rows, col.data());
-      std::fill(acc.begin(), acc.begin() + g.Cout * rows, 0.f);
       accumulate(wp, col.data(), acc.data(), g.Cout, K, rows);
       for (int64_t co = 0; co < g.Cout; ++co) {
         float* dst = yp + b * out_batch + co * out_channel + od * out_frame + p0;
-        const float* src = acc.data() + co * rows;
+        const float* src = acc.data() + co * kRows;
         const float bias_v = bp ? bp[co] : 0.f;
         for (int64_t r = 0; r < rows; ++r) dst[r] = src[r] + bias_v;
       }
