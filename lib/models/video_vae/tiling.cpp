@@ -87,6 +87,33 @@ Tensor mask_tensor(const std::vector<float>& m, int axis) {
 
 }  // namespace
 
+TileSizeConfig TileSizeConfig::defaults() {
+  return {{80, 24}, {768, 64}, {768, 64}};
+}
+
+TileSizeConfig TileSizeConfig::from_long_side(const AxisTiling& long_side, int64_t height, int64_t width,
+                                              const VideoScaleFactors& factors, const AxisTiling& frames) {
+  LTX2_CHECK(height >= 1 && width >= 1 && long_side.tile_size > 0,
+             "tiling: long-side tiles need a tiled long side and a positive size, got {}x{}", height, width);
+  const int64_t span = std::max(height, width);
+  auto axis_size = [&](int64_t axis, int64_t factor) {
+    const int64_t axis_lat = axis / factor, long_lat = span / factor;
+    const int64_t size_lat = long_side.tile_size / factor, overlap_lat = long_side.overlap / factor;
+    // Python's round(): halves go to the even neighbour, as nearbyint does by default.
+    const int64_t scaled = static_cast<int64_t>(std::nearbyint(
+        static_cast<double>(size_lat) * static_cast<double>(axis_lat) / static_cast<double>(long_lat)));
+    const int64_t tile_lat = std::max(std::max<int64_t>(2, overlap_lat + 1), scaled);
+    return std::max(tile_lat * factor, std::max(2 * factor, long_side.overlap + factor));
+  };
+  return {frames,
+          {axis_size(height, factors.height), long_side.overlap},
+          {axis_size(width, factors.width), long_side.overlap}};
+}
+
+TileSizeConfig TileSizeConfig::automatic(int64_t height, int64_t width, const VideoScaleFactors& factors) {
+  return from_long_side({768, 64}, height, width, factors, {80, 24});
+}
+
 std::vector<TileInterval> split_by_size(int64_t length, int64_t size, int64_t overlap) {
   LTX2_CHECK(size > overlap && overlap >= 0 && length > 0, "tile split: size {} overlap {} length {}", size,
              overlap, length);

@@ -23,6 +23,18 @@ struct AxisTiling {
 
 struct TileSizeConfig {
   AxisTiling frames, height, width;
+
+  // TileSizeConfig.default(): frames 80/24, height and width 768/64 (the tiled-encode default).
+  static TileSizeConfig defaults();
+  // TileSizeConfig.from_long_side(): the longer spatial axis of a height x width video gets
+  // long_side's tile, the other one that tile scaled by the aspect ratio on the latent grid (Python
+  // round, at least max(2, overlap+1) latents and max(2 factors, overlap + 1 factor) pixels);
+  // both share long_side's overlap.
+  static TileSizeConfig from_long_side(const AxisTiling& long_side, int64_t height, int64_t width,
+                                       const VideoScaleFactors& factors, const AxisTiling& frames);
+  // The pipelines' automatic decode tiling for the conv VAE: from_long_side((768, 64), ...,
+  // frames (80, 24)).
+  static TileSizeConfig automatic(int64_t height, int64_t width, const VideoScaleFactors& factors);
 };
 
 // A latent interval [start, end) with blend ramps (latent units).

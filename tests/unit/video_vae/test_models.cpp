@@ -93,7 +93,7 @@ TEST_CASE("upsampler config: x2, rational scales, and refusals") {
   REQUIRE_THROWS_WITH(UpsamplerConfig::from_metadata({{"dims", 2}}), Contains("'dims'"));
 }
 
-TEST_CASE("video VAE decoder: a mis-shaped weight is refused naming it; Comfy keys decode alike") {
+TEST_CASE("video VAE decoder: a mis-shaped weight is refused naming it, Comfy keys decode alike") {
   auto golden = WeightSet::open({test::golden_dir("video_vae_decoder") + "/weights.safetensors"});
   const std::map<std::string, std::string> meta = {{"config", golden->metadata_value("config")}};
   test::ScratchDir dir("vae_weights");

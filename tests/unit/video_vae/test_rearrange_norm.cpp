@@ -23,7 +23,7 @@ TEST_CASE("depth_to_space: channel c*P + i*(sH*sW) + j*sW + k lands at (d*sD+i, 
   REQUIRE(test::max_abs_diff(ops::space_to_depth(y, {2, 2, 2}), x) == 0.f);
 }
 
-TEST_CASE("unpatchify: channel c*p*p + w_off*p + h_off; patchify is its inverse") {
+TEST_CASE("unpatchify: channel c*p*p + w_off*p + h_off, patchify is its inverse") {
   const int64_t p = 4;
   Tensor x = test::random_tensor({1, 3 * p * p, 2, 2, 3}, 2);
   Tensor y = video_vae::unpatchify(x, p);

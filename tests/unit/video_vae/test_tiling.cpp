@@ -52,7 +52,7 @@ TEST_CASE("tiling: plan masks are complementary and the blender rebuilds a const
   REQUIRE(test::max_abs_diff(video, Tensor::full(plan.video_shape, 2.f)) < 1e-6f);
 }
 
-TEST_CASE("tiling: illegal sizes are refused naming the axis; groups must arrive in order") {
+TEST_CASE("tiling: illegal sizes are refused naming the axis, groups must arrive in order") {
   const VideoScaleFactors f{8, 32, 32};
   REQUIRE_THROWS_WITH(plan_tiled_decode({1, 4, 5, 3, 2}, 3, {{0, 0}, {48, 0}, {0, 0}}, f),
                       Catch::Matchers::Contains("height tile size 48"));
@@ -61,4 +61,17 @@ TEST_CASE("tiling: illegal sizes are refused naming the axis; groups must arrive
   DecodeTilePlan plan = plan_tiled_decode({1, 4, 5, 3, 2}, 3, {{24, 8}, {0, 0}, {0, 0}}, f);
   TileBlender blender(plan);
   REQUIRE_THROWS(blender.add(1, Tensor::zeros({1, 3, 1, 1, 1})));
+}
+
+TEST_CASE("tiling: the pipelines' automatic decode tiling scales the short side on the latent grid") {
+  const VideoScaleFactors f{8, 32, 32};
+  TileSizeConfig big = TileSizeConfig::automatic(1024, 1536, f);
+  REQUIRE((big.height.tile_size == 512 && big.width.tile_size == 768));
+  REQUIRE((big.height.overlap == 64 && big.width.overlap == 64));
+  REQUIRE((big.frames.tile_size == 80 && big.frames.overlap == 24));
+  TileSizeConfig small = TileSizeConfig::automatic(512, 768, f);
+  REQUIRE((small.height.tile_size == 512 && small.width.tile_size == 768));
+  DecodeTilePlan plan = plan_tiled_decode({1, 128, 16, 16, 24}, 3, small, f);
+  REQUIRE(plan.tiles.size() == 2);  // spatially one tile, two temporal chunks
+  REQUIRE(TileSizeConfig::from_long_side({768, 64}, 96, 1536, f, {}).height.tile_size == 96);
 }
