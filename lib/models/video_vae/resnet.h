@@ -33,7 +33,7 @@ Tensor modulate(const Tensor& x, const Tensor& shift, const Tensor& scale);
 class ResnetBlock3D {
  public:
   ResnetBlock3D(const WeightView& w, int64_t channels, SpatialPadding padding, bool conditioned);
-  // `ada` [B, 4, C] (table + embedding) when conditioned, else undefined.
+  // `embedding`: the mid block's time embedding [B, 4C] when conditioned, else undefined.
   Tensor forward(const Tensor& x, bool causal, const Tensor& embedding) const;
 
  private:
