@@ -7,6 +7,7 @@
 
 #include "core/error.h"
 #include "core/tensor.h"
+#include "ops/conv3d.h"
 
 namespace ltx2::ops {
 
@@ -21,6 +22,12 @@ struct CudaOps {
   Tensor (*attention)(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& mask,
                       float scale) = nullptr;
   Tensor (*reduce)(const Tensor& x, int dim, bool keepdim, int op) = nullptr;
+  Tensor (*conv3d)(const Tensor& x, const Tensor& w, const Tensor& bias,
+                   const Conv3dParams& params) = nullptr;
+  Tensor (*edge_pad)(const Tensor& x, int dim, int64_t before, int64_t after, int mode) = nullptr;
+  Tensor (*pixel_norm)(const Tensor& x, float eps) = nullptr;
+  Tensor (*group_norm)(const Tensor& x, int64_t groups, const Tensor& w, const Tensor& b,
+                       float eps) = nullptr;
 };
 
 // The filled table; throws when this build has no CUDA backend.

@@ -1,0 +1,21 @@
+// 3-D convolution over NCDHW tensors (PyTorch Conv3d semantics: cross-correlation, zero padding).
+// Conv2d and depthwise filters are expressed through it by the caller (a [Cout, Cin, 1, kH, kW]
+// weight; channels folded into the batch).
+#pragma once
+
+#include <array>
+
+#include "core/tensor.h"
+
+namespace ltx2::ops {
+
+struct Conv3dParams {
+  std::array<int64_t, 3> stride{1, 1, 1};   // (D, H, W)
+  std::array<int64_t, 3> padding{0, 0, 0};  // zeros on both sides of (D, H, W)
+};
+
+// x [B, Cin, D, H, W], w [Cout, Cin, kD, kH, kW], bias [Cout] or undefined
+// -> [B, Cout, (D + 2pD - kD)/sD + 1, ...]. Float32 with float32 accumulation.
+Tensor conv3d(const Tensor& x, const Tensor& w, const Tensor& bias, const Conv3dParams& params = {});
+
+}  // namespace ltx2::ops
