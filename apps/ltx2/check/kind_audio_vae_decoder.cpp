@@ -17,7 +17,8 @@ void run_audio_vae_decoder(const GoldenCase& c, Report& report) {
   auto weights = c.weights();
   const nlohmann::json& config = weights->config();
   LTX2_CHECK(config.contains("audio_vae"), "{}: weights metadata config has no 'audio_vae'", c.dir());
-  auto decoder = audio_vae::AudioDecoder::load(parse_audio_vae_decoder_config(config.at("audio_vae")), weights);
+  auto decoder =
+      audio_vae::AudioDecoder::load(parse_audio_vae_decoder_config(config.at("audio_vae")), weights);
 
   std::map<std::string, Tensor> mids;
   Tensor mel = decoder.forward(c.tensor("in.latent"), [&](const std::string& name, const Tensor& value) {

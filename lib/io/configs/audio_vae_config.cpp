@@ -75,13 +75,14 @@ AudioVaeDecoderConfig parse_audio_vae_decoder_config(const json& audio_vae) {
     dd.fail("mid_block_add_attention", "is true (or absent); attention blocks are not implemented");
   // Attention runs at level resolutions resolution / 2^(n-1) ... resolution that are listed.
   const int64_t resolution = dd.integer("resolution", 256);
-  const std::vector<int64_t> attn = dd.has("attn_resolutions") ? dd.integers("attn_resolutions")
-                                                               : std::vector<int64_t>{8, 16, 32};
+  const std::vector<int64_t> attn =
+      dd.has("attn_resolutions") ? dd.integers("attn_resolutions") : std::vector<int64_t>{8, 16, 32};
   const int64_t levels = static_cast<int64_t>(c.ch_mult.size());
   for (int64_t l = 0; l < levels; ++l) {
     const int64_t res = (resolution >> (levels - 1)) << l;
     for (int64_t a : attn)
-      if (a == res) dd.fail("attn_resolutions", "lists a level resolution; attention blocks are not implemented");
+      if (a == res)
+        dd.fail("attn_resolutions", "lists a level resolution; attention blocks are not implemented");
   }
   return c;
 }

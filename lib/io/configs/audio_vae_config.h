@@ -19,8 +19,8 @@ enum class CausalityAxis {
 };
 
 struct AudioVaeDecoderConfig {
-  int64_t ch = 128;         // base width; level l has ch * ch_mult[l] channels
-  int64_t out_ch = 2;       // stereo log-mel
+  int64_t ch = 128;    // base width; level l has ch * ch_mult[l] channels
+  int64_t out_ch = 2;  // stereo log-mel
   std::vector<int64_t> ch_mult = {1, 2, 4};
   int64_t num_res_blocks = 2;  // the decoder runs num_res_blocks + 1 blocks per level
   int64_t z_channels = 8;

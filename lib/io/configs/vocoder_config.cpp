@@ -51,7 +51,8 @@ VocoderGeneratorConfig read_generator(const ConfigReader& r, const std::string& 
   g.use_bias_at_final = r.boolean("use_bias_at_final", g.use_bias_at_final);
 
   // The reference requires these keys to be present with exactly these values.
-  if (r.string("resblock") != resblock) r.fail("resblock", "is '" + r.string("resblock") + "'; supported: " + resblock);
+  if (r.string("resblock") != resblock)
+    r.fail("resblock", "is '" + r.string("resblock") + "'; supported: " + resblock);
   if (!r.boolean("stereo")) r.fail("stereo", "is false; only stereo vocoders are supported");
   g.resblock = resblock == "AMP1" ? VocoderResBlock::Amp1 : VocoderResBlock::HifiGan1;
   if (g.resblock == VocoderResBlock::Amp1 && r.string("activation") != "snakebeta")
@@ -69,8 +70,8 @@ VocoderGeneratorConfig read_generator(const ConfigReader& r, const std::string& 
       r.fail("upsample_kernel_sizes", "has a kernel shorter than its upsample rate");
   // Channels halve at every upsampling layer and must not vanish.
   if (g.upsample_initial_channel < (int64_t{1} << g.upsample_rates.size()))
-    r.fail("upsample_initial_channel", "is too small for " + std::to_string(g.upsample_rates.size()) +
-                                           " halvings");
+    r.fail("upsample_initial_channel",
+           "is too small for " + std::to_string(g.upsample_rates.size()) + " halvings");
   return g;
 }
 
@@ -89,7 +90,8 @@ VocoderConfig parse_vocoder_config(const json& vocoder) {
     c.generator = read_generator(root, "1");
     return c;
   }
-  ConfigReader inner = root.has("vocoder") ? root.child("vocoder") : ConfigReader(json::object(), "vocoder.vocoder");
+  ConfigReader inner =
+      root.has("vocoder") ? root.child("vocoder") : ConfigReader(json::object(), "vocoder.vocoder");
   ConfigReader bwe = root.child("bwe");
   c.generator = read_generator(inner, "AMP1");
   VocoderBweConfig b;
@@ -112,9 +114,9 @@ VocoderConfig parse_vocoder_config(const json& vocoder) {
   if (b.num_mels < 1) bwe.fail("num_mels", "must be positive");
   // The residual (one BWE mel frame -> hop() samples) must line up with the resampled skip.
   if (b.generator.hop() != b.hop_length * (b.output_sampling_rate / b.input_sampling_rate))
-    bwe.fail("upsample_rates", "give " + std::to_string(b.generator.hop()) +
-                                   " samples per frame; hop_length x rate ratio is " +
-                                   std::to_string(b.hop_length * (b.output_sampling_rate / b.input_sampling_rate)));
+    bwe.fail("upsample_rates",
+             "give " + std::to_string(b.generator.hop()) + " samples per frame; hop_length x rate ratio is " +
+                 std::to_string(b.hop_length * (b.output_sampling_rate / b.input_sampling_rate)));
   c.bwe = b;
   return c;
 }

@@ -20,7 +20,9 @@ Tensor pixel_norm(const Tensor& x) {
   return ops::rms_norm(channels_last, Tensor(), kPixelNormEps).permute({0, 3, 1, 2}).contiguous();
 }
 
-Tensor norm_silu(const Tensor& x) { return ops::silu(pixel_norm(x)); }
+Tensor norm_silu(const Tensor& x) {
+  return ops::silu(pixel_norm(x));
+}
 
 }  // namespace
 
@@ -62,7 +64,8 @@ AudioDecoder::AudioDecoder(AudioVaeDecoderConfig config, const WeightView& decod
   conv_out_ = CausalConv2d(decoder, "conv_out", width, c.out_ch, 3, c.causality);
 }
 
-AudioDecoder AudioDecoder::load(const AudioVaeDecoderConfig& config, std::shared_ptr<const WeightSet> weights) {
+AudioDecoder AudioDecoder::load(const AudioVaeDecoderConfig& config,
+                                std::shared_ptr<const WeightSet> weights) {
   WeightView decoder(weights, component_prefixes(Component::AudioDecoder), "audio VAE decoder");
   WeightView stats(weights, component_prefixes(Component::AudioStats), "audio VAE statistics");
   return AudioDecoder(config, decoder, stats);
@@ -100,7 +103,8 @@ Tensor AudioDecoder::forward(const Tensor& latent, const Probe& probe) const {
   };
   const int64_t B = latent.size(0), T = latent.size(2), F = latent.size(3);
   const int64_t factor = AudioVaeDecoderConfig::kLatentDownsample;
-  const int64_t target_t = c.causality == CausalityAxis::None ? T * factor : std::max<int64_t>(T * factor - (factor - 1), 1);
+  const int64_t target_t =
+      c.causality == CausalityAxis::None ? T * factor : std::max<int64_t>(T * factor - (factor - 1), 1);
   const int64_t target_m = c.mel_bins > 0 ? c.mel_bins : F;
 
   Tensor h = un_normalize(latent.to(DType::F32));

@@ -14,8 +14,8 @@ class CausalConv2d {
  public:
   CausalConv2d() = default;
   // Loads <name>.conv.{weight,bias} from `weights`, checking [out, in, kernel, kernel] and [out].
-  CausalConv2d(const WeightView& weights, const std::string& name, int64_t in_channels,
-               int64_t out_channels, int64_t kernel, CausalityAxis axis);
+  CausalConv2d(const WeightView& weights, const std::string& name, int64_t in_channels, int64_t out_channels,
+               int64_t kernel, CausalityAxis axis);
 
   // [B, C_in, T, M] -> [B, C_out, T, M].
   Tensor forward(const Tensor& x) const;

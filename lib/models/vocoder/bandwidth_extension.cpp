@@ -76,8 +76,8 @@ Tensor BandwidthExtension::log_mel(const Tensor& waveform) const {
 }
 
 Tensor BandwidthExtension::forward(const Tensor& waveform, const Probe& probe) const {
-  LTX2_CHECK(waveform.dim() == 3 && waveform.size(1) == 2, "bandwidth extension: waveform {} must be [B, 2, L]",
-             waveform.str());
+  LTX2_CHECK(waveform.dim() == 3 && waveform.size(1) == 2,
+             "bandwidth extension: waveform {} must be [B, 2, L]", waveform.str());
   auto emit = [&](const std::string& name, const Tensor& t) {
     if (probe) probe(name, t);
   };
@@ -92,8 +92,8 @@ Tensor BandwidthExtension::forward(const Tensor& waveform, const Probe& probe) c
   emit("bwe_residual", residual);
   Tensor skip = resampler_.forward(x);
   emit("resampler_skip", skip);
-  LTX2_CHECK(residual.shape() == skip.shape(), "bandwidth extension: residual {} and resampled skip {} differ",
-             residual.str(), skip.str());
+  LTX2_CHECK(residual.shape() == skip.shape(),
+             "bandwidth extension: residual {} and resampled skip {} differ", residual.str(), skip.str());
   return clamp_unit(ops::add(residual, skip)).narrow(2, 0, out_len).contiguous();
 }
 

@@ -12,7 +12,9 @@ constexpr float kResBlockSlope = 0.1f;  // LRELU_SLOPE of ResBlock1 and before t
 constexpr float kPostSlope = 0.01f;     // nn.LeakyReLU() default, used as act_post of resblock "1"
 constexpr int64_t kOuterKernel = 7;     // conv_pre / conv_post
 
-Tensor leaky_relu(const Tensor& x, float slope) { return ops::unary(x, ops::UnaryOp::LeakyRelu, slope); }
+Tensor leaky_relu(const Tensor& x, float slope) {
+  return ops::unary(x, ops::UnaryOp::LeakyRelu, slope);
+}
 
 Conv1dLayer load_conv(const WeightView& w, const std::string& name, int64_t in, int64_t out, int64_t kernel,
                       bool with_bias, ops::Conv1dOptions options) {
@@ -36,7 +38,9 @@ ops::Conv1dOptions length_preserving(VocoderResBlock kind, int64_t kernel, int64
 
 }  // namespace
 
-Tensor Conv1dLayer::forward(const Tensor& x) const { return ops::conv1d(x, weight, bias, options); }
+Tensor Conv1dLayer::forward(const Tensor& x) const {
+  return ops::conv1d(x, weight, bias, options);
+}
 
 ResBlock::ResBlock(const WeightView& weights, VocoderResBlock kind, int64_t channels, int64_t kernel,
                    const std::vector<int64_t>& dilations)
@@ -81,13 +85,14 @@ Generator::Generator(VocoderGeneratorConfig config, const WeightView& weights) :
     ups_weight_.push_back(weights.load(name + ".weight", {in, out, k}));
     ups_bias_.push_back(weights.load(name + ".bias", {out}));
     for (int64_t j = 0; j < kernels; ++j) {
-      resblocks_.emplace_back(weights.sub("resblocks." + std::to_string(i * kernels + j) + "."), c.resblock, out,
-                              c.resblock_kernel_sizes[j], c.resblock_dilation_sizes[j]);
+      resblocks_.emplace_back(weights.sub("resblocks." + std::to_string(i * kernels + j) + "."), c.resblock,
+                              out, c.resblock_kernel_sizes[j], c.resblock_dilation_sizes[j]);
     }
   }
   const int64_t final_channels = base >> stages;
   if (c.resblock == VocoderResBlock::Amp1) act_post_.emplace_back(weights.sub("act_post."), final_channels);
-  conv_post_ = load_conv(weights, "conv_post", final_channels, 2, kOuterKernel, c.use_bias_at_final, same_outer);
+  conv_post_ =
+      load_conv(weights, "conv_post", final_channels, 2, kOuterKernel, c.use_bias_at_final, same_outer);
 }
 
 Tensor Generator::forward(const Tensor& mel, const Probe& probe, const std::string& prefix) const {

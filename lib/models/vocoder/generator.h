@@ -61,7 +61,7 @@ class Generator {
   VocoderGeneratorConfig config_;
   Conv1dLayer conv_pre_, conv_post_;
   std::vector<Tensor> ups_weight_, ups_bias_;
-  std::vector<ResBlock> resblocks_;  // stage i owns [i * K, (i + 1) * K) for K kernel sizes
+  std::vector<ResBlock> resblocks_;             // stage i owns [i * K, (i + 1) * K) for K kernel sizes
   std::vector<AntiAliasedSnakeBeta> act_post_;  // AMP1: one entry
 };
 

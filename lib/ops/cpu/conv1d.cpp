@@ -19,10 +19,10 @@ Tensor conv1d(const Tensor& x, const Tensor& w, const Tensor& bias, const Conv1d
   LTX2_DISPATCH_CUDA(x.device(), conv1d, x, w, bias, opt);
   LTX2_CHECK(x.dtype() == DType::F32 && w.dtype() == DType::F32, "conv1d: f32 expected, got {} and {}",
              x.str(), w.str());
-  LTX2_CHECK(opt.stride >= 1 && opt.dilation >= 1 && opt.groups >= 1 && opt.pad_left >= 0 &&
-                 opt.pad_right >= 0,
-             "conv1d: bad options (stride {}, dilation {}, groups {}, padding {}/{})", opt.stride,
-             opt.dilation, opt.groups, opt.pad_left, opt.pad_right);
+  LTX2_CHECK(
+      opt.stride >= 1 && opt.dilation >= 1 && opt.groups >= 1 && opt.pad_left >= 0 && opt.pad_right >= 0,
+      "conv1d: bad options (stride {}, dilation {}, groups {}, padding {}/{})", opt.stride, opt.dilation,
+      opt.groups, opt.pad_left, opt.pad_right);
   LTX2_CHECK(x.dim() == 3 && w.dim() == 3, "conv1d: input {} and weight {} must be 3-d", x.str(), w.str());
   const int64_t B = x.size(0), Cin = x.size(1), L = x.size(2);
   const int64_t Cout = w.size(0), Cg = w.size(1), K = w.size(2);

@@ -17,8 +17,8 @@ Tensor conv_transpose1d(const Tensor& x, const Tensor& w, const Tensor& bias,
   LTX2_CHECK(opt.stride >= 1 && opt.groups >= 1 && opt.padding >= 0,
              "conv_transpose1d: bad options (stride {}, padding {}, groups {})", opt.stride, opt.padding,
              opt.groups);
-  LTX2_CHECK(x.dim() == 3 && w.dim() == 3, "conv_transpose1d: input {} and weight {} must be 3-d",
-             x.str(), w.str());
+  LTX2_CHECK(x.dim() == 3 && w.dim() == 3, "conv_transpose1d: input {} and weight {} must be 3-d", x.str(),
+             w.str());
   const int64_t B = x.size(0), Cin = x.size(1), L = x.size(2);
   const int64_t Og = w.size(1), K = w.size(2), Cout = Og * opt.groups;
   LTX2_CHECK(w.size(0) == Cin && Cin % opt.groups == 0,

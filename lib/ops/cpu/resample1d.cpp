@@ -18,8 +18,8 @@ struct Rows {
 };
 
 Rows prepare(const Tensor& x, const Tensor& filter, const char* op) {
-  LTX2_CHECK(x.dtype() == DType::F32 && filter.dtype() == DType::F32, "{}: f32 expected, got {} and {}",
-             op, x.str(), filter.str());
+  LTX2_CHECK(x.dtype() == DType::F32 && filter.dtype() == DType::F32, "{}: f32 expected, got {} and {}", op,
+             x.str(), filter.str());
   LTX2_CHECK(x.dim() == 3 && x.size(2) > 0, "{}: input {} must be [B, C, L] with L > 0", op, x.str());
   LTX2_CHECK(filter.numel() > 0, "{}: empty filter", op);
   Tensor xc = x.contiguous();

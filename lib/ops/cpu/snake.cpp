@@ -11,8 +11,7 @@ namespace ltx2::ops {
 
 Tensor snake_beta(const Tensor& x, const Tensor& log_alpha, const Tensor& log_beta) {
   LTX2_DISPATCH_CUDA(x.device(), snake_beta, x, log_alpha, log_beta);
-  LTX2_CHECK(x.dtype() == DType::F32 && x.dim() == 3, "snake_beta: f32 [B, C, L] expected, got {}",
-             x.str());
+  LTX2_CHECK(x.dtype() == DType::F32 && x.dim() == 3, "snake_beta: f32 [B, C, L] expected, got {}", x.str());
   const int64_t B = x.size(0), C = x.size(1), L = x.size(2);
   LTX2_CHECK(log_alpha.dtype() == DType::F32 && log_alpha.numel() == C && log_beta.dtype() == DType::F32 &&
                  log_beta.numel() == C,

@@ -39,7 +39,7 @@ json golden_config(const std::string& golden_case) {
 
 }  // namespace
 
-TEST_CASE("audio VAE config: the golden config parses; unsupported values are refused by key") {
+TEST_CASE("audio VAE config: the golden config parses and unsupported values are refused by key") {
   json cfg = golden_config("audio_vae_decoder").at("audio_vae");
   AudioVaeDecoderConfig c = parse_audio_vae_decoder_config(cfg);
   REQUIRE(c.ch == 8);
@@ -62,7 +62,7 @@ TEST_CASE("audio VAE config: the golden config parses; unsupported values are re
   REQUIRE_THROWS_WITH(parse_audio_vae_decoder_config(axis), Contains("'causality_axis' is 'depth'"));
 }
 
-TEST_CASE("vocoder config: flat is LTX-2.0, nested with bwe is LTX-2.3; unsupported values refused") {
+TEST_CASE("vocoder config: flat is LTX-2.0, nested with bwe is LTX-2.3, unsupported values are refused") {
   json flat = golden_config("vocoder").at("vocoder");
   VocoderConfig c = parse_vocoder_config(flat);
   REQUIRE_FALSE(c.bwe.has_value());
@@ -96,13 +96,15 @@ TEST_CASE("vocoder config: flat is LTX-2.0, nested with bwe is LTX-2.3; unsuppor
 }
 
 TEST_CASE("audio VAE decoder: a mis-shaped or missing weight is refused naming it") {
-  AudioVaeDecoderConfig c = parse_audio_vae_decoder_config(golden_config("audio_vae_decoder").at("audio_vae"));
+  AudioVaeDecoderConfig c =
+      parse_audio_vae_decoder_config(golden_config("audio_vae_decoder").at("audio_vae"));
   test::ScratchDir dir("audio_vae_weights");
   const std::string key = "audio_vae.decoder.up.1.block.0.nin_shortcut.conv.weight";
   auto bad = tampered("audio_vae_decoder", key, Tensor::zeros({16, 32, 3, 3}), dir);
   REQUIRE_THROWS_WITH(audio_vae::AudioDecoder::load(c, bad), Contains("'" + key + "' has shape"));
   test::ScratchDir dir2("audio_vae_missing");
-  auto missing = tampered("audio_vae_decoder", "audio_vae.per_channel_statistics.std-of-means", Tensor(), dir2);
+  auto missing =
+      tampered("audio_vae_decoder", "audio_vae.per_channel_statistics.std-of-means", Tensor(), dir2);
   REQUIRE_THROWS_WITH(audio_vae::AudioDecoder::load(c, missing),
                       Contains("audio_vae.per_channel_statistics.std-of-means"));
 }
@@ -120,7 +122,8 @@ TEST_CASE("vocoder: a mis-shaped or missing weight is refused naming it") {
   REQUIRE_THROWS_WITH(vocoder::Vocoder::load(nested, missing), Contains(key));
   test::ScratchDir dir3("vocoder_bwe_mel");
   auto mel = tampered("vocoder_bwe", "vocoder.mel_stft.mel_basis", Tensor::zeros({64, 64}), dir3);
-  REQUIRE_THROWS_WITH(vocoder::Vocoder::load(nested, mel), Contains("'vocoder.mel_stft.mel_basis' has shape"));
+  REQUIRE_THROWS_WITH(vocoder::Vocoder::load(nested, mel),
+                      Contains("'vocoder.mel_stft.mel_basis' has shape"));
 }
 
 TEST_CASE("vocoder: the x3 Hann-sinc resampler has 43 symmetric taps peaking at rolloff / ratio") {

@@ -54,7 +54,8 @@ TEST_CASE("audio ops: conv1d matches a naive loop (stride, dilation, padding, gr
     Tensor w = test::random_tensor({c.cout, c.cin / c.opt.groups, c.k}, seed++);
     Tensor b = test::random_tensor({c.cout}, seed++);
     Tensor y = ops::conv1d(x, w, b, c.opt);
-    const int64_t Lout = (c.L + c.opt.pad_left + c.opt.pad_right - c.opt.dilation * (c.k - 1) - 1) / c.opt.stride + 1;
+    const int64_t Lout =
+        (c.L + c.opt.pad_left + c.opt.pad_right - c.opt.dilation * (c.k - 1) - 1) / c.opt.stride + 1;
     REQUIRE(y.shape() == Shape{2, c.cout, Lout});
     double worst = 0;
     const int64_t cg = c.cin / c.opt.groups, og = c.cout / c.opt.groups;
@@ -71,10 +72,11 @@ TEST_CASE("audio ops: conv1d matches a naive loop (stride, dilation, padding, gr
         }
     REQUIRE(worst < 1e-5);
   }
-  REQUIRE(ops::conv1d(test::random_tensor({1, 2, 9}, 1), test::random_tensor({3, 2, 3}, 2), Tensor())
-              .shape() == Shape{1, 3, 7});
-  REQUIRE_THROWS_AS(ops::conv1d(test::random_tensor({1, 2, 9}, 1), test::random_tensor({3, 4, 3}, 2), Tensor()),
-                    Error);
+  REQUIRE(
+      ops::conv1d(test::random_tensor({1, 2, 9}, 1), test::random_tensor({3, 2, 3}, 2), Tensor()).shape() ==
+      Shape{1, 3, 7});
+  REQUIRE_THROWS_AS(
+      ops::conv1d(test::random_tensor({1, 2, 9}, 1), test::random_tensor({3, 4, 3}, 2), Tensor()), Error);
 }
 
 TEST_CASE("audio ops: conv_transpose1d matches a naive scatter loop") {
@@ -107,7 +109,8 @@ TEST_CASE("audio ops: conv_transpose1d matches a naive scatter loop") {
           for (int64_t t = 0; t < c.L; ++t)
             for (int64_t k = 0; k < c.k; ++k) {
               int64_t j = t * c.opt.stride + k - c.opt.padding, o = (i / ig) * og + ol;
-              if (j >= 0 && j < Lout) ref[(n * c.cout + o) * Lout + j] += double(x.item({n, i, t})) * w.item({i, ol, k});
+              if (j >= 0 && j < Lout)
+                ref[(n * c.cout + o) * Lout + j] += double(x.item({n, i, t})) * w.item({i, ol, k});
             }
     double worst = 0;
     for (int64_t n = 0; n < 2; ++n)
@@ -134,7 +137,8 @@ TEST_CASE("audio ops: conv2d with one-sided padding matches a naive loop") {
     Tensor w = test::random_tensor({c.cout, c.cin, c.k, c.k}, seed++);
     Tensor b = test::random_tensor({c.cout}, seed++);
     Tensor y = ops::conv2d(x, w, b, c.pad);
-    const int64_t Ho = c.H + c.pad.top + c.pad.bottom - c.k + 1, Wo = c.W + c.pad.left + c.pad.right - c.k + 1;
+    const int64_t Ho = c.H + c.pad.top + c.pad.bottom - c.k + 1,
+                  Wo = c.W + c.pad.left + c.pad.right - c.k + 1;
     REQUIRE(y.shape() == Shape{2, c.cout, Ho, Wo});
     double worst = 0;
     for (int64_t n = 0; n < 2; ++n)
@@ -146,14 +150,16 @@ TEST_CASE("audio ops: conv2d with one-sided padding matches a naive loop") {
               for (int64_t p = 0; p < c.k; ++p)
                 for (int64_t q = 0; q < c.k; ++q) {
                   int64_t hh = h + p - c.pad.top, ww = v + q - c.pad.left;
-                  if (hh >= 0 && hh < c.H && ww >= 0 && ww < c.W) s += double(w.item({o, i, p, q})) * x.item({n, i, hh, ww});
+                  if (hh >= 0 && hh < c.H && ww >= 0 && ww < c.W)
+                    s += double(w.item({o, i, p, q})) * x.item({n, i, hh, ww});
                 }
             worst = std::max(worst, std::fabs(s - y.item({n, o, h, v})));
           }
     REQUIRE(worst < 1e-5);
   }
-  REQUIRE_THROWS_AS(ops::conv2d(test::random_tensor({1, 2, 4, 4}, 1), test::random_tensor({3, 3, 3, 3}, 2), Tensor()),
-                    Error);
+  REQUIRE_THROWS_AS(
+      ops::conv2d(test::random_tensor({1, 2, 4, 4}, 1), test::random_tensor({3, 3, 3, 3}, 2), Tensor()),
+      Error);
 }
 
 TEST_CASE("audio ops: filtered up- and downsampling match naive loops with replicated edges") {
