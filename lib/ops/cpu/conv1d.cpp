@@ -9,6 +9,12 @@
 
 namespace ltx2::ops {
 
+namespace {
+// Below this many multiply-adds a parallel region costs more than it saves (on a busy machine a
+// worker may not be scheduled for milliseconds).
+constexpr int64_t kParallelWork = int64_t{1} << 21;
+}  // namespace
+
 int64_t conv1d_output_length(int64_t length, int64_t kernel, const Conv1dOptions& opt) {
   int64_t span = opt.dilation * (kernel - 1) + 1;
   int64_t padded = length + opt.pad_left + opt.pad_right;
@@ -42,7 +48,7 @@ Tensor conv1d(const Tensor& x, const Tensor& w, const Tensor& bias, const Conv1d
   float* yp = y.data<float>();
   const int64_t out_per_group = Cout / opt.groups, stride = opt.stride;
 
-#pragma omp parallel for collapse(2) schedule(static) if (B * Cout * Lout * Cg * K > 65536)
+#pragma omp parallel for collapse(2) schedule(static) if (B * Cout * Lout * Cg * K > kParallelWork)
   for (int64_t b = 0; b < B; ++b) {
     for (int64_t o = 0; o < Cout; ++o) {
       float* out = yp + (b * Cout + o) * Lout;

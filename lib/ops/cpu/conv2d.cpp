@@ -10,6 +10,12 @@
 
 namespace ltx2::ops {
 
+namespace {
+// Below this many multiply-adds a parallel region costs more than it saves (on a busy machine a
+// worker may not be scheduled for milliseconds).
+constexpr int64_t kParallelWork = int64_t{1} << 21;
+}  // namespace
+
 Tensor conv2d(const Tensor& x, const Tensor& w, const Tensor& bias, const Conv2dPadding& padding) {
   LTX2_DISPATCH_CUDA(x.device(), conv2d, x, w, bias, padding);
   LTX2_CHECK(x.dtype() == DType::F32 && w.dtype() == DType::F32, "conv2d: f32 expected, got {} and {}",
@@ -35,7 +41,8 @@ Tensor conv2d(const Tensor& x, const Tensor& w, const Tensor& bias, const Conv2d
   const float* bp = bc.defined() ? bc.data<float>() : nullptr;
   float* yp = y.data<float>();
 
-#pragma omp parallel for collapse(2) schedule(static) if (B * Cout * Hout * Wout * Cin * kH * kW > 65536)
+#pragma omp parallel for collapse(2) \
+    schedule(static) if (B * Cout * Hout * Wout * Cin * kH * kW > kParallelWork)
   for (int64_t b = 0; b < B; ++b) {
     for (int64_t o = 0; o < Cout; ++o) {
       float* out = yp + (b * Cout + o) * Hout * Wout;

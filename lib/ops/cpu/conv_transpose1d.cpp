@@ -9,6 +9,12 @@
 
 namespace ltx2::ops {
 
+namespace {
+// Below this many multiply-adds a parallel region costs more than it saves (on a busy machine a
+// worker may not be scheduled for milliseconds).
+constexpr int64_t kParallelWork = int64_t{1} << 21;
+}  // namespace
+
 Tensor conv_transpose1d(const Tensor& x, const Tensor& w, const Tensor& bias,
                         const ConvTranspose1dOptions& opt) {
   LTX2_DISPATCH_CUDA(x.device(), conv_transpose1d, x, w, bias, opt);
@@ -38,7 +44,7 @@ Tensor conv_transpose1d(const Tensor& x, const Tensor& w, const Tensor& bias,
   float* yp = y.data<float>();
   const int64_t in_per_group = Cin / opt.groups, stride = opt.stride;
 
-#pragma omp parallel for collapse(2) schedule(static) if (B * Cout * L * in_per_group * K > 65536)
+#pragma omp parallel for collapse(2) schedule(static) if (B * Cout * L * in_per_group * K > kParallelWork)
   for (int64_t b = 0; b < B; ++b) {
     for (int64_t o = 0; o < Cout; ++o) {
       float* out = yp + (b * Cout + o) * Lout;

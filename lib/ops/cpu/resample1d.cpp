@@ -12,6 +12,10 @@ namespace ltx2::ops {
 
 namespace {
 
+// Below this many multiply-adds a parallel region costs more than it saves (on a busy machine a
+// worker may not be scheduled for milliseconds).
+constexpr int64_t kParallelWork = int64_t{1} << 21;
+
 struct Rows {
   Tensor x, filter;
   int64_t rows, length, taps;
@@ -50,7 +54,7 @@ Tensor upsample1d(const Tensor& x, const Tensor& filter, int64_t ratio, int64_t 
   float* yp = y.data<float>();
   const float gain = static_cast<float>(ratio);
 
-#pragma omp parallel if (r.rows * full * K > 65536)
+#pragma omp parallel if (r.rows * full * K > kParallelWork)
   {
     std::vector<float> padded(Lp), acc(full);
 #pragma omp for schedule(static)
@@ -83,7 +87,7 @@ Tensor lowpass_downsample1d(const Tensor& x, const Tensor& filter, int64_t strid
   const float* h = r.filter.data<float>();
   float* yp = y.data<float>();
 
-#pragma omp parallel if (r.rows * Lout * K > 65536)
+#pragma omp parallel if (r.rows * Lout * K > kParallelWork)
   {
     std::vector<float> padded(Lp);
 #pragma omp for schedule(static)

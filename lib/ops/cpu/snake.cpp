@@ -9,6 +9,12 @@
 
 namespace ltx2::ops {
 
+namespace {
+// Below this many elements a parallel region costs more than it saves (on a busy machine a
+// worker may not be scheduled for milliseconds).
+constexpr int64_t kParallelWork = int64_t{1} << 18;
+}  // namespace
+
 Tensor snake_beta(const Tensor& x, const Tensor& log_alpha, const Tensor& log_beta) {
   LTX2_DISPATCH_CUDA(x.device(), snake_beta, x, log_alpha, log_beta);
   LTX2_CHECK(x.dtype() == DType::F32 && x.dim() == 3, "snake_beta: f32 [B, C, L] expected, got {}", x.str());
@@ -24,7 +30,7 @@ Tensor snake_beta(const Tensor& x, const Tensor& log_alpha, const Tensor& log_be
   float* yp = y.data<float>();
   constexpr float kEps = 1e-9f;
 
-#pragma omp parallel for schedule(static) if (B * C * L > 65536)
+#pragma omp parallel for schedule(static) if (B * C * L > kParallelWork)
   for (int64_t row = 0; row < B * C; ++row) {
     const int64_t c = row % C;
     const float alpha = std::exp(la[c]);

@@ -6,6 +6,12 @@
 
 namespace ltx2::ops {
 
+namespace {
+// Below this many elements a parallel region costs more than it saves (on a busy machine a
+// worker may not be scheduled for milliseconds).
+constexpr int64_t kParallelWork = int64_t{1} << 18;
+}  // namespace
+
 Tensor upsample_nearest2d(const Tensor& x, int64_t factor) {
   LTX2_DISPATCH_CUDA(x.device(), upsample_nearest2d, x, factor);
   LTX2_CHECK(x.dtype() == DType::F32 && x.dim() == 4, "upsample_nearest2d: f32 [B, C, H, W] expected, got {}",
@@ -17,7 +23,7 @@ Tensor upsample_nearest2d(const Tensor& x, int64_t factor) {
   Tensor y = Tensor::empty({x.size(0), x.size(1), Ho, Wo});
   const float* xp = xc.data<float>();
   float* yp = y.data<float>();
-#pragma omp parallel for schedule(static) if (planes * Ho * Wo > 65536)
+#pragma omp parallel for schedule(static) if (planes * Ho * Wo > kParallelWork)
   for (int64_t p = 0; p < planes; ++p) {
     for (int64_t h = 0; h < Ho; ++h) {
       const float* src = xp + (p * H + h / factor) * W;
