@@ -7,9 +7,13 @@
 
 #include "core/error.h"
 #include "core/tensor.h"
-#include "ops/conv3d.h"
 
 namespace ltx2::ops {
+
+struct Conv1dOptions;
+struct Conv3dParams;
+struct ConvTranspose1dOptions;
+struct Conv2dPadding;
 
 struct CudaOps {
   Tensor (*linear)(const Tensor& x, const Tensor& w, const Tensor& bias) = nullptr;
@@ -28,6 +32,16 @@ struct CudaOps {
   Tensor (*pixel_norm)(const Tensor& x, float eps) = nullptr;
   Tensor (*group_norm)(const Tensor& x, int64_t groups, const Tensor& w, const Tensor& b,
                        float eps) = nullptr;
+  Tensor (*conv1d)(const Tensor& x, const Tensor& w, const Tensor& bias, const Conv1dOptions& opt) = nullptr;
+  Tensor (*conv_transpose1d)(const Tensor& x, const Tensor& w, const Tensor& bias,
+                             const ConvTranspose1dOptions& opt) = nullptr;
+  Tensor (*conv2d)(const Tensor& x, const Tensor& w, const Tensor& bias, const Conv2dPadding& pad) = nullptr;
+  Tensor (*upsample1d)(const Tensor& x, const Tensor& filter, int64_t ratio, int64_t pad, int64_t crop_left,
+                       int64_t crop_right) = nullptr;
+  Tensor (*lowpass_downsample1d)(const Tensor& x, const Tensor& filter, int64_t stride, int64_t pad_left,
+                                 int64_t pad_right) = nullptr;
+  Tensor (*snake_beta)(const Tensor& x, const Tensor& log_alpha, const Tensor& log_beta) = nullptr;
+  Tensor (*upsample_nearest2d)(const Tensor& x, int64_t factor) = nullptr;
 };
 
 // The filled table; throws when this build has no CUDA backend.
