@@ -14,7 +14,7 @@ TEST_CASE("md5: RFC 1321 appendix A.5 test suite") {
   REQUIRE(md5_hex("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789") ==
           "d174ab98d277d9f5a5611c2c9f419d9f");
   REQUIRE(md5_hex("12345678901234567890123456789012345678901234567890123456789012345678901234567890") ==
-          "57edf4a22be3c955ac49da2e66b67a0f");
+          "57edf4a22be3c955ac49da2e2107b67a");
 }
 
 TEST_CASE("md5: lengths around the 56-byte padding boundary") {
