@@ -1,8 +1,10 @@
 // Sharded state-dict ownership and the bucketed broadcast plan.
+#include <algorithm>
 #include <numeric>
 
 #include "core/error.h"
 #include "parallel/broadcast_plan.h"
+#include "parallel/lora_shard.h"
 #include "parallel/sharded_ownership.h"
 #include "support/catch.h"
 
@@ -57,4 +59,20 @@ TEST_CASE("shards: rounds fill the staging buffer, split large tensors and cover
   REQUIRE(covered == bytes);
   REQUIRE(rounds.size() == 6);  // 45 bytes in rounds of 8
   REQUIRE_THROWS_AS(plan_broadcast_rounds(order, bytes, 0), Error);
+}
+
+TEST_CASE("shards: a rank may read LoRA factors only of the matrices it owns") {
+  const std::vector<std::string> keys{"a.to_q.weight", "a.to_q.bias", "a.scale_shift_table", "b.ff.weight"};
+  ShardOwnership own = assign_shard_owners(keys, {16, 4, 8, 32}, 2);
+  std::vector<std::string> all;
+  for (int r = 0; r < 2; ++r)
+    for (const std::string& k : owned_keys(own, keys, r)) all.push_back(k);
+  std::sort(all.begin(), all.end());
+  std::vector<std::string> sorted_keys = keys;
+  std::sort(sorted_keys.begin(), sorted_keys.end());
+  REQUIRE(all == sorted_keys);
+  const std::set<std::string> allowed =
+      allowed_lora_keys({"a.to_q.weight", "a.to_q.bias", "a.scale_shift_table"});
+  REQUIRE(allowed == std::set<std::string>{"a.to_q.lora_A.weight", "a.to_q.lora_B.weight"});
+  REQUIRE_THROWS_AS(owned_keys(own, keys, 2), Error);
 }
