@@ -2,7 +2,6 @@
 #include "parallel/sharded_ownership.h"
 
 #include <algorithm>
-#include <numeric>
 #include <unordered_map>
 
 #include "core/error.h"

@@ -1,7 +1,6 @@
 // Check runner for `sp_padding` cases: for each combo (T tokens, world size, optional user mask)
 // pads the video tokens, shards them per rank and compares counts, offsets, rank ranges and the
 // padded tensors; case.json "compute_sequence_partition(a, b)" entries must be refused.
-#include <cstdio>
 #include <regex>
 
 #include "check/kinds.h"

@@ -2,7 +2,6 @@
 #include "check/parallel_case_util.h"
 
 #include <cmath>
-#include <cstdlib>
 
 #include "core/error.h"
 

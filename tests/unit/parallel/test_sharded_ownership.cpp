@@ -1,6 +1,5 @@
 // Sharded state-dict ownership and the bucketed broadcast plan.
 #include <algorithm>
-#include <numeric>
 
 #include "core/error.h"
 #include "parallel/broadcast_plan.h"
