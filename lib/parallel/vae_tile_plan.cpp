@@ -117,7 +117,8 @@ Tensor assemble_frames(const VaeTilePlan& plan, const std::vector<DecodedTile>& 
   LTX2_CHECK(0 <= frame_start && frame_start < frame_stop && frame_stop <= e[0],
              "assemble_frames: frames [{}, {}) outside the video's {}", frame_start, frame_stop, e[0]);
   const int64_t channels = tiles.front().pixels.size(3);
-  Tensor out = Tensor::zeros({frame_stop - frame_start, e[1], e[2], channels});
+  const Device device = tiles.front().pixels.device();
+  Tensor out = Tensor::zeros({frame_stop - frame_start, e[1], e[2], channels}, DType::F32, device);
   for (const DecodedTile& d : tiles) {
     const VaeTile& t = plan.tiles.at(static_cast<size_t>(d.tile));
     LTX2_CHECK(d.pixels.dim() == 4 && d.pixels.size(0) == t.pixel[0].length() &&
@@ -129,16 +130,18 @@ Tensor assemble_frames(const VaeTilePlan& plan, const std::vector<DecodedTile>& 
     std::array<std::vector<float>, 3> masks = t.masks;
     masks[0] = std::vector<float>(t.masks[0].begin() + (lo - t.pixel[0].start),
                                   t.masks[0].begin() + (hi - t.pixel[0].start));
-    Tensor weight = Tensor::from_vector(outer_product_mask(masks),
-                                        {hi - lo, t.pixel[1].length(), t.pixel[2].length(), 1});
-    Tensor src = d.pixels.narrow(0, lo - t.pixel[0].start, hi - lo).to(Device::cpu()).to(DType::F32);
+    Tensor weight =
+        Tensor::from_vector(outer_product_mask(masks), {hi - lo, t.pixel[1].length(), t.pixel[2].length(), 1})
+            .to(device);
+    Tensor src = d.pixels.narrow(0, lo - t.pixel[0].start, hi - lo).to(device).to(DType::F32);
     Tensor dst = out.narrow(0, lo - frame_start, hi - lo)
                      .narrow(1, t.pixel[1].start, t.pixel[1].length())
                      .narrow(2, t.pixel[2].start, t.pixel[2].length());
     dst.copy_(ops::add(dst, ops::mul(src, weight)));
   }
   if (dense_weights.defined())
-    out = ops::div(out, dense_weights.narrow(0, frame_start, frame_stop - frame_start).unsqueeze(3));
+    out =
+        ops::div(out, dense_weights.narrow(0, frame_start, frame_stop - frame_start).unsqueeze(3).to(device));
   return out;
 }
 

@@ -63,7 +63,8 @@ struct DecodedTile {
   Tensor pixels;     // [F_t, H_t, W_t, C] of that tile's pixel box
 };
 // Frames [frame_start, frame_stop) of the video: sum of tiles' pixels times their masks (float32),
-// divided by dense_weights when defined. Returns [frames, H, W, C] float32.
+// divided by dense_weights when defined. Returns [frames, H, W, C] float32 on the device of the
+// first tile's pixels (the driver's), where every tile is brought.
 Tensor assemble_frames(const VaeTilePlan& plan, const std::vector<DecodedTile>& tiles, int64_t frame_start,
                        int64_t frame_stop, const Tensor& dense_weights);
 
