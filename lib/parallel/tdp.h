@@ -1,0 +1,69 @@
+// Tiled data parallelism's pure parts (multigpu.md 4.4-4.7): the tiles of the latent grid with
+// their trapezoidal blend masks, which tokens a tile processes (its generated cells plus the
+// conditioning tokens overlapping it, each weighted 1/number of keeping tiles), per-tile position
+// normalisation, the blend back into the full token space, and one rank's pre-all_reduce partial.
+//
+// Token layout: the first F*H*W tokens are the generated grid cells in row-major (f, h, w) order;
+// any further tokens are conditioning tokens.
+#pragma once
+
+#include <functional>
+#include <utility>
+#include <vector>
+
+#include "parallel/tile_plan.h"
+#include "parallel/token_sequence.h"
+
+namespace ltx2::parallel {
+
+struct TdpTile {
+  TileBox box;                              // latent cells [start, stop) per axis
+  std::array<std::vector<float>, 3> masks;  // 1-D blend mask per axis
+  std::vector<float> blend_mask() const { return outer_product_mask(masks); }
+  int64_t num_generated() const { return box[0].length() * box[1].length() * box[2].length(); }
+};
+
+// What blend needs to scatter a tile's output back.
+struct TileTokens {
+  TokenSequence tokens;             // the tile's tokens (positions normalised if asked)
+  std::vector<int64_t> keep;        // generated indices then kept conditioning indices
+  int64_t num_generated = 0;        // leading entries of keep that are generated cells
+  std::vector<float> cond_weights;  // per kept conditioning token
+  Tensor position_offset;           // (B, 3) subtracted from positions; undefined if not normalised
+  int64_t num_total_tokens = 0;
+};
+
+class TdpTilePlan {
+ public:
+  TdpTilePlan(const GridExtent& grid, const GridTiling& tiling);
+
+  const std::vector<TdpTile>& tiles() const { return tiles_; }
+  int64_t num_generated_tokens() const { return grid_[0] * grid_[1] * grid_[2]; }
+  std::vector<int64_t> generated_indices(size_t tile) const;
+  // keep[t][c]: tile t processes conditioning token c (overlap in all three axes for some batch
+  // element, or a negative time start = reference token kept everywhere).
+  std::vector<std::vector<uint8_t>> cond_keep(const Tensor& positions) const;
+
+  TileTokens tile_tokens(const TokenSequence& seq, size_t tile, bool normalize_positions) const;
+  // acc (B, T_total, D) += tile output scattered by blend mask / conditioning weight.
+  void blend(Tensor& acc, const Tensor& tile_out, size_t tile, const TileTokens& ctx) const;
+
+ private:
+  GridExtent grid_;
+  std::vector<TdpTile> tiles_;
+};
+
+// Runs `model` on every tile the rank owns (round-robin) and returns the rank's partial sums: the
+// blended video (B, T, D) and the summed audio output divided by the global tile count, so the
+// SUM all_reduce of all ranks' partials is the result. A rank without tiles contributes zeros
+// (shaped like the video latent / audio_latent) instead of failing.
+using TileModel = std::function<std::pair<Tensor, Tensor>(const TokenSequence& tile_video)>;
+struct TdpPartial {
+  Tensor video;
+  Tensor audio;  // undefined when audio_latent is
+};
+TdpPartial tdp_rank_partial(const TdpTilePlan& plan, const TokenSequence& video, const Tensor& audio_latent,
+                            int rank, int world_size, const TileModel& model,
+                            bool normalize_positions = true);
+
+}  // namespace ltx2::parallel

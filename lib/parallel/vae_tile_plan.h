@@ -1,0 +1,71 @@
+// The distributed video VAE decoder's pure parts (multigpu.md 5.1-5.2): latent tiles (causal
+// temporal split), their pixel boxes and pixel-unit blend masks, whether the masks form a
+// partition of unity (else a dense normaliser), the guard against a second (single-GPU) temporal
+// split inside a tile, and the driver's assembly of decoded tiles into temporal frame batches.
+//
+// Pixel tensors are [frames, height, width, channels]; the pixel grid of a latent (F, H, W) is
+// ((F - 1) * time + 1, H * height, W * width).
+#pragma once
+
+#include <array>
+#include <functional>
+#include <utility>
+#include <vector>
+
+#include "core/tensor.h"
+#include "parallel/tile_plan.h"
+
+namespace ltx2::parallel {
+
+struct VaeScale {
+  int64_t time = 8, height = 32, width = 32;
+};
+
+struct PixelRange {
+  int64_t start = 0, stop = 0;
+  int64_t length() const { return stop - start; }
+};
+
+struct VaeTile {
+  TileBox latent;                           // frames start already shifted for causal tiles
+  std::array<PixelRange, 3> pixel;          // frames, height, width
+  std::array<std::vector<float>, 3> masks;  // pixel-unit 1-D blend mask per axis
+};
+
+struct VaeTilePlan {
+  GridExtent pixel_extent{};
+  std::vector<VaeTile> tiles;
+};
+
+VaeTilePlan plan_vae_tiles(const GridExtent& latent, const GridTiling& tiling, const VaeScale& scale);
+
+// Per axis, the masks of the distinct pixel ranges sum to 1 (within 1e-5) on every pixel.
+bool masks_are_complementary(const VaeTilePlan& plan);
+// (F, H, W) float32: sum over tiles of their separable masks, clamped to >= 1e-8.
+Tensor dense_blend_weights(const VaeTilePlan& plan);
+
+// Temporal chunks a single-GPU tile-size config (tile / overlap in pixel frames) would cut a
+// decode of `pixel_frames` frames into.
+int64_t sgpu_temporal_chunks(int64_t pixel_frames, int64_t tile_frames, int64_t overlap_frames);
+// Refuses to combine a multi-GPU temporal split with a single-GPU one that would cut any tile
+// again (two causal splits conflict). Checked over all tiles, so every rank decides alike.
+void check_single_temporal_split(const VaeTilePlan& plan, const AxisTiling& frames,
+                                 const std::function<int64_t(int64_t pixel_frames)>& sgpu_chunks);
+
+// Frame ranges [start, stop) of the driver's temporal output batches: ceil(F / n) frames each,
+// the last shorter; empty batches are dropped.
+std::vector<std::pair<int64_t, int64_t>> temporal_batches(int64_t pixel_frames, int64_t num_batches);
+// Tile indices in assembly order: by rank, then each rank's own order (deterministic sums).
+std::vector<int64_t> assembly_order(int64_t num_tiles, int world_size);
+
+struct DecodedTile {
+  int64_t tile = 0;  // global tile index into plan.tiles
+  Tensor pixels;     // [F_t, H_t, W_t, C] of that tile's pixel box
+};
+// Frames [frame_start, frame_stop) of the video: sum of tiles' pixels times their masks (float32),
+// divided by dense_weights when defined. Returns [frames, H, W, C] float32 on the device of the
+// first tile's pixels (the driver's), where every tile is brought.
+Tensor assemble_frames(const VaeTilePlan& plan, const std::vector<DecodedTile>& tiles, int64_t frame_start,
+                       int64_t frame_stop, const Tensor& dense_weights);
+
+}  // namespace ltx2::parallel
