@@ -1,0 +1,33 @@
+// The flags shared by ltx2-distilled and ltx2-ti2vid, spelled as the reference's CLIs spell them
+// (plus ours: --gpus, --ranks, --jobs, --log-format, --retries), and their conversion into a
+// GenerationRequest and ModelPaths.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <string>
+#include <vector>
+
+#include "pipeline/request.h"
+
+namespace ltx2::cli {
+
+struct GenerationFlags {
+  GenerationRequest request;
+  ModelPaths paths;
+  std::vector<std::vector<std::string>> images;  // PATH FRAME STRENGTH [CRF]
+  std::vector<std::vector<std::string>> loras;   // PATH [STRENGTH]
+  std::vector<std::string> distilled_lora;       // PATH [STRENGTH]
+  std::string jobs_file;
+  std::string log_format = "text";
+  std::string gpus;
+  int ranks = 0;
+  int retries = 0;
+  std::string stage2_parallel = "tdp";
+};
+
+void add_generation_flags(CLI::App& app, GenerationFlags& f, PipelineKind kind);
+// Parses the grouped flags (--image, --lora, --distilled-lora) into request/paths; throws
+// ltx2::Error naming the flag on a malformed value.
+void finish_generation_flags(GenerationFlags& f, PipelineKind kind);
+
+}  // namespace ltx2::cli
