@@ -1,0 +1,66 @@
+// LoRA fusion with bf16 rounding (emulated in float32: every bf16 result is a float32 value
+// rounded to nearest-even bf16), over lib/ops.
+#include "pipeline/lora_fuse.h"
+
+#include "core/error.h"
+#include "ops/elementwise.h"
+#include "ops/linear.h"
+
+namespace ltx2::pipeline {
+namespace {
+
+Tensor to_bf16_values(const Tensor& t) {
+  return t.to(DType::BF16).to(DType::F32);
+}
+
+}  // namespace
+
+Tensor fuse_lora_weight(const Tensor& weight,
+                        const std::vector<std::pair<const LoraPair*, float>>& contributions,
+                        const std::string& name) {
+  LTX2_CHECK(!contributions.empty(), "LoRA fusion: no LoRA for weight '{}'", name);
+  LTX2_CHECK(weight.dim() == 2, "LoRA fusion: weight '{}' is {}, not a matrix", name, weight.str());
+  Tensor delta;
+  for (const auto& [pair, strength] : contributions) {
+    LTX2_CHECK(pair->up.size(0) == weight.size(0) && pair->down.size(1) == weight.size(1),
+               "LoRA fusion: weight '{}' {} does not match lora_B {} @ lora_A {}", name,
+               shape_str(weight.shape()), shape_str(pair->up.shape()), shape_str(pair->down.shape()));
+    const Tensor up = to_bf16_values(pair->up), down = to_bf16_values(pair->down);
+    if (!delta.defined()) {
+      delta = to_bf16_values(ops::matmul(to_bf16_values(ops::mul(up, strength)), down));
+    } else {
+      delta = to_bf16_values(ops::add(delta, ops::mul(ops::matmul(up, down), strength)));
+    }
+  }
+  return ops::add(delta, weight.to(DType::F32)).to(DType::BF16).to(weight.dtype());
+}
+
+std::vector<std::string> LoraFusion::apply(WeightMap& weights, const std::vector<LoraWithStrength>& loras) {
+  restore(weights);
+  std::map<std::string, std::vector<std::pair<const LoraPair*, float>>> by_weight;
+  for (const auto& l : loras) {
+    LTX2_CHECK(l.lora != nullptr, "LoRA fusion: a LoRA entry has no weights");
+    if (l.strength == 0.0f) continue;
+    for (const auto& [name, pair] : l.lora->pairs)
+      if (weights.count(name)) by_weight[name].emplace_back(&pair, l.strength);
+  }
+  std::vector<std::string> affected;
+  WeightMap fused;
+  for (const auto& [name, contributions] : by_weight) {
+    fused[name] = fuse_lora_weight(weights.at(name), contributions, name);
+    affected.push_back(name);
+  }
+  // Only after every weight fused without error is the map changed.
+  for (auto& [name, t] : fused) {
+    originals_[name] = weights[name];
+    weights[name] = std::move(t);
+  }
+  return affected;
+}
+
+void LoraFusion::restore(WeightMap& weights) {
+  for (auto& [name, t] : originals_) weights[name] = std::move(t);
+  originals_.clear();
+}
+
+}  // namespace ltx2::pipeline

@@ -1,0 +1,49 @@
+// LoRA fusion into the transformer's weights, with the reference's bf16 rounding, and the undo.
+//
+// For a weight W adapted by LoRAs (B_i, A_i) at strengths s_i, in list order:
+//   D = bf16( bf16(bf16(B_1) * s_1) @ bf16(A_1) )           (float32 accumulation)
+//   D = bf16( D + s_i * (bf16(B_i) @ bf16(A_i)) )           for i >= 2 (one rounding, as addmm)
+//   W' = bf16( D + W ), stored in W's dtype
+// There is no alpha/rank scaling; a LoRA of strength 0 contributes nothing; a pair whose target
+// is not in the weight map is skipped.
+#pragma once
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/tensor.h"
+#include "io/lora.h"
+
+namespace ltx2::pipeline {
+
+struct LoraWithStrength {
+  std::shared_ptr<const LoraWeights> lora;
+  float strength = 1;
+};
+
+// W' for one weight from its contributions (pair, strength), in order; at least one.
+Tensor fuse_lora_weight(const Tensor& weight,
+                        const std::vector<std::pair<const LoraPair*, float>>& contributions,
+                        const std::string& name);
+
+// Weights by name (the transformer's keys without "model.diffusion_model.").
+using WeightMap = std::map<std::string, Tensor>;
+
+// Applies a set of LoRAs to a weight map and restores it. Fused weights are new tensors that
+// replace the map's entries; the replaced originals are kept (as they were: no copy of an mmap'ed
+// checkpoint is needed because nothing is written in place) until restore().
+class LoraFusion {
+ public:
+  // Fuses `loras` into `weights`, first restoring any previous fusion. Returns the affected names
+  // (sorted).
+  std::vector<std::string> apply(WeightMap& weights, const std::vector<LoraWithStrength>& loras);
+  // Puts the original tensors back (no-op when nothing is fused).
+  void restore(WeightMap& weights);
+  bool active() const { return !originals_.empty(); }
+
+ private:
+  WeightMap originals_;
+};
+
+}  // namespace ltx2::pipeline
