@@ -115,6 +115,8 @@ struct Mp4Writer::Impl {
       const int rc = avcodec_receive_packet(ctx, packet);
       if (rc == AVERROR(EAGAIN) || rc == AVERROR_EOF) return;
       check(rc, "encoding");
+      // A video packet lasts one frame; without this the muxer gives the last frame no duration.
+      if (ctx == video && packet->duration == 0) packet->duration = 1;
       av_packet_rescale_ts(packet, ctx->time_base, stream->time_base);
       packet->stream_index = stream->index;
       check(av_interleaved_write_frame(fmt, packet), "writing a packet");

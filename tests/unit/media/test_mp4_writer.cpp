@@ -89,6 +89,7 @@ TEST_CASE("mp4 writer: ffprobe sees one h264 and one aac stream with the right p
       REQUIRE(s.at("width") == kWidth);
       REQUIRE(s.at("height") == kHeight);
       REQUIRE(s.at("r_frame_rate") == "24/1");
+      REQUIRE(std::fabs(std::stod(s.at("duration").get<std::string>()) - kFrames / 24.0) < 1e-6);
       REQUIRE(s.at("nb_read_frames") == std::to_string(kFrames));
       REQUIRE(s.at("pix_fmt") == "yuv420p");
       REQUIRE(s.at("color_space") == "bt709");
