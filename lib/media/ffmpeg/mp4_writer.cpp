@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdarg>
 #include <cstdio>
+#include <cstring>
 #include <mutex>
 #include <vector>
 
@@ -172,6 +173,9 @@ Mp4Writer::Mp4Writer(std::string path, const Mp4Options& options) : impl_(std::m
     c->thread_count = options.encoder_threads;
     av_opt_set(c->priv_data, "crf", std::to_string(options.crf).c_str(), 0);
     av_opt_set(c->priv_data, "preset", options.preset.c_str(), 0);
+    // x264's AVX-512 code made tiny frames (96x64) encode differently from run to run within one
+    // process; every asm level gives the same bits otherwise, so stop at AVX2 where it exists.
+    if (__builtin_cpu_supports("avx2")) av_opt_set(c->priv_data, "x264-params", "asm=AVX2", 0);
   });
   if (options.audio_sample_rate > 0) {
     m.audio = m.open_encoder("aac", &m.audio_stream, [&](AVCodecContext* c) {
@@ -203,6 +207,10 @@ void Mp4Writer::write_video(const Tensor& frames) {
     m.frame->width = static_cast<int>(w);
     m.frame->height = static_cast<int>(h);
     m.check(av_frame_get_buffer(m.frame, 0), "video frame allocation");
+    // Zero the whole buffer, padding included, so that no uninitialised byte can reach the
+    // encoder (whose SIMD loads may read past the row width).
+    for (AVBufferRef* buf : m.frame->buf)
+      if (buf) std::memset(buf->data, 0, buf->size);
     // BT.709, computed per pixel; chroma averaged over each 2x2 block before the range mapping.
     std::vector<float> cb(h * w), cr(h * w);
     for (int64_t y = 0; y < h; ++y) {

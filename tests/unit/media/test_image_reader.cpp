@@ -47,6 +47,21 @@ TEST_CASE("image reader: RGBA drops alpha, grey expands, values stay exact") {
   for (int c = 0; c < 3; ++c) REQUIRE(g.item({2, 4, c}) == float(grey[14]));
 }
 
+TEST_CASE("image reader: 16-bit samples keep their high byte, whatever the gamma chunk says") {
+  test::ScratchDir dir("png16");
+  std::vector<png_uint_16> rgb16 = {0xABCD, 0x0102, 0xFFFF, 0x0000, 0x8000, 0x7FFF};
+  png_image image;
+  std::memset(&image, 0, sizeof image);
+  image.version = PNG_IMAGE_VERSION;
+  image.width = 2;
+  image.height = 1;
+  image.format = PNG_FORMAT_LINEAR_RGB;
+  REQUIRE(png_image_write_to_file(&image, dir.file("deep.png").c_str(), 0, rgb16.data(), 0, nullptr) != 0);
+  const Tensor img = media::read_png(dir.file("deep.png"));
+  REQUIRE(img.shape() == Shape{1, 2, 3});
+  REQUIRE(img.to_vector() == std::vector<float>{0xAB, 0x01, 0xFF, 0x00, 0x80, 0x7F});
+}
+
 TEST_CASE("image reader: a missing or broken file is an error naming it") {
   test::ScratchDir dir("png_bad");
   REQUIRE_THROWS_WITH(media::read_png(dir.file("none.png")), Contains("none.png"));
