@@ -128,6 +128,14 @@ Tensor MultiModalGuider::calculate(const Tensor& cond, const Tensor& uncond_text
   return pred.to(cond.dtype());
 }
 
+GuidancePasses guidance_passes(const MultiModalGuider& video, const MultiModalGuider& audio) {
+  GuidancePasses p;
+  p.uncond = video.do_unconditional_generation() || audio.do_unconditional_generation();
+  p.perturbed = video.do_perturbed_generation() || audio.do_perturbed_generation();
+  p.isolated_modality = video.do_isolated_modality_generation() || audio.do_isolated_modality_generation();
+  return p;
+}
+
 MultiModalGuiderFactory MultiModalGuiderFactory::constant(MultiModalGuiderParams params) {
   MultiModalGuiderFactory f;
   f.bins_.emplace(std::numeric_limits<double>::infinity(), std::move(params));

@@ -4,7 +4,6 @@
 // tensors of any shape [B, ...]; "per batch row" means over all of one row's elements.
 #pragma once
 #include <map>
-#include <optional>
 #include <vector>
 
 #include "core/tensor.h"
@@ -86,6 +85,16 @@ class MultiModalGuider {
  private:
   MultiModalGuiderParams params_;
 };
+
+// Which transformer passes a guided step runs, shared by the video and audio guiders and batched
+// in this order: cond (always); uncond (negative prompt) if either modality's cfg != 1; ptb (STG:
+// self-attention skipped in each modality's stg_blocks) if either stg != 0; mod (audio<->video
+// cross-attention skipped in every block) if either modality_scale != 1.
+struct GuidancePasses {
+  bool uncond = false, perturbed = false, isolated_modality = false;
+  int count() const { return 1 + uncond + perturbed + isolated_modality; }
+};
+GuidancePasses guidance_passes(const MultiModalGuider& video, const MultiModalGuider& audio);
 
 // Guider parameters by sigma: bins keyed by sigma; a sigma takes the bin with the smallest key
 // >= sigma, and a sigma above every key takes the largest key's bin.

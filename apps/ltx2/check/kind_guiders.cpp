@@ -1,7 +1,9 @@
 // Check runner for "guiders" cases: the delta guiders (built from their constructor strings in
 // case.json), projection_coef, MultiModalGuider.calculate, the skip-step rule and the
 // sigma-binned guider factory.
+#include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <regex>
 
 #include "check/kinds.h"

@@ -64,6 +64,22 @@ TEST_CASE("guiders: the factory picks the smallest bin >= sigma; skip steps") {
   REQUIRE_FALSE(g.should_skip_step(3));
 }
 
+TEST_CASE("guiders: the passes a step runs are the union over both modalities") {
+  pipeline::MultiModalGuiderParams video, audio;
+  REQUIRE(pipeline::guidance_passes(pipeline::MultiModalGuider(video), pipeline::MultiModalGuider(audio))
+              .count() == 1);
+  video.cfg_scale = 3;
+  audio.stg_scale = 1;
+  auto p = pipeline::guidance_passes(pipeline::MultiModalGuider(video), pipeline::MultiModalGuider(audio));
+  REQUIRE(p.uncond);
+  REQUIRE(p.perturbed);
+  REQUIRE_FALSE(p.isolated_modality);
+  audio.modality_scale = 3;
+  p = pipeline::guidance_passes(pipeline::MultiModalGuider(video), pipeline::MultiModalGuider(audio));
+  REQUIRE(p.isolated_modality);
+  REQUIRE(p.count() == 4);
+}
+
 TEST_CASE("guiders: full rescale restores the conditional std; passes not run count as zero") {
   const Tensor cond = test::random_tensor({1, 8, 4}, 1), uncond = test::random_tensor({1, 8, 4}, 2);
   pipeline::MultiModalGuiderParams p;
