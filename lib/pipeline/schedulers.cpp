@@ -59,6 +59,8 @@ std::vector<float> linspace_one_to_zero(int n) {
 
 std::vector<float> ltx2_sigmas(int steps, int64_t tokens, const Ltx2SchedulerParams& p) {
   LTX2_CHECK(steps >= 1, "LTX2Scheduler: steps must be >= 1, got {}", steps);
+  // The reference returns NaN here (the stretch divides 0 by 0); refuse instead.
+  LTX2_CHECK(steps >= 2 || !p.stretch, "LTX2Scheduler: 1 step cannot be stretched to the terminal sigma");
   if (tokens <= 0) tokens = p.default_tokens;
   const float e = static_cast<float>(std::exp(ltx2_sigma_shift(tokens, p)));
   std::vector<float> s = linspace_one_to_zero(steps + 1);

@@ -27,6 +27,12 @@ TEST_CASE("schedulers: LTX2 shift, terminal stretch and the default 30-step valu
   REQUIRE(std::fabs(s[28] - 0.26612f) < 1e-6f);
   for (size_t i = 1; i < s.size(); ++i) REQUIRE(s[i] < s[i - 1]);
   REQUIRE_THROWS_WITH(pipeline::ltx2_sigmas(0, 0), Contains("steps"));
+  REQUIRE_THROWS_WITH(pipeline::ltx2_sigmas(1, 0), Contains("1 step"));
+  p.stretch = false;
+  const auto one = pipeline::ltx2_sigmas(1, 0, p);
+  REQUIRE(one.size() == 2);
+  REQUIRE(std::fabs(one[0] - 1.0f) < 1e-6f);
+  REQUIRE(one[1] == 0.0f);
 }
 
 TEST_CASE("schedulers: the distilled stage-1 list is the 8-step linear-quadratic schedule") {
