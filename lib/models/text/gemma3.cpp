@@ -108,7 +108,11 @@ Gemma3TextModel::Gemma3TextModel(const GemmaConfig& config, const WeightView& w)
   }
 }
 
-std::unique_ptr<Gemma3TextModel> Gemma3TextModel::open(const std::string& root) {
+WeightView Gemma3TextModel::Source::view() const {
+  return WeightView(weights, component_prefixes(Component::TextModel), "gemma text model");
+}
+
+Gemma3TextModel::Source Gemma3TextModel::locate(const std::string& root) {
   std::shared_ptr<const WeightSet> set;
   GemmaConfig config;
   if (fs::is_directory(root)) {
@@ -137,8 +141,12 @@ std::unique_ptr<Gemma3TextModel> Gemma3TextModel::open(const std::string& root) 
       config = load_gemma_config(sibling.string());
     }
   }
-  WeightView view(set, component_prefixes(Component::TextModel), "gemma text model");
-  return std::make_unique<Gemma3TextModel>(config, view);
+  return {config, set};
+}
+
+std::unique_ptr<Gemma3TextModel> Gemma3TextModel::open(const std::string& root) {
+  Source src = locate(root);
+  return std::make_unique<Gemma3TextModel>(src.config, src.view());
 }
 
 Tensor Gemma3TextModel::embed(const Tensor& ids) const {

@@ -26,7 +26,14 @@ class Gemma3TextModel {
 
   // A Gemma root: a Hugging Face folder (config.json + model.safetensors or a sharded index), or a
   // single text-encoder .safetensors file whose metadata carries the config ("gemma_config", or
-  // "config" with a "text_config") or that sits next to a config.json.
+  // "config" with a "text_config") or that sits next to a config.json. locate() maps the files and
+  // reads the config without loading any tensor; open() also loads the model.
+  struct Source {
+    GemmaConfig config;
+    std::shared_ptr<const WeightSet> weights;
+    WeightView view() const;
+  };
+  static Source locate(const std::string& root);
   static std::unique_ptr<Gemma3TextModel> open(const std::string& root);
 
   const GemmaConfig& config() const { return config_; }
