@@ -41,8 +41,8 @@ std::vector<float> linspace01_f32(int64_t n) {
 
 }  // namespace
 
-RopeTables ltx_rope_1d_tables(int64_t tokens, int64_t inner_dim, int64_t heads, double theta,
-                              double max_pos, bool double_precision_grid) {
+RopeTables ltx_rope_1d_tables(int64_t tokens, int64_t inner_dim, int64_t heads, double theta, double max_pos,
+                              bool double_precision_grid) {
   int64_t n = inner_dim / 2;
   LTX2_CHECK(n > 0 && heads > 0 && n % heads == 0,
              "ltx_rope_1d_tables: inner dim {} does not split over {} heads", inner_dim, heads);
@@ -58,8 +58,8 @@ RopeTables ltx_rope_1d_tables(int64_t tokens, int64_t inner_dim, int64_t heads, 
     std::vector<float> e = linspace01_f32(n);
     const float pi_f = static_cast<float>(M_PI);
     for (int64_t k = 0; k < n; ++k) {
-      float p = static_cast<float>(std::pow(static_cast<double>(static_cast<float>(theta)),
-                                            static_cast<double>(e[k])));
+      float p = static_cast<float>(
+          std::pow(static_cast<double>(static_cast<float>(theta)), static_cast<double>(e[k])));
       grid[k] = p * pi_f / 2.f;
     }
   }

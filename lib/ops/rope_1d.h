@@ -22,7 +22,7 @@ struct RopeTables {
 // LTX 1-D tables for positions 0..T-1: grid[k] = theta^(k/(n-1)) * pi/2 for k < n = inner_dim/2
 // (float64 then rounded when double_precision_grid, else float32 as torch computes it), angle =
 // grid[k] * (2 * p / max_pos - 1) in float32.
-RopeTables ltx_rope_1d_tables(int64_t tokens, int64_t inner_dim, int64_t heads, double theta,
-                              double max_pos, bool double_precision_grid);
+RopeTables ltx_rope_1d_tables(int64_t tokens, int64_t inner_dim, int64_t heads, double theta, double max_pos,
+                              bool double_precision_grid);
 
 }  // namespace ltx2::ops

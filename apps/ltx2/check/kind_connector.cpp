@@ -13,7 +13,9 @@ namespace ltx2::check {
 
 namespace {
 
-Tensor as_f32(const std::vector<int64_t>& v, const Shape& s) { return Tensor::from_vector_i64(v, s).to(DType::F32); }
+Tensor as_f32(const std::vector<int64_t>& v, const Shape& s) {
+  return Tensor::from_vector_i64(v, s).to(DType::F32);
+}
 
 void run_connector(const GoldenCase& c, Report& report) {
   Tolerance tol = parse_tolerance(c.spec().at("tolerance"));
@@ -33,7 +35,8 @@ void run_connector(const GoldenCase& c, Report& report) {
   std::vector<Tensor> states;
   for (int64_t l = 0; l < all.size(0); ++l) states.push_back(all.select(0, l));
   TextFeatures features = processor.feature_extractor().forward(states, mask);
-  if (c.has("mid.normed_flat")) report.check("mid.normed_flat", features.normed_flat, c.tensor("mid.normed_flat"), tol);
+  if (c.has("mid.normed_flat"))
+    report.check("mid.normed_flat", features.normed_flat, c.tensor("mid.normed_flat"), tol);
   if (c.has("mid.video_features"))
     report.check("mid.video_features", features.video, c.tensor("mid.video_features"), tol);
   if (c.has("mid.audio_features"))
@@ -51,13 +54,14 @@ void run_connector(const GoldenCase& c, Report& report) {
   WeightView dit(set, component_prefixes(Component::Transformer), "transformer");
   if (c.has("out.video_context_projected")) {
     CaptionProjection video(dit.sub("caption_projection."), config.caption_channels, config.video_inner);
-    report.check("out.video_context_projected", video.forward(ctx.video), c.tensor("out.video_context_projected"),
-                 tol);
+    report.check("out.video_context_projected", video.forward(ctx.video),
+                 c.tensor("out.video_context_projected"), tol);
   }
   if (c.has("out.audio_context_projected")) {
-    CaptionProjection audio(dit.sub("audio_caption_projection."), config.caption_channels, config.audio_inner);
-    report.check("out.audio_context_projected", audio.forward(ctx.audio), c.tensor("out.audio_context_projected"),
-                 tol);
+    CaptionProjection audio(dit.sub("audio_caption_projection."), config.caption_channels,
+                            config.audio_inner);
+    report.check("out.audio_context_projected", audio.forward(ctx.audio),
+                 c.tensor("out.audio_context_projected"), tol);
   }
 }
 

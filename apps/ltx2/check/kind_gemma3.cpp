@@ -30,8 +30,8 @@ void check_tokenizer_probe(const GoldenCase& c, Report& report, const Tolerance&
     std::string ids_key = "out.tokenizer." + name + ".input_ids";
     if (!c.has(ids_key) || !probe.contains(name + ".hf_raw_ids")) continue;
     auto raw = probe[name + ".hf_raw_ids"].get<std::vector<int64_t>>();
-    TokenizedPrompt t = format_prompt_ids(raw, vocab["<bos>"].get<int64_t>(), vocab["<pad>"].get<int64_t>(),
-                                          max_length);
+    TokenizedPrompt t =
+        format_prompt_ids(raw, vocab["<bos>"].get<int64_t>(), vocab["<pad>"].get<int64_t>(), max_length);
     int64_t n = static_cast<int64_t>(t.ids.size());
     report.check(ids_key, Tensor::from_vector_i64(t.ids, {n}).to(DType::F32),
                  c.tensor(ids_key).to(DType::F32), exact);
@@ -44,9 +44,11 @@ void check_tokenizer_probe(const GoldenCase& c, Report& report, const Tolerance&
 void run_gemma3(const GoldenCase& c, Report& report) {
   Tolerance tol = parse_tolerance(c.spec().at("tolerance"));
   auto set = c.weights();
-  const nlohmann::json& cfg = set->config().contains("text_config") ? set->config() : c.spec().at("config_json");
+  const nlohmann::json& cfg =
+      set->config().contains("text_config") ? set->config() : c.spec().at("config_json");
   GemmaConfig config = parse_gemma_config(cfg);
-  Gemma3TextModel model(config, WeightView(set, component_prefixes(Component::TextModel), "gemma text model"));
+  Gemma3TextModel model(config,
+                        WeightView(set, component_prefixes(Component::TextModel), "gemma text model"));
 
   Tensor ids = c.tensor("in.input_ids"), mask = c.tensor("in.attention_mask");
   std::vector<Tensor> states = model.forward(ids, mask);

@@ -23,8 +23,8 @@ struct GemmaConfig {
   double query_pre_attn_scalar = 0;  // attention scale = query_pre_attn_scalar^-0.5
   double rms_norm_eps = 0;
   int64_t sliding_window = 0;
-  std::vector<bool> layer_is_sliding;  // one per layer
-  double rope_global_theta = 0;        // full-attention layers
+  std::vector<bool> layer_is_sliding;    // one per layer
+  double rope_global_theta = 0;          // full-attention layers
   double rope_global_linear_factor = 1;  // linear scaling of the global layers (inv_freq / factor)
   double rope_local_theta = 0;           // sliding-attention layers
   int64_t pad_token_id = 0, bos_token_id = 2, eos_token_id = 1;

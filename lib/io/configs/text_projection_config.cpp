@@ -47,8 +47,8 @@ TextProjectionConfig parse_text_projection_config(const nlohmann::json& transfor
   c.audio.heads = r.integer("audio_connector_num_attention_heads", v.heads);
   c.audio.head_dim = r.integer("audio_connector_attention_head_dim", v.head_dim);
   c.audio.layers = r.integer("audio_connector_num_layers", v.layers);
-  LTX2_CHECK(v.heads > 0 && v.head_dim > 0 && v.head_dim % 2 == 0 && c.audio.heads > 0 && c.audio.head_dim > 0 &&
-                 c.audio.head_dim % 2 == 0 && v.layers >= 0 && c.audio.layers >= 0,
+  LTX2_CHECK(v.heads > 0 && v.head_dim > 0 && v.head_dim % 2 == 0 && c.audio.heads > 0 &&
+                 c.audio.head_dim > 0 && c.audio.head_dim % 2 == 0 && v.layers >= 0 && c.audio.layers >= 0,
              "transformer config: connector heads / head dims / layers are not valid");
   return c;
 }

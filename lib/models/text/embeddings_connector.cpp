@@ -16,7 +16,8 @@ namespace {
 constexpr float kEps = 1e-6f;
 }
 
-EmbeddingsConnector::EmbeddingsConnector(const ConnectorConfig& config, const WeightView& w) : config_(config) {
+EmbeddingsConnector::EmbeddingsConnector(const ConnectorConfig& config, const WeightView& w)
+    : config_(config) {
   const int64_t inner = config.inner_dim(), ff = 4 * inner;
   registers_ = w.load("learnable_registers", {config.registers, inner});
   for (int64_t i = 0; i < config.layers; ++i) {
@@ -66,10 +67,13 @@ Tensor EmbeddingsConnector::attention(const Block& blk, const Tensor& x, const T
 
 Tensor EmbeddingsConnector::forward(const Tensor& x, const Tensor& mask) const {
   const int64_t inner = config_.inner_dim(), R = config_.registers;
-  LTX2_CHECK(x.dim() == 3 && x.size(2) == inner, "connector: input {} does not have width {}", x.str(), inner);
+  LTX2_CHECK(x.dim() == 3 && x.size(2) == inner, "connector: input {} does not have width {}", x.str(),
+             inner);
   const int64_t B = x.size(0), T = x.size(1);
-  LTX2_CHECK(mask.shape() == Shape({B, T}), "connector: mask {} does not match input {}", mask.str(), x.str());
-  LTX2_CHECK(T % R == 0, "connector: sequence length {} must be a multiple of the {} learnable registers", T, R);
+  LTX2_CHECK(mask.shape() == Shape({B, T}), "connector: mask {} does not match input {}", mask.str(),
+             x.str());
+  LTX2_CHECK(T % R == 0, "connector: sequence length {} must be a multiple of the {} learnable registers", T,
+             R);
 
   Tensor h = x.contiguous().clone();
   std::vector<int64_t> m = mask.contiguous().to_vector_i64();
@@ -82,7 +86,8 @@ Tensor EmbeddingsConnector::forward(const Tensor& x, const Tensor& mask) const {
   for (const Block& blk : blocks_) {
     h = ops::add(h, attention(blk, ops::rms_norm(h, Tensor(), kEps), rope.cos, rope.sin));
     Tensor n = ops::rms_norm(h, Tensor(), kEps);
-    Tensor f = ops::linear(ops::gelu_tanh(ops::linear(n, blk.ff_in_w, blk.ff_in_b)), blk.ff_out_w, blk.ff_out_b);
+    Tensor f =
+        ops::linear(ops::gelu_tanh(ops::linear(n, blk.ff_in_w, blk.ff_in_b)), blk.ff_out_w, blk.ff_out_b);
     h = ops::add(h, f);
   }
   return ops::rms_norm(h, Tensor(), kEps);

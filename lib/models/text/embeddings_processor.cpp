@@ -17,7 +17,8 @@ Tensor gather_rows(const Tensor& x, const std::vector<int64_t>& order) {
   const int64_t B = x.size(0), T = x.size(1);
   Tensor out = Tensor::empty(x.shape());
   for (int64_t b = 0; b < B; ++b)
-    for (int64_t t = 0; t < T; ++t) out.select(0, b).select(0, t).copy_(x.select(0, b).select(0, order[b * T + t]));
+    for (int64_t t = 0; t < T; ++t)
+      out.select(0, b).select(0, t).copy_(x.select(0, b).select(0, order[b * T + t]));
   return out;
 }
 
@@ -57,8 +58,8 @@ EmbeddingsProcessor::EmbeddingsProcessor(const TextProjectionConfig& config,
   LTX2_CHECK(extractor_.video_width() == config.video.inner_dim() &&
                  extractor_.audio_width() == config.audio.inner_dim(),
              "{}: text features are {} (video) / {} (audio) wide but the connectors expect {} / {}",
-             weights->describe(), extractor_.video_width(), extractor_.audio_width(), config.video.inner_dim(),
-             config.audio.inner_dim());
+             weights->describe(), extractor_.video_width(), extractor_.audio_width(),
+             config.video.inner_dim(), config.audio.inner_dim());
 }
 
 TextContext EmbeddingsProcessor::process(const std::vector<Tensor>& states, const Tensor& mask) const {

@@ -58,8 +58,8 @@ TextFeatures FeatureExtractor::forward(const std::vector<Tensor>& states, const 
   const int64_t B = mask.size(0), T = mask.size(1);
   std::vector<std::vector<float>> e(S);
   for (int64_t l = 0; l < S; ++l) {
-    LTX2_CHECK(states[l].shape() == Shape({B, T, D}), "feature extractor: hidden state {} is {}, expects [{}, {}, {}]",
-               l, states[l].str(), B, T, D);
+    LTX2_CHECK(states[l].shape() == Shape({B, T, D}),
+               "feature extractor: hidden state {} is {}, expects [{}, {}, {}]", l, states[l].str(), B, T, D);
     e[l] = states[l].contiguous().to_vector();
   }
   std::vector<int64_t> m = mask.contiguous().to_vector_i64();

@@ -19,7 +19,7 @@
 namespace ltx2 {
 
 struct TextFeatures {
-  Tensor normed_flat;  // [B, T, D*(L+1)], pad rows zero
+  Tensor normed_flat;   // [B, T, D*(L+1)], pad rows zero
   Tensor video, audio;  // [B, T, Fv], [B, T, Fa]
 };
 
@@ -41,8 +41,8 @@ class FeatureExtractor {
  private:
   FeatureExtractorKind kind_;
   int64_t hidden_ = 0, num_states_ = 0;
-  Tensor aggregate_w_;                                   // V1
-  Tensor video_w_, video_b_, audio_w_, audio_b_;         // V2
+  Tensor aggregate_w_;                            // V1
+  Tensor video_w_, video_b_, audio_w_, audio_b_;  // V2
 };
 
 }  // namespace ltx2

@@ -32,8 +32,8 @@ ops::RopeTables gemma_rope_tables(int64_t tokens, int64_t head_dim, double base,
   std::vector<float> inv_freq(half);
   for (int64_t i = 0; i < half; ++i) {
     float exponent = static_cast<float>(2 * i) / static_cast<float>(head_dim);
-    float p = static_cast<float>(std::pow(static_cast<double>(static_cast<float>(base)),
-                                          static_cast<double>(exponent)));
+    float p = static_cast<float>(
+        std::pow(static_cast<double>(static_cast<float>(base)), static_cast<double>(exponent)));
     inv_freq[i] = 1.f / p;
     if (linear_factor != 1.0) inv_freq[i] /= static_cast<float>(linear_factor);
   }
@@ -136,7 +136,8 @@ Gemma3TextModel::Source Gemma3TextModel::locate(const std::string& root) {
     } else if (set->config().contains("text_config")) {
       config = parse_gemma_config(set->config());
     } else {
-      LTX2_CHECK(fs::exists(sibling), "{}: carries no Gemma config (metadata 'gemma_config') and has no config.json beside it",
+      LTX2_CHECK(fs::exists(sibling),
+                 "{}: carries no Gemma config (metadata 'gemma_config') and has no config.json beside it",
                  root);
       config = load_gemma_config(sibling.string());
     }

@@ -49,9 +49,9 @@ class Gemma3TextModel {
     Tensor gate_proj, up_proj, down_proj;
   };
   GemmaConfig config_;
-  Tensor embed_raw_;    // stored dtype, rows gathered on demand
-  float embed_scale_;   // sqrt(hidden) rounded to the embedding's stored dtype, as HF does
-  Tensor final_norm_;   // 1 + w
+  Tensor embed_raw_;   // stored dtype, rows gathered on demand
+  float embed_scale_;  // sqrt(hidden) rounded to the embedding's stored dtype, as HF does
+  Tensor final_norm_;  // 1 + w
   std::vector<Layer> layers_;
 
   Tensor embed(const Tensor& ids) const;

@@ -46,18 +46,19 @@ void check_gemma_version(const WeightSet& ltx, const GemmaConfig& gemma, const s
   if (!source.empty()) {
     std::string want = source_gemma_version(source);
     LTX2_CHECK(gemma.gemma_version == want,
-               "{}: Gemma config has gemma_version '{}', but {} was trained with Gemma version '{}'", gemma_root,
-               gemma.gemma_version, ltx.describe(), want);
+               "{}: Gemma config has gemma_version '{}', but {} was trained with Gemma version '{}'",
+               gemma_root, gemma.gemma_version, ltx.describe(), want);
     return;
   }
   std::string model_version = ltx.metadata_value("model_version");
   if (!model_version.empty() && parse_version(model_version) >= std::vector<int>{2, 4, 0}) {
-    LTX2_CHECK(gemma.gemma_version.empty(),
-               "{}: {} (model_version {}) does not say which Gemma it needs, and this Gemma has gemma_version "
-               "'{}'",
-               gemma_root, ltx.describe(), model_version, gemma.gemma_version);
-    spdlog::warn("{} (model_version {}) names no Gemma version; assuming {} matches", ltx.describe(), model_version,
-              gemma_root);
+    LTX2_CHECK(
+        gemma.gemma_version.empty(),
+        "{}: {} (model_version {}) does not say which Gemma it needs, and this Gemma has gemma_version "
+        "'{}'",
+        gemma_root, ltx.describe(), model_version, gemma.gemma_version);
+    spdlog::warn("{} (model_version {}) names no Gemma version; assuming {} matches", ltx.describe(),
+                 model_version, gemma_root);
     return;
   }
   LTX2_CHECK(gemma.model_type.empty() || gemma.model_type == "gemma3",

@@ -74,7 +74,8 @@ std::string strip_unicode_whitespace(const std::string& text) {
   while (end > begin) {
     size_t start = end - 1;
     while (start > begin && (static_cast<uint8_t>(text[start]) & 0xc0) == 0x80) --start;
-    if (decode_at(text, start, &len) != 0xfffd && start + len == end && is_python_whitespace(decode_at(text, start, &len)))
+    if (decode_at(text, start, &len) != 0xfffd && start + len == end &&
+        is_python_whitespace(decode_at(text, start, &len)))
       end = start;
     else
       break;
@@ -84,8 +85,10 @@ std::string strip_unicode_whitespace(const std::string& text) {
 
 GemmaTokenizer::GemmaTokenizer(const std::string& gemma_root, int64_t max_length)
     : sp_(std::make_unique<sentencepiece::SentencePieceProcessor>()), max_length_(max_length) {
-  fs::path model = fs::is_directory(gemma_root) ? fs::path(gemma_root) / "tokenizer.model" : fs::path(gemma_root);
-  LTX2_CHECK(fs::is_regular_file(model), "{}: Gemma tokenizer file tokenizer.model not found", model.string());
+  fs::path model =
+      fs::is_directory(gemma_root) ? fs::path(gemma_root) / "tokenizer.model" : fs::path(gemma_root);
+  LTX2_CHECK(fs::is_regular_file(model), "{}: Gemma tokenizer file tokenizer.model not found",
+             model.string());
   auto status = sp_->Load(model.string());
   LTX2_CHECK(status.ok(), "{}: cannot load the SentencePiece model: {}", model.string(), status.ToString());
   bos_id_ = sp_->bos_id() >= 0 ? sp_->bos_id() : sp_->PieceToId("<bos>");

@@ -17,9 +17,13 @@ using json = nlohmann::json;
 
 namespace {
 
-std::string tiny_weights() { return test::golden_dir("gemma3_tiny") + "/weights.safetensors"; }
+std::string tiny_weights() {
+  return test::golden_dir("gemma3_tiny") + "/weights.safetensors";
+}
 
-void write_text(const std::string& path, const std::string& text) { test::write_bytes(path, text); }
+void write_text(const std::string& path, const std::string& text) {
+  test::write_bytes(path, text);
+}
 
 // Splits the gemma3_tiny weights into two shards with an index, plus config.json.
 void write_sharded_tiny(const test::ScratchDir& dir, bool write_second) {
@@ -27,9 +31,11 @@ void write_sharded_tiny(const test::ScratchDir& dir, bool write_second) {
   std::vector<std::pair<std::string, Tensor>> a, b;
   json index = {{"metadata", json::object()}, {"weight_map", json::object()}};
   for (const auto& info : file->tensors()) {
-    bool first = info.name.find("layers.") == std::string::npos || info.name.find("layers.0.") != std::string::npos;
+    bool first =
+        info.name.find("layers.") == std::string::npos || info.name.find("layers.0.") != std::string::npos;
     (first ? a : b).emplace_back(info.name, file->tensor(info.name));
-    index["weight_map"][info.name] = first ? "model-00001-of-00002.safetensors" : "model-00002-of-00002.safetensors";
+    index["weight_map"][info.name] =
+        first ? "model-00001-of-00002.safetensors" : "model-00002-of-00002.safetensors";
   }
   write_safetensors(dir.file("model-00001-of-00002.safetensors"), a);
   if (write_second) write_safetensors(dir.file("model-00002-of-00002.safetensors"), b);

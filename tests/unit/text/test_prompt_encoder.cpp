@@ -21,7 +21,8 @@ float worst_excess(const Tensor& got, const Tensor& want, float atol, float rtol
   REQUIRE(got.shape() == want.shape());
   std::vector<float> g = got.contiguous().to_vector(), w = want.contiguous().to_vector();
   float worst = -1;
-  for (size_t i = 0; i < g.size(); ++i) worst = std::max(worst, std::abs(g[i] - w[i]) - (atol + rtol * std::abs(w[i])));
+  for (size_t i = 0; i < g.size(); ++i)
+    worst = std::max(worst, std::abs(g[i] - w[i]) - (atol + rtol * std::abs(w[i])));
   return worst;
 }
 
@@ -38,15 +39,19 @@ TEST_CASE("prompt encoder: positive and negative prompts in one batch match the 
   float rtol = spec["tolerance"]["fp32_impl"]["text_context"]["rtol"].get<float>();
   PromptEncoder encoder(test::golden_dir(c) + "/gemma", checkpoint(c));
   std::vector<std::string> names = {"prompt", "negative_prompt"};
-  auto encoded = encoder.encode({spec["prompt"].get<std::string>(), spec["negative_prompt"].get<std::string>()});
+  auto encoded =
+      encoder.encode({spec["prompt"].get<std::string>(), spec["negative_prompt"].get<std::string>()});
   REQUIRE(encoded.size() == 2);
   for (size_t i = 0; i < 2; ++i) {
     std::string key = "out.text." + names[i];
     REQUIRE(encoded[i].tokens.ids == test::io_tensor(c, key + ".input_ids").to_vector_i64());
     REQUIRE(encoded[i].tokens.mask == test::io_tensor(c, key + ".attention_mask").to_vector_i64());
-    REQUIRE(worst_excess(encoded[i].video_context, test::io_tensor(c, key + ".video_context"), atol, rtol) <= 0);
-    REQUIRE(worst_excess(encoded[i].audio_context, test::io_tensor(c, key + ".audio_context"), atol, rtol) <= 0);
-    REQUIRE(encoded[i].context_mask.to_vector_i64() == test::io_tensor(c, key + ".context_mask").to_vector_i64());
+    REQUIRE(worst_excess(encoded[i].video_context, test::io_tensor(c, key + ".video_context"), atol, rtol) <=
+            0);
+    REQUIRE(worst_excess(encoded[i].audio_context, test::io_tensor(c, key + ".audio_context"), atol, rtol) <=
+            0);
+    REQUIRE(encoded[i].context_mask.to_vector_i64() ==
+            test::io_tensor(c, key + ".context_mask").to_vector_i64());
   }
 }
 
@@ -55,14 +60,17 @@ TEST_CASE("prompt encoder: a single prompt gives the same context as in a batch"
   auto spec = test::case_json(c);
   PromptEncoder encoder(test::golden_dir(c) + "/gemma", checkpoint(c));
   auto one = encoder.encode({spec["prompt"].get<std::string>()});
-  REQUIRE(worst_excess(one[0].video_context, test::io_tensor(c, "out.text.prompt.video_context"), 1e-4f, 1e-3f) <= 0);
-  REQUIRE(worst_excess(one[0].audio_context, test::io_tensor(c, "out.text.prompt.audio_context"), 1e-4f, 1e-3f) <= 0);
+  REQUIRE(worst_excess(one[0].video_context, test::io_tensor(c, "out.text.prompt.video_context"), 1e-4f,
+                       1e-3f) <= 0);
+  REQUIRE(worst_excess(one[0].audio_context, test::io_tensor(c, "out.text.prompt.audio_context"), 1e-4f,
+                       1e-3f) <= 0);
 }
 
 TEST_CASE("prompt encoder: a Gemma of another width or depth is refused before loading it") {
   test::ScratchDir dir("text_wrong_gemma");
   fs::copy_file(test::golden_dir("gemma3_tiny") + "/weights.safetensors", dir.file("model.safetensors"));
-  fs::copy_file(test::golden_dir("pipeline_distilled") + "/gemma/tokenizer.model", dir.file("tokenizer.model"));
+  fs::copy_file(test::golden_dir("pipeline_distilled") + "/gemma/tokenizer.model",
+                dir.file("tokenizer.model"));
   test::write_bytes(dir.file("config.json"), test::case_json("gemma3_tiny")["config_json"].dump());
   REQUIRE_THROWS_WITH(PromptEncoder(dir.path(), checkpoint("pipeline_distilled")),
                       Contains("expects hidden size 16 and 3 layers"));
@@ -95,7 +103,9 @@ TEST_CASE("prompt encoder: the Gemma version rule of LTX-2.4+ checkpoints") {
 
 TEST_CASE("prompt encoder: a Gemma folder without tokenizer.model is refused naming it") {
   test::ScratchDir dir("text_no_tokenizer_model");
-  fs::copy_file(test::golden_dir("pipeline_distilled") + "/gemma/model.safetensors", dir.file("model.safetensors"));
+  fs::copy_file(test::golden_dir("pipeline_distilled") + "/gemma/model.safetensors",
+                dir.file("model.safetensors"));
   fs::copy_file(test::golden_dir("pipeline_distilled") + "/gemma/config.json", dir.file("config.json"));
-  REQUIRE_THROWS_WITH(PromptEncoder(dir.path(), checkpoint("pipeline_distilled")), Contains("tokenizer.model"));
+  REQUIRE_THROWS_WITH(PromptEncoder(dir.path(), checkpoint("pipeline_distilled")),
+                      Contains("tokenizer.model"));
 }

@@ -11,7 +11,9 @@ using Catch::Matchers::Contains;
 
 namespace {
 
-std::string gemma_root() { return test::golden_dir("pipeline_distilled") + "/gemma"; }
+std::string gemma_root() {
+  return test::golden_dir("pipeline_distilled") + "/gemma";
+}
 
 std::vector<int64_t> valid_ids(const TokenizedPrompt& t) {
   std::vector<int64_t> out;
@@ -64,9 +66,14 @@ TEST_CASE("tokenizer: empty and whitespace-only prompts are a lone <bos>") {
 
 TEST_CASE("tokenizer: surrounding whitespace is stripped the way Python's str.strip() does") {
   REQUIRE(strip_unicode_whitespace("  a fox \t\n") == "a fox");
-  REQUIRE(strip_unicode_whitespace("\xe3\x80\x80\xc2\xa0" "a  fox" "\xe2\x80\x83\xc2\x85") == "a  fox");
+  REQUIRE(strip_unicode_whitespace("\xe3\x80\x80\xc2\xa0"
+                                   "a  fox"
+                                   "\xe2\x80\x83\xc2\x85") == "a  fox");
   // Zero-width space is not whitespace for Python; it stays.
-  REQUIRE(strip_unicode_whitespace("\xe2\x80\x8b" "x") == "\xe2\x80\x8b" "x");
+  REQUIRE(strip_unicode_whitespace("\xe2\x80\x8b"
+                                   "x") ==
+          "\xe2\x80\x8b"
+          "x");
   REQUIRE(strip_unicode_whitespace("\xe6\x9d\xb1") == "\xe6\x9d\xb1");
   GemmaTokenizer tok(gemma_root());
   REQUIRE(tok.encode("\n  A red fox.\xe3\x80\x80 ").ids == tok.encode("A red fox.").ids);
