@@ -21,6 +21,7 @@ struct CudaOps {
   Tensor (*attention)(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& mask,
                       float scale) = nullptr;
   Tensor (*reduce)(const Tensor& x, int dim, bool keepdim, int op) = nullptr;
+  Tensor (*apply_rope)(const Tensor& x, const Tensor& cos, const Tensor& sin, int layout) = nullptr;
 };
 
 // The filled table; throws when this build has no CUDA backend.
