@@ -8,7 +8,7 @@
 #include "ops/elementwise.h"
 #include "ops/linear.h"
 #include "ops/norm.h"
-#include "ops/rope_1d.h"
+#include "ops/rope.h"
 
 namespace ltx2 {
 
@@ -47,17 +47,15 @@ EmbeddingsConnector::EmbeddingsConnector(const ConnectorConfig& config, const We
   }
 }
 
-Tensor EmbeddingsConnector::attention(const Block& blk, const Tensor& x, const Tensor& cos,
-                                      const Tensor& sin) const {
+Tensor EmbeddingsConnector::attention(const Block& blk, const Tensor& x, const ops::RopeTables& rope) const {
   const int64_t B = x.size(0), T = x.size(1), H = config_.heads, hd = config_.head_dim;
   auto heads = [&](const Tensor& t) { return t.view({B, T, H, hd}).permute({0, 2, 1, 3}); };
-  Tensor q = ops::rms_norm(ops::linear(x, blk.to_q_w, blk.to_q_b), blk.q_norm, kEps);
-  Tensor k = ops::rms_norm(ops::linear(x, blk.to_k_w, blk.to_k_b), blk.k_norm, kEps);
+  Tensor q = ops::apply_rope(ops::rms_norm(ops::linear(x, blk.to_q_w, blk.to_q_b), blk.q_norm, kEps), rope);
+  Tensor k = ops::apply_rope(ops::rms_norm(ops::linear(x, blk.to_k_w, blk.to_k_b), blk.k_norm, kEps), rope);
   Tensor v = ops::linear(x, blk.to_v_w, blk.to_v_b);
-  q = ops::apply_rope_split(heads(q), cos, sin);
-  k = ops::apply_rope_split(heads(k), cos, sin);
   float scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(hd)));
-  Tensor o = ops::attention(q, k, heads(v), Tensor(), scale).permute({0, 2, 1, 3});  // [B, T, H, hd]
+  Tensor o =
+      ops::attention(heads(q), heads(k), heads(v), Tensor(), scale).permute({0, 2, 1, 3});  // [B, T, H, hd]
   if (config_.gated_attention) {
     Tensor gate = ops::mul(ops::sigmoid(ops::linear(x, blk.gate_w, blk.gate_b)), 2.f);  // [B, T, H]
     o = ops::mul(o, gate.unsqueeze(-1));
@@ -81,10 +79,16 @@ Tensor EmbeddingsConnector::forward(const Tensor& x, const Tensor& mask) const {
     for (int64_t t = 0; t < T; ++t)
       if (!m[b * T + t]) h.select(0, b).select(0, t).copy_(registers_.select(0, t % R));
 
-  ops::RopeTables rope = ops::ltx_rope_1d_tables(T, inner, config_.heads, config_.theta, config_.max_pos,
-                                                 config_.double_precision_rope);
+  ops::RopeSpec spec;
+  spec.dim = inner;
+  spec.heads = config_.heads;
+  spec.theta = config_.theta;
+  spec.max_pos = {config_.max_pos};
+  spec.grid =
+      config_.double_precision_rope ? ops::RopeGridPrecision::Float64 : ops::RopeGridPrecision::Float32;
+  ops::RopeTables rope = ops::rope_tables(Tensor::arange(T).view({1, 1, T}), spec);
   for (const Block& blk : blocks_) {
-    h = ops::add(h, attention(blk, ops::rms_norm(h, Tensor(), kEps), rope.cos, rope.sin));
+    h = ops::add(h, attention(blk, ops::rms_norm(h, Tensor(), kEps), rope));
     Tensor n = ops::rms_norm(h, Tensor(), kEps);
     Tensor f =
         ops::linear(ops::gelu_tanh(ops::linear(n, blk.ff_in_w, blk.ff_in_b)), blk.ff_out_w, blk.ff_out_b);

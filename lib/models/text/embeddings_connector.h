@@ -12,6 +12,7 @@
 #include "core/tensor.h"
 #include "io/configs/text_projection_config.h"
 #include "io/weights.h"
+#include "ops/rope.h"
 
 namespace ltx2 {
 
@@ -35,7 +36,7 @@ class EmbeddingsConnector {
   Tensor registers_;  // [registers, inner]
   std::vector<Block> blocks_;
 
-  Tensor attention(const Block& blk, const Tensor& x, const Tensor& cos, const Tensor& sin) const;
+  Tensor attention(const Block& blk, const Tensor& x, const ops::RopeTables& rope) const;
 };
 
 }  // namespace ltx2

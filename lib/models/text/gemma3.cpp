@@ -12,7 +12,7 @@
 #include "ops/elementwise.h"
 #include "ops/linear.h"
 #include "ops/norm.h"
-#include "ops/rope_1d.h"
+#include "ops/rope.h"
 
 namespace ltx2 {
 
@@ -26,7 +26,8 @@ Tensor load_norm_plus_one(const WeightView& w, const std::string& key, int64_t d
 }
 
 // HF default/linear RoPE for positions 0..T-1: inv_freq[i] = 1 / base^(2i/hd) (float32), divided by
-// the linear factor; angle = t * inv_freq[i]. Tables [1, 1, T, hd/2].
+// the linear factor; angle = t * inv_freq[i]. HF's rotate_half is the split layout with every head
+// sharing the frequencies: tables [1, 1, T, hd/2], widened to the head count where applied.
 ops::RopeTables gemma_rope_tables(int64_t tokens, int64_t head_dim, double base, double linear_factor) {
   int64_t half = head_dim / 2;
   std::vector<float> inv_freq(half);
@@ -47,7 +48,13 @@ ops::RopeTables gemma_rope_tables(int64_t tokens, int64_t head_dim, double base,
       sp[t * half + i] = static_cast<float>(std::sin(static_cast<double>(angle)));
     }
   }
-  return {c, s};
+  return {c, s, ops::RopeLayout::Split};
+}
+
+// [B, T, heads * hd] rotated per head by the shared tables.
+Tensor rotate_heads(const Tensor& x, const ops::RopeTables& t, int64_t heads) {
+  const Shape s = {1, heads, t.cos.size(2), t.cos.size(3)};
+  return ops::apply_rope(x, {t.cos.expand(s), t.sin.expand(s), ops::RopeLayout::Split});
 }
 
 // [B, 1, T, T] u8: key k visible to query q iff it is a token, k <= q, and (sliding) k > q - window.
@@ -162,18 +169,20 @@ Tensor Gemma3TextModel::embed(const Tensor& ids) const {
   return ops::mul(out, embed_scale_);
 }
 
-Tensor Gemma3TextModel::attention(const Layer& L, const Tensor& x, const Tensor& mask, const Tensor& cos,
-                                  const Tensor& sin) const {
+Tensor Gemma3TextModel::attention(const Layer& L, const Tensor& x, const Tensor& mask,
+                                  const ops::RopeTables& rope) const {
   const int64_t B = x.size(0), T = x.size(1), hd = config_.head_dim;
   const int64_t H = config_.num_heads, Hkv = config_.num_kv_heads;
   const float eps = static_cast<float>(config_.rms_norm_eps);
+  // Projection -> per-head norm -> RoPE, as [B, n, T, hd].
   auto heads = [&](const Tensor& w, int64_t n, const Tensor& norm) {
-    Tensor t = ops::linear(x, w).view({B, T, n, hd});
-    if (norm.defined()) t = ops::rms_norm(t, norm, eps);
-    return t.permute({0, 2, 1, 3});
+    Tensor t = ops::linear(x, w);
+    if (norm.defined())
+      t = rotate_heads(ops::rms_norm(t.view({B, T, n, hd}), norm, eps).view({B, T, n * hd}), rope, n);
+    return t.view({B, T, n, hd}).permute({0, 2, 1, 3});
   };
-  Tensor q = ops::apply_rope_split(heads(L.q_proj, H, L.q_norm), cos, sin);
-  Tensor k = ops::apply_rope_split(heads(L.k_proj, Hkv, L.k_norm), cos, sin);
+  Tensor q = heads(L.q_proj, H, L.q_norm);
+  Tensor k = heads(L.k_proj, Hkv, L.k_norm);
   Tensor v = heads(L.v_proj, Hkv, Tensor());
   float scale = static_cast<float>(1.0 / std::sqrt(config_.query_pre_attn_scalar));
   Tensor o = ops::attention(q, repeat_kv(k, H / Hkv), repeat_kv(v, H / Hkv), mask, scale);
@@ -197,8 +206,7 @@ std::vector<Tensor> Gemma3TextModel::forward(const Tensor& ids, const Tensor& ma
   for (size_t i = 0; i < layers_.size(); ++i) {
     const Layer& L = layers_[i];
     const ops::RopeTables& rope = L.sliding ? local : global;
-    Tensor a = attention(L, ops::rms_norm(h, L.input_norm, eps), L.sliding ? local_mask : global_mask,
-                         rope.cos, rope.sin);
+    Tensor a = attention(L, ops::rms_norm(h, L.input_norm, eps), L.sliding ? local_mask : global_mask, rope);
     h = ops::add(h, ops::rms_norm(a, L.post_attn_norm, eps));
     Tensor n = ops::rms_norm(h, L.pre_ff_norm, eps);
     Tensor m = ops::linear(ops::mul(ops::gelu_tanh(ops::linear(n, L.gate_proj)), ops::linear(n, L.up_proj)),

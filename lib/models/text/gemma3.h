@@ -15,6 +15,7 @@
 #include "core/tensor.h"
 #include "io/configs/gemma_config.h"
 #include "io/weights.h"
+#include "ops/rope.h"
 
 namespace ltx2 {
 
@@ -55,8 +56,8 @@ class Gemma3TextModel {
   std::vector<Layer> layers_;
 
   Tensor embed(const Tensor& ids) const;
-  Tensor attention(const Layer& layer, const Tensor& x, const Tensor& mask, const Tensor& cos,
-                   const Tensor& sin) const;
+  Tensor attention(const Layer& layer, const Tensor& x, const Tensor& mask,
+                   const ops::RopeTables& rope) const;
 };
 
 }  // namespace ltx2

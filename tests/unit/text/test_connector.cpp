@@ -1,14 +1,11 @@
-// The text connector's parts on their own: split RoPE and the 1-D LTX tables, the config rules
-// that pick V1 / V2, the right-pad reordering, and the connector's refusals. (Parity of the whole
-// path is checked against connector_19b / connector_22b by `ltx2 check` and test_prompt_encoder.)
-#include <cmath>
-
+// The text connector's parts on their own: the config rules that pick V1 / V2, the right-pad reordering, and
+// the connector's refusals. (Parity of the whole path is checked against connector_19b / connector_22b by
+// `ltx2 check` and test_prompt_encoder.)
 #include "core/error.h"
 #include "io/configs/text_projection_config.h"
 #include "io/layout.h"
 #include "models/text/embeddings_connector.h"
 #include "models/text/embeddings_processor.h"
-#include "ops/rope_1d.h"
 #include "support/catch.h"
 #include "support/test_util.h"
 #include "text_fixtures.h"
@@ -16,36 +13,6 @@
 using namespace ltx2;
 using Catch::Matchers::Contains;
 using json = nlohmann::json;
-
-TEST_CASE("rope: split layout rotates the first half of each head with the second") {
-  Tensor x = Tensor::from_vector({1, 2, 3, 4}, {1, 1, 1, 4});
-  float a = 0.3f, b = -1.1f;
-  Tensor c = Tensor::from_vector({std::cos(a), std::cos(b)}, {1, 1, 1, 2});
-  Tensor s = Tensor::from_vector({std::sin(a), std::sin(b)}, {1, 1, 1, 2});
-  std::vector<float> out = ops::apply_rope_split(x, c, s).to_vector();
-  REQUIRE(out[0] == Approx(1 * std::cos(a) - 3 * std::sin(a)));
-  REQUIRE(out[1] == Approx(2 * std::cos(b) - 4 * std::sin(b)));
-  REQUIRE(out[2] == Approx(3 * std::cos(a) + 1 * std::sin(a)));
-  REQUIRE(out[3] == Approx(4 * std::cos(b) + 2 * std::sin(b)));
-  REQUIRE_THROWS_WITH(ops::apply_rope_split(x, s.narrow(-1, 0, 1), s), Contains("do not match head dim"));
-}
-
-TEST_CASE("rope: 1-D LTX tables split one frequency grid across the heads") {
-  // inner 8 -> grid of 4 = theta^{0, 1/3, 2/3, 1} * pi/2; two heads take 2 each.
-  for (bool f64 : {false, true}) {
-    ops::RopeTables t = ops::ltx_rope_1d_tables(3, 8, 2, 10000.0, 4.0, f64);
-    REQUIRE(t.cos.shape() == Shape({1, 2, 3, 2}));
-    for (int64_t k = 0; k < 4; ++k) {
-      double grid = std::pow(10000.0, k / 3.0) * M_PI / 2;
-      for (int64_t p = 0; p < 3; ++p) {
-        double angle = grid * (2.0 * p / 4.0 - 1.0);
-        REQUIRE(t.cos.item({0, k / 2, p, k % 2}) == Approx(std::cos(angle)).margin(2e-3));
-        REQUIRE(t.sin.item({0, k / 2, p, k % 2}) == Approx(std::sin(angle)).margin(2e-3));
-      }
-    }
-  }
-  REQUIRE_THROWS_WITH(ops::ltx_rope_1d_tables(3, 8, 3, 1e4, 1, false), Contains("does not split over 3 heads"));
-}
 
 TEST_CASE("text projection config: V1 without caption-projection keys, V2 with exactly the 22B set") {
   json v1 = {{"connector_num_attention_heads", 2}, {"connector_attention_head_dim", 8}};
@@ -55,10 +22,9 @@ TEST_CASE("text projection config: V1 without caption-projection keys, V2 with e
   REQUIRE(a.audio.inner_dim() == 16);  // audio falls back to the video connector's shape
   REQUIRE_FALSE(a.video.double_precision_rope);
 
-  TextProjectionConfig b =
-      parse_text_projection_config(json::parse(SafetensorsFile::open(test::golden_dir("connector_22b") +
-                                                                     "/weights.safetensors")
-                                                   ->metadata_value("config"))["transformer"]);
+  TextProjectionConfig b = parse_text_projection_config(
+      json::parse(SafetensorsFile::open(test::golden_dir("connector_22b") + "/weights.safetensors")
+                      ->metadata_value("config"))["transformer"]);
   REQUIRE(b.extractor == FeatureExtractorKind::V2);
   REQUIRE(b.video.inner_dim() == 64);
   REQUIRE(b.audio.inner_dim() == 32);
@@ -87,7 +53,8 @@ TEST_CASE("connector: the sequence must be a multiple of the register count") {
   TextProjectionConfig config =
       parse_text_projection_config(json::parse(set->metadata_value("config"))["transformer"]);
   EmbeddingsConnector connector(
-      config.video, WeightView(set, component_prefixes(Component::Transformer), "t").sub("video_embeddings_connector."));
+      config.video,
+      WeightView(set, component_prefixes(Component::Transformer), "t").sub("video_embeddings_connector."));
   Tensor x = Tensor::zeros({1, 100, config.video.inner_dim()});
   Tensor mask = Tensor::from_vector_i64(std::vector<int64_t>(100, 1), {1, 100});
   REQUIRE_THROWS_WITH(connector.forward(x, mask), Contains("multiple of the 128 learnable registers"));
