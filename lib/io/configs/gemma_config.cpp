@@ -51,7 +51,6 @@ GemmaConfig parse_gemma_config(const json& j) {
   c.sliding_window = r.integer("sliding_window", 4096);
   c.pad_token_id = r.integer("pad_token_id", 0);
   c.bos_token_id = r.integer("bos_token_id", 2);
-  c.eos_token_id = r.integer("eos_token_id", 1);
   r.choice("hidden_activation", {"gelu_pytorch_tanh"}, "gelu_pytorch_tanh");
   r.require_equal("attention_bias", false);
   r.require_equal("use_bidirectional_attention", false);

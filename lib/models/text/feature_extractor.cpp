@@ -56,11 +56,13 @@ TextFeatures FeatureExtractor::forward(const std::vector<Tensor>& states, const 
              states.size(), S);
   LTX2_CHECK(mask.dim() == 2, "feature extractor: mask must be [B, T], got {}", mask.str());
   const int64_t B = mask.size(0), T = mask.size(1);
-  std::vector<std::vector<float>> e(S);
+  std::vector<Tensor> contiguous(S);
+  std::vector<const float*> e(S);
   for (int64_t l = 0; l < S; ++l) {
     LTX2_CHECK(states[l].shape() == Shape({B, T, D}),
                "feature extractor: hidden state {} is {}, expects [{}, {}, {}]", l, states[l].str(), B, T, D);
-    e[l] = states[l].contiguous().to_vector();
+    contiguous[l] = states[l].to(Device::cpu()).to(DType::F32).contiguous();
+    e[l] = contiguous[l].data<float>();
   }
   std::vector<int64_t> m = mask.contiguous().to_vector_i64();
   Tensor flat = Tensor::zeros({B, T, D * S});
@@ -75,7 +77,7 @@ TextFeatures FeatureExtractor::forward(const std::vector<Tensor>& states, const 
         float lo = std::numeric_limits<float>::infinity(), hi = -lo;
         for (int64_t t = 0; t < T; ++t) {
           if (!m[b * T + t]) continue;
-          const float* row = e[l].data() + (b * T + t) * D;
+          const float* row = e[l] + (b * T + t) * D;
           for (int64_t d = 0; d < D; ++d) {
             sum += row[d];
             lo = std::min(lo, row[d]);
@@ -86,7 +88,7 @@ TextFeatures FeatureExtractor::forward(const std::vector<Tensor>& states, const 
         float range = (hi - lo) + 1e-6f;
         for (int64_t t = 0; t < T; ++t) {
           if (!m[b * T + t]) continue;
-          const float* row = e[l].data() + (b * T + t) * D;
+          const float* row = e[l] + (b * T + t) * D;
           float* o = out + (b * T + t) * D * S;
           for (int64_t d = 0; d < D; ++d) o[d * S + l] = 8.f * (row[d] - mean) / range;
         }
@@ -101,7 +103,7 @@ TextFeatures FeatureExtractor::forward(const std::vector<Tensor>& states, const 
       if (!m[b * T + t]) continue;
       float* o = out + (b * T + t) * D * S;
       for (int64_t l = 0; l < S; ++l) {
-        const float* row = e[l].data() + (b * T + t) * D;
+        const float* row = e[l] + (b * T + t) * D;
         double sq = 0;
         for (int64_t d = 0; d < D; ++d) sq += static_cast<double>(row[d]) * row[d];
         float inv = 1.f / std::sqrt(static_cast<float>(sq / static_cast<double>(D)) + 1e-6f);
