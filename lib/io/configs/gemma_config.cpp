@@ -49,7 +49,6 @@ GemmaConfig parse_gemma_config(const json& j) {
   c.query_pre_attn_scalar = r.number("query_pre_attn_scalar", 256);
   c.rms_norm_eps = r.number("rms_norm_eps", 1e-6);
   c.sliding_window = r.integer("sliding_window", 4096);
-  c.pad_token_id = r.integer("pad_token_id", 0);
   c.bos_token_id = r.integer("bos_token_id", 2);
   r.choice("hidden_activation", {"gelu_pytorch_tanh"}, "gelu_pytorch_tanh");
   r.require_equal("attention_bias", false);

@@ -27,7 +27,7 @@ struct GemmaConfig {
   double rope_global_theta = 0;          // full-attention layers
   double rope_global_linear_factor = 1;  // linear scaling of the global layers (inv_freq / factor)
   double rope_local_theta = 0;           // sliding-attention layers
-  int64_t pad_token_id = 0, bos_token_id = 2;
+  int64_t bos_token_id = 2;              // must agree with tokenizer.model
 
   int64_t num_hidden_states() const { return num_layers + 1; }
 };

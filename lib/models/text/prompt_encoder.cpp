@@ -72,6 +72,9 @@ PromptEncoder::PromptEncoder(const std::string& gemma_root, std::shared_ptr<cons
   Gemma3TextModel::Source gemma = Gemma3TextModel::locate(gemma_root);
   processor_->feature_extractor().check_gemma(gemma.config, gemma_root);
   check_gemma_version(*ltx_checkpoint, gemma.config, gemma_root);
+  LTX2_CHECK(tokenizer_->bos_id() == gemma.config.bos_token_id,
+             "{}: tokenizer.model has <bos> = {} but config.json says bos_token_id {}", gemma_root,
+             tokenizer_->bos_id(), gemma.config.bos_token_id);
   gemma_ = std::make_unique<Gemma3TextModel>(gemma.config, gemma.view());
 }
 

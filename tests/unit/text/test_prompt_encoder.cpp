@@ -2,6 +2,7 @@
 // connectors against the contexts the reference pipelines recorded, and the refusals of a Gemma
 // that does not fit the LTX checkpoint.
 #include <filesystem>
+#include <fstream>
 
 #include "core/error.h"
 #include "io/safetensors.h"
@@ -108,4 +109,16 @@ TEST_CASE("prompt encoder: a Gemma folder without tokenizer.model is refused nam
   fs::copy_file(test::golden_dir("pipeline_distilled") + "/gemma/config.json", dir.file("config.json"));
   REQUIRE_THROWS_WITH(PromptEncoder(dir.path(), checkpoint("pipeline_distilled")),
                       Contains("tokenizer.model"));
+}
+
+TEST_CASE("prompt encoder: a tokenizer that disagrees with the Gemma config on <bos> is refused") {
+  test::ScratchDir dir("text_bos_mismatch");
+  const std::string src = test::golden_dir("pipeline_distilled") + "/gemma/";
+  for (const char* f : {"model.safetensors", "tokenizer.model"}) fs::copy_file(src + f, dir.file(f));
+  std::ifstream in(src + "config.json");
+  nlohmann::json cfg = nlohmann::json::parse(in);
+  cfg["text_config"]["bos_token_id"] = 7;
+  test::write_bytes(dir.file("config.json"), cfg.dump());
+  REQUIRE_THROWS_WITH(PromptEncoder(dir.path(), checkpoint("pipeline_distilled")),
+                      Contains("config.json says bos_token_id 7"));
 }
