@@ -3,6 +3,7 @@
 
 #include <sentencepiece_processor.h>
 
+#include <algorithm>
 #include <filesystem>
 
 #include "core/error.h"
@@ -97,15 +98,46 @@ GemmaTokenizer::GemmaTokenizer(const std::string& gemma_root, int64_t max_length
   int pad = sp_->pad_id() >= 0 ? sp_->pad_id() : sp_->eos_id();
   LTX2_CHECK(pad >= 0, "{}: the vocabulary has neither a pad nor an eos token", model.string());
   pad_id_ = pad;
+  for (int id = 0; id < sp_->GetPieceSize(); ++id)
+    if (sp_->IsControl(id) || sp_->IsUnknown(id)) literal_specials_.emplace_back(sp_->IdToPiece(id), id);
+  std::sort(literal_specials_.begin(), literal_specials_.end(),
+            [](const auto& a, const auto& b) { return a.first.size() > b.first.size(); });
+}
+
+std::vector<int64_t> GemmaTokenizer::encode_text(const std::string& text) const {
+  std::vector<int64_t> out;
+  auto encode_plain = [&](size_t begin, size_t end) {
+    if (begin == end) return;
+    std::vector<int> ids;
+    auto status = sp_->Encode(text.substr(begin, end - begin), &ids);
+    LTX2_CHECK(status.ok(), "tokenizer: cannot encode the prompt: {}", status.ToString());
+    out.insert(out.end(), ids.begin(), ids.end());
+  };
+  size_t plain_start = 0, i = 0;
+  while (i < text.size()) {
+    const std::pair<std::string, int64_t>* hit = nullptr;
+    for (const auto& special : literal_specials_)
+      if (!special.first.empty() && text.compare(i, special.first.size(), special.first) == 0) {
+        hit = &special;
+        break;
+      }
+    if (!hit) {
+      ++i;
+      continue;
+    }
+    encode_plain(plain_start, i);
+    out.push_back(hit->second);
+    i += hit->first.size();
+    plain_start = i;
+  }
+  encode_plain(plain_start, text.size());
+  return out;
 }
 
 GemmaTokenizer::~GemmaTokenizer() = default;
 
 TokenizedPrompt GemmaTokenizer::encode(const std::string& prompt) const {
-  std::vector<int> ids;
-  auto status = sp_->Encode(strip_unicode_whitespace(prompt), &ids);
-  LTX2_CHECK(status.ok(), "tokenizer: cannot encode the prompt: {}", status.ToString());
-  return format_prompt_ids(std::vector<int64_t>(ids.begin(), ids.end()), bos_id_, pad_id_, max_length_);
+  return format_prompt_ids(encode_text(strip_unicode_whitespace(prompt)), bos_id_, pad_id_, max_length_);
 }
 
 std::pair<Tensor, Tensor> GemmaTokenizer::encode_batch(const std::vector<std::string>& prompts) const {

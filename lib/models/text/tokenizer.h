@@ -2,6 +2,11 @@
 // tokenizer.model) plus the reference's prompt handling (LTXGemmaTokenizer): the prompt is
 // str.strip()ped, tokenized without a chat template, starts with <bos>, gets no <eos>, is cut to
 // max_length and LEFT-padded with <pad> (eos when the vocabulary has no pad) to exactly max_length.
+//
+// The reference tokenizes with Hugging Face's tokenizer.json, which recognises its special tokens
+// (<bos>, <eos>, <pad>, <unk>, ...) written literally in the text; SentencePiece already does so for
+// its user-defined pieces but spells its control and unknown pieces out character by character, so
+// those are split out of the text first and the pieces between them are encoded on their own.
 #pragma once
 
 #include <cstdint>
@@ -51,7 +56,10 @@ class GemmaTokenizer {
 
  private:
   std::unique_ptr<sentencepiece::SentencePieceProcessor> sp_;
+  std::vector<std::pair<std::string, int64_t>> literal_specials_;  // control/unknown pieces, longest first
   int64_t bos_id_ = 2, pad_id_ = 0, max_length_;
+
+  std::vector<int64_t> encode_text(const std::string& text) const;
 };
 
 }  // namespace ltx2

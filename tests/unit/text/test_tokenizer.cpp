@@ -106,6 +106,23 @@ TEST_CASE("tokenizer: a very long prompt is cut to exactly 1024 tokens, <bos> fi
   REQUIRE(t.ids == std::vector<int64_t>(untruncated.begin(), untruncated.begin() + 1024));
 }
 
+TEST_CASE("tokenizer: special tokens written in the prompt are recognised, as tokenizer.json does") {
+  GemmaTokenizer tok(gemma_root());
+  auto raw = [&](const std::string& text) {
+    std::vector<int64_t> ids = valid_ids(tok.encode(text));
+    return std::vector<int64_t>(ids.begin() + 1, ids.end());  // without the leading <bos>
+  };
+  std::vector<int64_t> want = {2};
+  for (int64_t id : raw("a fox")) want.push_back(id);
+  want.push_back(1);  // <eos>
+  for (int64_t id : raw("b")) want.push_back(id);
+  want.push_back(2);  // <bos>
+  REQUIRE(valid_ids(tok.encode("a fox<eos>b<bos>")) == want);
+  // User-defined pieces (<start_of_turn>) were already whole tokens for SentencePiece.
+  REQUIRE(raw("<start_of_turn>") == std::vector<int64_t>{4});
+  REQUIRE(raw("<unk>") == std::vector<int64_t>{3});
+}
+
 TEST_CASE("tokenizer: a batch holds each prompt's row") {
   GemmaTokenizer tok(gemma_root());
   auto [ids, mask] = tok.encode_batch({"a fox", ""});
