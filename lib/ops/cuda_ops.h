@@ -42,6 +42,7 @@ struct CudaOps {
                                  int64_t pad_right) = nullptr;
   Tensor (*snake_beta)(const Tensor& x, const Tensor& log_alpha, const Tensor& log_beta) = nullptr;
   Tensor (*upsample_nearest2d)(const Tensor& x, int64_t factor) = nullptr;
+  Tensor (*apply_rope)(const Tensor& x, const Tensor& cos, const Tensor& sin, int layout) = nullptr;
 };
 
 // The filled table; throws when this build has no CUDA backend.

@@ -1,0 +1,19 @@
+// Caption projection MLP (see caption_projection.h).
+#include "models/text/caption_projection.h"
+
+#include "ops/elementwise.h"
+#include "ops/linear.h"
+
+namespace ltx2 {
+
+CaptionProjection::CaptionProjection(const WeightView& w, int64_t in_channels, int64_t inner)
+    : w1_(w.load("linear_1.weight", {inner, in_channels})),
+      b1_(w.load("linear_1.bias", {inner})),
+      w2_(w.load("linear_2.weight", {inner, inner})),
+      b2_(w.load("linear_2.bias", {inner})) {}
+
+Tensor CaptionProjection::forward(const Tensor& x) const {
+  return ops::linear(ops::gelu_tanh(ops::linear(x, w1_, b1_)), w2_, b2_);
+}
+
+}  // namespace ltx2

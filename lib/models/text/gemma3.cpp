@@ -1,0 +1,220 @@
+// Gemma 3 text decoder (see gemma3.h). Float32 math on the reference's rounding points: the RoPE
+// inverse frequencies and angles in float32 as HF forms them, norms in float32.
+#include "models/text/gemma3.h"
+
+#include <cmath>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "core/error.h"
+#include "io/layout.h"
+#include "ops/attention.h"
+#include "ops/elementwise.h"
+#include "ops/linear.h"
+#include "ops/norm.h"
+#include "ops/rope.h"
+
+namespace ltx2 {
+
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+
+namespace {
+
+Tensor load_norm_plus_one(const WeightView& w, const std::string& key, int64_t dim) {
+  return ops::add(w.load(key, {dim}), 1.f);
+}
+
+// HF default/linear RoPE for positions 0..T-1: inv_freq[i] = 1 / base^(2i/hd) (float32), divided by
+// the linear factor; angle = t * inv_freq[i]. HF's rotate_half is the split layout with every head
+// sharing the frequencies: tables [1, 1, T, hd/2], widened to the head count where applied.
+ops::RopeTables gemma_rope_tables(int64_t tokens, int64_t head_dim, double base, double linear_factor) {
+  int64_t half = head_dim / 2;
+  std::vector<float> inv_freq(half);
+  for (int64_t i = 0; i < half; ++i) {
+    float exponent = static_cast<float>(2 * i) / static_cast<float>(head_dim);
+    float p = static_cast<float>(
+        std::pow(static_cast<double>(static_cast<float>(base)), static_cast<double>(exponent)));
+    inv_freq[i] = 1.f / p;
+    if (linear_factor != 1.0) inv_freq[i] /= static_cast<float>(linear_factor);
+  }
+  Tensor c = Tensor::empty({1, 1, tokens, half}), s = Tensor::empty({1, 1, tokens, half});
+  float* cp = c.data<float>();
+  float* sp = s.data<float>();
+  for (int64_t t = 0; t < tokens; ++t) {
+    for (int64_t i = 0; i < half; ++i) {
+      float angle = static_cast<float>(t) * inv_freq[i];
+      cp[t * half + i] = static_cast<float>(std::cos(static_cast<double>(angle)));
+      sp[t * half + i] = static_cast<float>(std::sin(static_cast<double>(angle)));
+    }
+  }
+  return {c, s, ops::RopeLayout::Split};
+}
+
+// [B, T, heads * hd] rotated per head by the shared tables.
+Tensor rotate_heads(const Tensor& x, const ops::RopeTables& t, int64_t heads) {
+  const Shape s = {1, heads, t.cos.size(2), t.cos.size(3)};
+  return ops::apply_rope(x, {t.cos.expand(s), t.sin.expand(s), ops::RopeLayout::Split});
+}
+
+// [B, 1, T, T] u8: key k visible to query q iff it is a token, k <= q, and (sliding) k > q - window.
+// A query row that sees no key (a left pad) attends to nothing and yields zeros, as torch >= 2.5's
+// SDPA does; those rows are discarded downstream.
+Tensor attention_mask(const Tensor& mask, bool sliding, int64_t window) {
+  int64_t B = mask.size(0), T = mask.size(1);
+  std::vector<int64_t> m = mask.contiguous().to_vector_i64();
+  Tensor out = Tensor::empty({B, 1, T, T}, DType::U8);
+  uint8_t* p = out.data<uint8_t>();
+  for (int64_t b = 0; b < B; ++b) {
+    for (int64_t q = 0; q < T; ++q) {
+      uint8_t* row = p + (b * T + q) * T;
+      for (int64_t k = 0; k < T; ++k) row[k] = m[b * T + k] != 0 && k <= q && (!sliding || k > q - window);
+    }
+  }
+  return out;
+}
+
+// [B, Hkv, T, hd] -> [B, Hkv * rep, T, hd], each KV head serving `rep` consecutive query heads.
+Tensor repeat_kv(const Tensor& x, int64_t rep) {
+  if (rep == 1) return x;
+  int64_t B = x.size(0), H = x.size(1), T = x.size(2), D = x.size(3);
+  return x.unsqueeze(2).expand({B, H, rep, T, D}).reshape({B, H * rep, T, D});
+}
+
+}  // namespace
+
+Gemma3TextModel::Gemma3TextModel(const GemmaConfig& config, const WeightView& w) : config_(config) {
+  const int64_t D = config.hidden_size, I = config.intermediate_size, hd = config.head_dim;
+  const int64_t qd = config.num_heads * hd, kvd = config.num_kv_heads * hd;
+  LTX2_CHECK(w.shape_of("embed_tokens.weight") == Shape({config.vocab_size, D}),
+             "{}: embed_tokens.weight is {}, the Gemma config says [{}, {}]", w.set().describe(),
+             shape_str(w.shape_of("embed_tokens.weight")), config.vocab_size, D);
+  embed_raw_ = w.set().raw(w.resolve("embed_tokens.weight"));
+  DType stored = embed_raw_.dtype();
+  float scale = static_cast<float>(std::sqrt(static_cast<double>(D)));
+  embed_scale_ = stored == DType::BF16 ? bf16_to_f32(f32_to_bf16(scale)) : scale;
+  final_norm_ = load_norm_plus_one(w, "norm.weight", D);
+  for (int64_t i = 0; i < config.num_layers; ++i) {
+    WeightView l = w.sub("layers." + std::to_string(i) + ".");
+    Layer L;
+    L.sliding = config.layer_is_sliding[i];
+    L.input_norm = load_norm_plus_one(l, "input_layernorm.weight", D);
+    L.post_attn_norm = load_norm_plus_one(l, "post_attention_layernorm.weight", D);
+    L.pre_ff_norm = load_norm_plus_one(l, "pre_feedforward_layernorm.weight", D);
+    L.post_ff_norm = load_norm_plus_one(l, "post_feedforward_layernorm.weight", D);
+    L.q_proj = l.load("self_attn.q_proj.weight", {qd, D});
+    L.k_proj = l.load("self_attn.k_proj.weight", {kvd, D});
+    L.v_proj = l.load("self_attn.v_proj.weight", {kvd, D});
+    L.o_proj = l.load("self_attn.o_proj.weight", {D, qd});
+    L.q_norm = load_norm_plus_one(l, "self_attn.q_norm.weight", hd);
+    L.k_norm = load_norm_plus_one(l, "self_attn.k_norm.weight", hd);
+    L.gate_proj = l.load("mlp.gate_proj.weight", {I, D});
+    L.up_proj = l.load("mlp.up_proj.weight", {I, D});
+    L.down_proj = l.load("mlp.down_proj.weight", {D, I});
+    layers_.push_back(std::move(L));
+  }
+}
+
+WeightView Gemma3TextModel::Source::view() const {
+  return WeightView(weights, component_prefixes(Component::TextModel), "gemma text model");
+}
+
+Gemma3TextModel::Source Gemma3TextModel::locate(const std::string& root) {
+  std::shared_ptr<const WeightSet> set;
+  GemmaConfig config;
+  if (fs::is_directory(root)) {
+    fs::path cfg = fs::path(root) / "config.json";
+    LTX2_CHECK(fs::exists(cfg), "{}: Gemma folder has no config.json", root);
+    config = load_gemma_config(cfg.string());
+    set = WeightSet::open_hf_folder(root);
+  } else {
+    LTX2_CHECK(fs::exists(root), "{}: no such Gemma folder or text-encoder file", root);
+    set = WeightSet::open({root});
+    std::string packed = set->metadata_value("gemma_config");
+    fs::path sibling = fs::path(root).parent_path() / "config.json";
+    if (!packed.empty()) {
+      json j;
+      try {
+        j = json::parse(packed);
+      } catch (const json::exception&) {
+        LTX2_FAIL("{}: metadata 'gemma_config' is not valid JSON", root);
+      }
+      config = parse_gemma_config(j);
+    } else if (set->config().contains("text_config")) {
+      config = parse_gemma_config(set->config());
+    } else {
+      LTX2_CHECK(fs::exists(sibling),
+                 "{}: carries no Gemma config (metadata 'gemma_config') and has no config.json beside it",
+                 root);
+      config = load_gemma_config(sibling.string());
+    }
+  }
+  return {config, set};
+}
+
+std::unique_ptr<Gemma3TextModel> Gemma3TextModel::open(const std::string& root) {
+  Source src = locate(root);
+  return std::make_unique<Gemma3TextModel>(src.config, src.view());
+}
+
+Tensor Gemma3TextModel::embed(const Tensor& ids) const {
+  int64_t B = ids.size(0), T = ids.size(1), D = config_.hidden_size;
+  std::vector<int64_t> v = ids.contiguous().to_vector_i64();
+  Tensor out = Tensor::empty({B, T, D});
+  for (int64_t i = 0; i < B * T; ++i) {
+    LTX2_CHECK(v[i] >= 0 && v[i] < config_.vocab_size, "gemma: token id {} is outside the vocabulary of {}",
+               v[i], config_.vocab_size);
+    out.select(0, i / T).select(0, i % T).copy_(embed_raw_.select(0, v[i]));
+  }
+  return ops::mul(out, embed_scale_);
+}
+
+Tensor Gemma3TextModel::attention(const Layer& L, const Tensor& x, const Tensor& mask,
+                                  const ops::RopeTables& rope) const {
+  const int64_t B = x.size(0), T = x.size(1), hd = config_.head_dim;
+  const int64_t H = config_.num_heads, Hkv = config_.num_kv_heads;
+  const float eps = static_cast<float>(config_.rms_norm_eps);
+  // Projection -> per-head norm -> RoPE, as [B, n, T, hd].
+  auto heads = [&](const Tensor& w, int64_t n, const Tensor& norm) {
+    Tensor t = ops::linear(x, w);
+    if (norm.defined())
+      t = rotate_heads(ops::rms_norm(t.view({B, T, n, hd}), norm, eps).view({B, T, n * hd}), rope, n);
+    return t.view({B, T, n, hd}).permute({0, 2, 1, 3});
+  };
+  Tensor q = heads(L.q_proj, H, L.q_norm);
+  Tensor k = heads(L.k_proj, Hkv, L.k_norm);
+  Tensor v = heads(L.v_proj, Hkv, Tensor());
+  float scale = static_cast<float>(1.0 / std::sqrt(config_.query_pre_attn_scalar));
+  Tensor o = ops::attention(q, repeat_kv(k, H / Hkv), repeat_kv(v, H / Hkv), mask, scale);
+  return ops::linear(o.permute({0, 2, 1, 3}).reshape({B, T, H * hd}), L.o_proj);
+}
+
+std::vector<Tensor> Gemma3TextModel::forward(const Tensor& ids, const Tensor& mask) const {
+  LTX2_CHECK(ids.dim() == 2 && mask.shape() == ids.shape(), "gemma: ids {} and mask {} must both be [B, T]",
+             ids.str(), mask.str());
+  const int64_t T = ids.size(1);
+  const float eps = static_cast<float>(config_.rms_norm_eps);
+  ops::RopeTables local = gemma_rope_tables(T, config_.head_dim, config_.rope_local_theta, 1.0);
+  ops::RopeTables global =
+      gemma_rope_tables(T, config_.head_dim, config_.rope_global_theta, config_.rope_global_linear_factor);
+  Tensor local_mask = attention_mask(mask, true, config_.sliding_window);
+  Tensor global_mask = attention_mask(mask, false, 0);
+
+  std::vector<Tensor> states;
+  Tensor h = embed(ids);
+  states.push_back(h);
+  for (size_t i = 0; i < layers_.size(); ++i) {
+    const Layer& L = layers_[i];
+    const ops::RopeTables& rope = L.sliding ? local : global;
+    Tensor a = attention(L, ops::rms_norm(h, L.input_norm, eps), L.sliding ? local_mask : global_mask, rope);
+    h = ops::add(h, ops::rms_norm(a, L.post_attn_norm, eps));
+    Tensor n = ops::rms_norm(h, L.pre_ff_norm, eps);
+    Tensor m = ops::linear(ops::mul(ops::gelu_tanh(ops::linear(n, L.gate_proj)), ops::linear(n, L.up_proj)),
+                           L.down_proj);
+    h = ops::add(h, ops::rms_norm(m, L.post_ff_norm, eps));
+    states.push_back(i + 1 == layers_.size() ? ops::rms_norm(h, final_norm_, eps) : h);
+  }
+  return states;
+}
+
+}  // namespace ltx2

@@ -1,0 +1,63 @@
+// The Gemma 3 text decoder as LTX uses it: token ids and an attention mask in, every hidden state
+// out (index 0 = scaled embeddings, l = output of decoder layer l, L = last layer after the final
+// norm), the way Hugging Face's Gemma3TextModel returns them with output_hidden_states.
+//
+// Layers follow HF modeling_gemma3: pre/post norms around attention and MLP (Gemma RMSNorm, weight
+// applied as 1 + w), per-head q/k norms, split-half RoPE with a per-layer-type base (sliding layers
+// the local theta, global layers the global theta with linear scaling), GQA, causal + key-padding
+// mask plus the sliding window, gelu(tanh)-gated MLP. Positions are 0..T-1 over the padded row.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/tensor.h"
+#include "io/configs/gemma_config.h"
+#include "io/weights.h"
+#include "ops/rope.h"
+
+namespace ltx2 {
+
+class Gemma3TextModel {
+ public:
+  // Loads the language-model tensors through `weights` (keys relative to the text model, e.g.
+  // "layers.0.self_attn.q_proj.weight"), checking every shape against `config`.
+  Gemma3TextModel(const GemmaConfig& config, const WeightView& weights);
+
+  // A Gemma root: a Hugging Face folder (config.json + model.safetensors or a sharded index), or a
+  // single text-encoder .safetensors file whose metadata carries the config ("gemma_config", or
+  // "config" with a "text_config") or that sits next to a config.json. locate() maps the files and
+  // reads the config without loading any tensor; open() also loads the model.
+  struct Source {
+    GemmaConfig config;
+    std::shared_ptr<const WeightSet> weights;
+    WeightView view() const;
+  };
+  static Source locate(const std::string& root);
+  static std::unique_ptr<Gemma3TextModel> open(const std::string& root);
+
+  const GemmaConfig& config() const { return config_; }
+
+  // ids, mask: [B, T] int64 (mask 1 = token, 0 = pad). Returns num_layers + 1 tensors [B, T, D] f32.
+  std::vector<Tensor> forward(const Tensor& ids, const Tensor& mask) const;
+
+ private:
+  struct Layer {
+    bool sliding = false;
+    Tensor input_norm, post_attn_norm, pre_ff_norm, post_ff_norm;  // stored as 1 + w
+    Tensor q_proj, k_proj, v_proj, o_proj, q_norm, k_norm;
+    Tensor gate_proj, up_proj, down_proj;
+  };
+  GemmaConfig config_;
+  Tensor embed_raw_;   // stored dtype, rows gathered on demand
+  float embed_scale_;  // sqrt(hidden) rounded to the embedding's stored dtype, as HF does
+  Tensor final_norm_;  // 1 + w
+  std::vector<Layer> layers_;
+
+  Tensor embed(const Tensor& ids) const;
+  Tensor attention(const Layer& layer, const Tensor& x, const Tensor& mask,
+                   const ops::RopeTables& rope) const;
+};
+
+}  // namespace ltx2

@@ -1,0 +1,102 @@
+// PromptEncoder (see prompt_encoder.h).
+#include "models/text/prompt_encoder.h"
+
+#include <nlohmann/json.hpp>
+
+#include "core/error.h"
+#include "core/log.h"
+
+namespace ltx2 {
+
+namespace {
+
+// "2.4.0" -> {2, 4, 0}; missing parts are 0.
+std::vector<int> parse_version(const std::string& v) {
+  std::vector<int> parts;
+  int value = 0;
+  bool digits = false;
+  for (char ch : v) {
+    if (ch >= '0' && ch <= '9') {
+      value = value * 10 + (ch - '0');
+      digits = true;
+    } else if (ch == '.') {
+      parts.push_back(value);
+      value = 0;
+      digits = false;
+    } else {
+      break;
+    }
+  }
+  if (digits) parts.push_back(value);
+  parts.resize(3, 0);
+  return parts;
+}
+
+std::string source_gemma_version(const std::string& metadata) {
+  nlohmann::json j = nlohmann::json::parse(metadata, nullptr, false);
+  if (j.is_object() && j.contains("gemma_version") && j["gemma_version"].is_string())
+    return j["gemma_version"].get<std::string>();
+  return metadata;  // a bare version string
+}
+
+}  // namespace
+
+void check_gemma_version(const WeightSet& ltx, const GemmaConfig& gemma, const std::string& gemma_root) {
+  std::string source = ltx.metadata_value("gemma_source_checkpoint");
+  if (!source.empty()) {
+    std::string want = source_gemma_version(source);
+    LTX2_CHECK(gemma.gemma_version == want,
+               "{}: Gemma config has gemma_version '{}', but {} was trained with Gemma version '{}'",
+               gemma_root, gemma.gemma_version, ltx.describe(), want);
+    return;
+  }
+  std::string model_version = ltx.metadata_value("model_version");
+  if (!model_version.empty() && parse_version(model_version) >= std::vector<int>{2, 4, 0}) {
+    LTX2_CHECK(
+        gemma.gemma_version.empty(),
+        "{}: {} (model_version {}) does not say which Gemma it needs, and this Gemma has gemma_version "
+        "'{}'",
+        gemma_root, ltx.describe(), model_version, gemma.gemma_version);
+    spdlog::warn("{} (model_version {}) names no Gemma version; assuming {} matches", ltx.describe(),
+                 model_version, gemma_root);
+    return;
+  }
+  LTX2_CHECK(gemma.model_type.empty() || gemma.model_type == "gemma3",
+             "{}: Gemma model_type '{}' but {} needs gemma3", gemma_root, gemma.model_type, ltx.describe());
+}
+
+PromptEncoder::PromptEncoder(const std::string& gemma_root, std::shared_ptr<const WeightSet> ltx_checkpoint,
+                             int64_t max_length) {
+  tokenizer_ = std::make_unique<GemmaTokenizer>(gemma_root, max_length);
+  processor_ = std::make_unique<EmbeddingsProcessor>(ltx_checkpoint);
+  Gemma3TextModel::Source gemma = Gemma3TextModel::locate(gemma_root);
+  processor_->feature_extractor().check_gemma(gemma.config, gemma_root);
+  check_gemma_version(*ltx_checkpoint, gemma.config, gemma_root);
+  LTX2_CHECK(tokenizer_->bos_id() == gemma.config.bos_token_id,
+             "{}: tokenizer.model has <bos> = {} but config.json says bos_token_id {}", gemma_root,
+             tokenizer_->bos_id(), gemma.config.bos_token_id);
+  gemma_ = std::make_unique<Gemma3TextModel>(gemma.config, gemma.view());
+}
+
+std::vector<EncodedPrompt> PromptEncoder::encode(const std::vector<std::string>& prompts) const {
+  LTX2_CHECK(!prompts.empty(), "prompt encoder: no prompts given");
+  auto [ids, mask] = tokenizer_->encode_batch(prompts);
+  std::vector<Tensor> states = gemma_->forward(ids, mask);
+  std::vector<EncodedPrompt> out;
+  for (int64_t i = 0; i < static_cast<int64_t>(prompts.size()); ++i) {
+    std::vector<Tensor> row;
+    for (const Tensor& s : states) row.push_back(s.narrow(0, i, 1));
+    Tensor row_mask = mask.narrow(0, i, 1).contiguous();
+    TextContext ctx = processor_->process(row, row_mask);
+    EncodedPrompt e;
+    e.tokens.ids = ids.select(0, i).contiguous().to_vector_i64();
+    e.tokens.mask = row_mask.to_vector_i64();
+    e.video_context = ctx.video;
+    e.audio_context = ctx.audio;
+    e.context_mask = ctx.mask;
+    out.push_back(std::move(e));
+  }
+  return out;
+}
+
+}  // namespace ltx2

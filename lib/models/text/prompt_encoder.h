@@ -1,0 +1,50 @@
+// Prompt encoding for the pipelines (the reference's PromptEncoder): prompts -> Gemma tokens ->
+// one Gemma batch -> per prompt, the embeddings processor -> video and audio contexts.
+//
+// The Gemma root supplies tokenizer.model, config.json and the weights; the LTX checkpoint supplies
+// the text projection and connectors (and says which Gemma it was trained with: a Gemma whose
+// width / depth / version does not match is refused before any compute).
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/tensor.h"
+#include "io/weights.h"
+#include "models/text/embeddings_processor.h"
+#include "models/text/gemma3.h"
+#include "models/text/tokenizer.h"
+
+namespace ltx2 {
+
+struct EncodedPrompt {
+  TokenizedPrompt tokens;
+  Tensor video_context;  // [1, T, video inner], right-padded order
+  Tensor audio_context;  // [1, T, audio inner]
+  Tensor context_mask;   // [1, T] int64, all ones
+};
+
+// The reference's Gemma version rule: a checkpoint naming its Gemma (metadata
+// gemma_source_checkpoint with a gemma_version) needs that version; a 2.4+ checkpoint without one
+// needs a Gemma config without gemma_version (else refused); older checkpoints need model_type gemma3.
+void check_gemma_version(const WeightSet& ltx, const GemmaConfig& gemma, const std::string& gemma_root);
+
+class PromptEncoder {
+ public:
+  PromptEncoder(const std::string& gemma_root, std::shared_ptr<const WeightSet> ltx_checkpoint,
+                int64_t max_length = kGemmaTokenizerMaxLength);
+
+  // All prompts go through Gemma as one batch (positive and negative together), then each is
+  // processed on its own; results in the order given.
+  std::vector<EncodedPrompt> encode(const std::vector<std::string>& prompts) const;
+
+  const GemmaTokenizer& tokenizer() const { return *tokenizer_; }
+
+ private:
+  std::unique_ptr<GemmaTokenizer> tokenizer_;
+  std::unique_ptr<Gemma3TextModel> gemma_;
+  std::unique_ptr<EmbeddingsProcessor> processor_;
+};
+
+}  // namespace ltx2

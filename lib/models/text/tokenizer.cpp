@@ -1,0 +1,154 @@
+// Gemma prompt tokenization (see tokenizer.h).
+#include "models/text/tokenizer.h"
+
+#include <sentencepiece_processor.h>
+
+#include <algorithm>
+#include <filesystem>
+
+#include "core/error.h"
+
+namespace ltx2 {
+
+namespace fs = std::filesystem;
+
+int64_t TokenizedPrompt::num_tokens() const {
+  int64_t n = 0;
+  for (int64_t m : mask) n += m;
+  return n;
+}
+
+TokenizedPrompt format_prompt_ids(const std::vector<int64_t>& raw_ids, int64_t bos_id, int64_t pad_id,
+                                  int64_t max_length) {
+  LTX2_CHECK(max_length > 0, "tokenizer: max length must be positive, got {}", max_length);
+  std::vector<int64_t> tokens;
+  tokens.push_back(bos_id);
+  for (int64_t id : raw_ids) {
+    if (static_cast<int64_t>(tokens.size()) == max_length) break;
+    tokens.push_back(id);
+  }
+  TokenizedPrompt out;
+  int64_t pads = max_length - static_cast<int64_t>(tokens.size());
+  out.ids.assign(pads, pad_id);
+  out.mask.assign(pads, 0);
+  out.ids.insert(out.ids.end(), tokens.begin(), tokens.end());
+  out.mask.insert(out.mask.end(), tokens.size(), 1);
+  return out;
+}
+
+namespace {
+
+bool is_python_whitespace(uint32_t c) {
+  return (c >= 0x09 && c <= 0x0d) || (c >= 0x1c && c <= 0x20) || c == 0x85 || c == 0xa0 || c == 0x1680 ||
+         (c >= 0x2000 && c <= 0x200a) || c == 0x2028 || c == 0x2029 || c == 0x202f || c == 0x205f ||
+         c == 0x3000;
+}
+
+// Decodes the code point starting at s[i] (length in *len); malformed bytes decode as themselves,
+// which are never whitespace, so stripping stops there.
+uint32_t decode_at(const std::string& s, size_t i, size_t* len) {
+  auto b = [&](size_t k) { return static_cast<uint8_t>(s[k]); };
+  uint8_t c = b(i);
+  size_t n = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xe ? 3 : (c >> 3) == 0x1e ? 4 : 0;
+  if (n == 0 || i + n > s.size()) {
+    *len = 1;
+    return 0xfffd;
+  }
+  uint32_t cp = n == 1 ? c : c & (0xff >> (n + 1));
+  for (size_t k = 1; k < n; ++k) {
+    if ((b(i + k) & 0xc0) != 0x80) {
+      *len = 1;
+      return 0xfffd;
+    }
+    cp = (cp << 6) | (b(i + k) & 0x3f);
+  }
+  *len = n;
+  return cp;
+}
+
+}  // namespace
+
+std::string strip_unicode_whitespace(const std::string& text) {
+  size_t begin = 0, len = 0;
+  while (begin < text.size() && is_python_whitespace(decode_at(text, begin, &len))) begin += len;
+  size_t end = text.size();
+  while (end > begin) {
+    size_t start = end - 1;
+    while (start > begin && (static_cast<uint8_t>(text[start]) & 0xc0) == 0x80) --start;
+    if (decode_at(text, start, &len) != 0xfffd && start + len == end &&
+        is_python_whitespace(decode_at(text, start, &len)))
+      end = start;
+    else
+      break;
+  }
+  return text.substr(begin, end - begin);
+}
+
+GemmaTokenizer::GemmaTokenizer(const std::string& gemma_root, int64_t max_length)
+    : sp_(std::make_unique<sentencepiece::SentencePieceProcessor>()), max_length_(max_length) {
+  fs::path model =
+      fs::is_directory(gemma_root) ? fs::path(gemma_root) / "tokenizer.model" : fs::path(gemma_root);
+  LTX2_CHECK(fs::is_regular_file(model), "{}: Gemma tokenizer file tokenizer.model not found",
+             model.string());
+  auto status = sp_->Load(model.string());
+  LTX2_CHECK(status.ok(), "{}: cannot load the SentencePiece model: {}", model.string(), status.ToString());
+  bos_id_ = sp_->bos_id() >= 0 ? sp_->bos_id() : sp_->PieceToId("<bos>");
+  LTX2_CHECK(bos_id_ >= 0 && sp_->IdToPiece(static_cast<int>(bos_id_)) == "<bos>",
+             "{}: the vocabulary has no <bos> token", model.string());
+  int pad = sp_->pad_id() >= 0 ? sp_->pad_id() : sp_->eos_id();
+  LTX2_CHECK(pad >= 0, "{}: the vocabulary has neither a pad nor an eos token", model.string());
+  pad_id_ = pad;
+  for (int id = 0; id < sp_->GetPieceSize(); ++id)
+    if (sp_->IsControl(id) || sp_->IsUnknown(id)) literal_specials_.emplace_back(sp_->IdToPiece(id), id);
+  std::sort(literal_specials_.begin(), literal_specials_.end(),
+            [](const auto& a, const auto& b) { return a.first.size() > b.first.size(); });
+}
+
+std::vector<int64_t> GemmaTokenizer::encode_text(const std::string& text) const {
+  std::vector<int64_t> out;
+  auto encode_plain = [&](size_t begin, size_t end) {
+    if (begin == end) return;
+    std::vector<int> ids;
+    auto status = sp_->Encode(text.substr(begin, end - begin), &ids);
+    LTX2_CHECK(status.ok(), "tokenizer: cannot encode the prompt: {}", status.ToString());
+    out.insert(out.end(), ids.begin(), ids.end());
+  };
+  size_t plain_start = 0, i = 0;
+  while (i < text.size()) {
+    const std::pair<std::string, int64_t>* hit = nullptr;
+    for (const auto& special : literal_specials_)
+      if (!special.first.empty() && text.compare(i, special.first.size(), special.first) == 0) {
+        hit = &special;
+        break;
+      }
+    if (!hit) {
+      ++i;
+      continue;
+    }
+    encode_plain(plain_start, i);
+    out.push_back(hit->second);
+    i += hit->first.size();
+    plain_start = i;
+  }
+  encode_plain(plain_start, text.size());
+  return out;
+}
+
+GemmaTokenizer::~GemmaTokenizer() = default;
+
+TokenizedPrompt GemmaTokenizer::encode(const std::string& prompt) const {
+  return format_prompt_ids(encode_text(strip_unicode_whitespace(prompt)), bos_id_, pad_id_, max_length_);
+}
+
+std::pair<Tensor, Tensor> GemmaTokenizer::encode_batch(const std::vector<std::string>& prompts) const {
+  std::vector<int64_t> ids, mask;
+  for (const std::string& p : prompts) {
+    TokenizedPrompt t = encode(p);
+    ids.insert(ids.end(), t.ids.begin(), t.ids.end());
+    mask.insert(mask.end(), t.mask.begin(), t.mask.end());
+  }
+  int64_t n = static_cast<int64_t>(prompts.size());
+  return {Tensor::from_vector_i64(ids, {n, max_length_}), Tensor::from_vector_i64(mask, {n, max_length_})};
+}
+
+}  // namespace ltx2

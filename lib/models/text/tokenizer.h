@@ -1,0 +1,65 @@
+// The prompt tokenizer of LTX's Gemma text encoder: SentencePiece (the Gemma folder's
+// tokenizer.model) plus the reference's prompt handling (LTXGemmaTokenizer): the prompt is
+// str.strip()ped, tokenized without a chat template, starts with <bos>, gets no <eos>, is cut to
+// max_length and LEFT-padded with <pad> (eos when the vocabulary has no pad) to exactly max_length.
+//
+// The reference tokenizes with Hugging Face's tokenizer.json, which recognises its special tokens
+// (<bos>, <eos>, <pad>, <unk>, ...) written literally in the text; SentencePiece already does so for
+// its user-defined pieces but spells its control and unknown pieces out character by character, so
+// those are split out of the text first and the pieces between them are encoded on their own.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/tensor.h"
+
+namespace sentencepiece {
+class SentencePieceProcessor;
+}
+
+namespace ltx2 {
+
+inline constexpr int64_t kGemmaTokenizerMaxLength = 1024;
+
+struct TokenizedPrompt {
+  std::vector<int64_t> ids;   // max_length ids, pads first
+  std::vector<int64_t> mask;  // 0 for pads, 1 for tokens
+  int64_t num_tokens() const;
+};
+
+// The reference's BOS/truncate/left-pad rule on raw ids (without BOS): [bos] + raw cut to
+// max_length, then pads on the left.
+TokenizedPrompt format_prompt_ids(const std::vector<int64_t>& raw_ids, int64_t bos_id, int64_t pad_id,
+                                  int64_t max_length);
+
+// Python's str.strip() on UTF-8 text (every Unicode whitespace code point Python strips).
+std::string strip_unicode_whitespace(const std::string& text);
+
+class GemmaTokenizer {
+ public:
+  // Reads <gemma_root>/tokenizer.model (gemma_root may also be the tokenizer.model file itself).
+  explicit GemmaTokenizer(const std::string& gemma_root, int64_t max_length = kGemmaTokenizerMaxLength);
+  ~GemmaTokenizer();
+  GemmaTokenizer(const GemmaTokenizer&) = delete;
+  GemmaTokenizer& operator=(const GemmaTokenizer&) = delete;
+
+  TokenizedPrompt encode(const std::string& prompt) const;
+  // Several prompts as one batch: ids and mask [N, max_length] int64.
+  std::pair<Tensor, Tensor> encode_batch(const std::vector<std::string>& prompts) const;
+
+  int64_t bos_id() const { return bos_id_; }
+  int64_t pad_id() const { return pad_id_; }
+  int64_t max_length() const { return max_length_; }
+
+ private:
+  std::unique_ptr<sentencepiece::SentencePieceProcessor> sp_;
+  std::vector<std::pair<std::string, int64_t>> literal_specials_;  // control/unknown pieces, longest first
+  int64_t bos_id_ = 2, pad_id_ = 0, max_length_;
+
+  std::vector<int64_t> encode_text(const std::string& text) const;
+};
+
+}  // namespace ltx2

@@ -1,0 +1,139 @@
+// Prompt tokenization: the reference's strip / <bos> / no <eos> / truncate / left-pad rule, checked
+// against the tokens the golden pipelines recorded, and the edge cases of prompts.
+#include "core/error.h"
+#include "models/text/tokenizer.h"
+#include "support/catch.h"
+#include "support/test_util.h"
+#include "text_fixtures.h"
+
+using namespace ltx2;
+using Catch::Matchers::Contains;
+
+namespace {
+
+std::string gemma_root() {
+  return test::golden_dir("pipeline_distilled") + "/gemma";
+}
+
+std::vector<int64_t> valid_ids(const TokenizedPrompt& t) {
+  std::vector<int64_t> out;
+  for (size_t i = 0; i < t.ids.size(); ++i)
+    if (t.mask[i]) out.push_back(t.ids[i]);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("tokenizer: the BOS / truncate / left-pad rule matches the recorded probe") {
+  auto spec = test::case_json("gemma3_tiny")["tokenizer_probe"];
+  int64_t max_length = spec["max_length"].get<int64_t>();
+  for (const char* name : {"short", "long"}) {
+    auto raw = spec[std::string(name) + ".hf_raw_ids"].get<std::vector<int64_t>>();
+    TokenizedPrompt t = format_prompt_ids(raw, 2, 0, max_length);
+    std::string key = std::string("out.tokenizer.") + name;
+    REQUIRE(t.ids == test::io_tensor("gemma3_tiny", key + ".input_ids").to_vector_i64());
+    REQUIRE(t.mask == test::io_tensor("gemma3_tiny", key + ".attention_mask").to_vector_i64());
+  }
+}
+
+TEST_CASE("tokenizer: prompts tokenize exactly as the reference recorded them") {
+  GemmaTokenizer tok(gemma_root());
+  REQUIRE(tok.bos_id() == 2);
+  REQUIRE(tok.pad_id() == 0);
+  for (const char* which : {"prompt", "negative_prompt"}) {
+    auto spec = test::case_json("pipeline_ti2vid");
+    TokenizedPrompt t = tok.encode(spec[which].get<std::string>());
+    std::string key = std::string("out.text.") + which;
+    REQUIRE(t.ids == test::io_tensor("pipeline_ti2vid", key + ".input_ids").to_vector_i64());
+    REQUIRE(t.mask == test::io_tensor("pipeline_ti2vid", key + ".attention_mask").to_vector_i64());
+    REQUIRE(t.num_tokens() == spec["tokens"][which]["num_valid_tokens"].get<int64_t>());
+  }
+}
+
+TEST_CASE("tokenizer: empty and whitespace-only prompts are a lone <bos>") {
+  GemmaTokenizer tok(gemma_root());
+  for (const std::string& p : {std::string(""), std::string("   "), std::string(" \t\n\r\v\f "),
+                               std::string("\xc2\xa0\xe3\x80\x80\xe2\x80\xa8")}) {
+    TokenizedPrompt t = tok.encode(p);
+    REQUIRE(t.ids.size() == 1024);
+    REQUIRE(t.num_tokens() == 1);
+    REQUIRE(t.ids.back() == 2);
+    REQUIRE(t.mask.back() == 1);
+    REQUIRE(t.ids.front() == 0);
+    REQUIRE(t.mask.front() == 0);
+  }
+}
+
+TEST_CASE("tokenizer: surrounding whitespace is stripped the way Python's str.strip() does") {
+  REQUIRE(strip_unicode_whitespace("  a fox \t\n") == "a fox");
+  REQUIRE(strip_unicode_whitespace("\xe3\x80\x80\xc2\xa0"
+                                   "a  fox"
+                                   "\xe2\x80\x83\xc2\x85") == "a  fox");
+  // Zero-width space is not whitespace for Python; it stays.
+  REQUIRE(strip_unicode_whitespace("\xe2\x80\x8b"
+                                   "x") ==
+          "\xe2\x80\x8b"
+          "x");
+  REQUIRE(strip_unicode_whitespace("\xe6\x9d\xb1") == "\xe6\x9d\xb1");
+  GemmaTokenizer tok(gemma_root());
+  REQUIRE(tok.encode("\n  A red fox.\xe3\x80\x80 ").ids == tok.encode("A red fox.").ids);
+}
+
+TEST_CASE("tokenizer: unicode prompts tokenize, start with <bos> and never end with <eos>") {
+  GemmaTokenizer tok(gemma_root());
+  std::string text = "Caf\xc3\xa9 au lait \xe2\x80\x94 \xe6\x9d\xb1\xe4\xba\xac \xf0\x9f\xa6\x8a fox";
+  TokenizedPrompt t = tok.encode(text);
+  std::vector<int64_t> ids = valid_ids(t);
+  REQUIRE(ids.size() > 4);
+  REQUIRE(ids.front() == 2);
+  REQUIRE(ids.back() != 1);
+  for (int64_t id : ids) REQUIRE((id >= 0 && id < 512));
+  REQUIRE(tok.encode(text + " ").ids == t.ids);
+}
+
+TEST_CASE("tokenizer: a very long prompt is cut to exactly 1024 tokens, <bos> first, no <eos>") {
+  GemmaTokenizer tok(gemma_root());
+  GemmaTokenizer wide(gemma_root(), 8192);
+  std::string neg = test::case_json("pipeline_ti2vid")["negative_prompt"].get<std::string>();
+  std::string prompt = neg + ", " + neg + ", " + neg;
+  TokenizedPrompt full = wide.encode(prompt);
+  REQUIRE(full.num_tokens() > 1024);
+  TokenizedPrompt t = tok.encode(prompt);
+  REQUIRE(t.ids.size() == 1024);
+  REQUIRE(t.num_tokens() == 1024);
+  REQUIRE(t.ids.front() == 2);
+  std::vector<int64_t> untruncated = valid_ids(full);
+  REQUIRE(t.ids == std::vector<int64_t>(untruncated.begin(), untruncated.begin() + 1024));
+}
+
+TEST_CASE("tokenizer: special tokens written in the prompt are recognised, as tokenizer.json does") {
+  GemmaTokenizer tok(gemma_root());
+  auto raw = [&](const std::string& text) {
+    std::vector<int64_t> ids = valid_ids(tok.encode(text));
+    return std::vector<int64_t>(ids.begin() + 1, ids.end());  // without the leading <bos>
+  };
+  std::vector<int64_t> want = {2};
+  for (int64_t id : raw("a fox")) want.push_back(id);
+  want.push_back(1);  // <eos>
+  for (int64_t id : raw("b")) want.push_back(id);
+  want.push_back(2);  // <bos>
+  REQUIRE(valid_ids(tok.encode("a fox<eos>b<bos>")) == want);
+  // User-defined pieces (<start_of_turn>) were already whole tokens for SentencePiece.
+  REQUIRE(raw("<start_of_turn>") == std::vector<int64_t>{4});
+  REQUIRE(raw("<unk>") == std::vector<int64_t>{3});
+}
+
+TEST_CASE("tokenizer: a batch holds each prompt's row") {
+  GemmaTokenizer tok(gemma_root());
+  auto [ids, mask] = tok.encode_batch({"a fox", ""});
+  REQUIRE(ids.shape() == Shape({2, 1024}));
+  REQUIRE(ids.select(0, 0).contiguous().to_vector_i64() == tok.encode("a fox").ids);
+  REQUIRE(mask.select(0, 1).contiguous().to_vector_i64() == tok.encode("").mask);
+}
+
+TEST_CASE("tokenizer: a Gemma folder without tokenizer.model is refused, naming the file") {
+  test::ScratchDir dir("text_no_tokenizer");
+  REQUIRE_THROWS_WITH(GemmaTokenizer(dir.path()), Contains("tokenizer.model"));
+  test::write_bytes(dir.file("tokenizer.model"), "not a sentencepiece model");
+  REQUIRE_THROWS_WITH(GemmaTokenizer(dir.path()), Contains("cannot load the SentencePiece model"));
+}
