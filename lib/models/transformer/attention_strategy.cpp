@@ -18,11 +18,11 @@ const char* attention_site_name(AttentionSite site) {
   return "attention";
 }
 
-Tensor LocalAttention::attend(AttentionSite site, const Tensor& q, const Tensor& k, const Tensor& v, int64_t heads,
-                              const Tensor& mask) const {
+Tensor LocalAttention::attend(AttentionSite site, const Tensor& q, const Tensor& k, const Tensor& v,
+                              int64_t heads, const Tensor& mask) const {
   LTX2_CHECK(q.dim() == 3 && k.dim() == 3 && v.dim() == 3 && heads > 0 && q.size(2) % heads == 0,
-             "{}: q {} k {} v {} do not split into {} heads", attention_site_name(site), q.str(), k.str(), v.str(),
-             heads);
+             "{}: q {} k {} v {} do not split into {} heads", attention_site_name(site), q.str(), k.str(),
+             v.str(), heads);
   auto split = [heads](const Tensor& x) {
     return x.reshape({x.size(0), x.size(1), heads, x.size(2) / heads}).transpose(1, 2);
   };

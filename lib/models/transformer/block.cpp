@@ -10,8 +10,8 @@ namespace ltx2::models::transformer {
 
 namespace {
 
-SelfAttentionPerturbation self_perturbation(const BatchedPerturbations& p, PerturbationType type, int64_t block,
-                                            const Tensor& like) {
+SelfAttentionPerturbation self_perturbation(const BatchedPerturbations& p, PerturbationType type,
+                                            int64_t block, const Tensor& like) {
   SelfAttentionPerturbation out;
   if (!p.any(type, block)) return out;
   out.all = p.all(type, block);
@@ -39,7 +39,8 @@ void attend_self_and_text(const AttentionWeights& self_w, const AttentionWeights
     s.x = ops::add(s.x, attention_module(text_w, normed, s.context, call, strategy));
     return;
   }
-  const Tensor shift_q = ada_row(table, s.modulation, rows, 6), scale_q = ada_row(table, s.modulation, rows, 7);
+  const Tensor shift_q = ada_row(table, s.modulation, rows, 6),
+               scale_q = ada_row(table, s.modulation, rows, 7);
   const Tensor gate = ada_row(table, s.modulation, rows, 8);
   Tensor kv_shift = prompt_table.select(0, 0), kv_scale = prompt_table.select(0, 1);
   if (s.prompt_modulation.defined()) {
@@ -59,17 +60,20 @@ Tensor keep_samples(const Tensor& out, const BatchedPerturbations& p, Perturbati
 
 }  // namespace
 
-void run_block(const BlockWeights& w, const TransformerConfig& c, int64_t index, const BatchedPerturbations& p,
-               const AttentionStrategy& strategy, StreamState& video, StreamState& audio) {
+void run_block(const BlockWeights& w, const TransformerConfig& c, int64_t index,
+               const BatchedPerturbations& p, const AttentionStrategy& strategy, StreamState& video,
+               StreamState& audio) {
   const float eps = static_cast<float>(c.norm_eps);
   if (video.runs)
-    attend_self_and_text(w.video_self, w.video_text, w.video_table, w.video_prompt_table, c, AttentionSite::VideoSelf,
-                         AttentionSite::VideoText,
-                         self_perturbation(p, PerturbationType::SkipVideoSelfAttn, index, video.x), strategy, video);
+    attend_self_and_text(w.video_self, w.video_text, w.video_table, w.video_prompt_table, c,
+                         AttentionSite::VideoSelf, AttentionSite::VideoText,
+                         self_perturbation(p, PerturbationType::SkipVideoSelfAttn, index, video.x), strategy,
+                         video);
   if (audio.runs)
-    attend_self_and_text(w.audio_self, w.audio_text, w.audio_table, w.audio_prompt_table, c, AttentionSite::AudioSelf,
-                         AttentionSite::AudioText,
-                         self_perturbation(p, PerturbationType::SkipAudioSelfAttn, index, audio.x), strategy, audio);
+    attend_self_and_text(w.audio_self, w.audio_text, w.audio_table, w.audio_prompt_table, c,
+                         AttentionSite::AudioSelf, AttentionSite::AudioText,
+                         self_perturbation(p, PerturbationType::SkipAudioSelfAttn, index, audio.x), strategy,
+                         audio);
 
   const bool a2v = video.runs && audio.present && !p.all(PerturbationType::SkipA2VCrossAttn, index);
   const bool v2a = audio.runs && video.present && !p.all(PerturbationType::SkipV2ACrossAttn, index);
@@ -83,7 +87,8 @@ void run_block(const BlockWeights& w, const TransformerConfig& c, int64_t index,
       const Tensor kv_in = modulate(a_normed, ada_row(ta, audio.cross_modulation, 4, 1),
                                     ada_row(ta, audio.cross_modulation, 4, 0));
       const Tensor gate = ops::add(tv.select(0, 4), video.cross_gate);
-      AttentionCall call{AttentionSite::AudioToVideo, audio.heads, eps, &video.cross_rope, &audio.cross_rope, {}, {}};
+      AttentionCall call{AttentionSite::AudioToVideo, audio.heads, eps, &video.cross_rope,
+                         &audio.cross_rope,           {},          {}};
       v_update = ops::mul(attention_module(w.audio_to_video, q_in, kv_in, call, strategy), gate);
       v_update = keep_samples(v_update, p, PerturbationType::SkipA2VCrossAttn, index);
     }
@@ -93,7 +98,8 @@ void run_block(const BlockWeights& w, const TransformerConfig& c, int64_t index,
       const Tensor kv_in = modulate(v_normed, ada_row(tv, video.cross_modulation, 4, 3),
                                     ada_row(tv, video.cross_modulation, 4, 2));
       const Tensor gate = ops::add(ta.select(0, 4), audio.cross_gate);
-      AttentionCall call{AttentionSite::VideoToAudio, audio.heads, eps, &audio.cross_rope, &video.cross_rope, {}, {}};
+      AttentionCall call{AttentionSite::VideoToAudio, audio.heads, eps, &audio.cross_rope,
+                         &video.cross_rope,           {},          {}};
       a_update = ops::mul(attention_module(w.video_to_audio, q_in, kv_in, call, strategy), gate);
       a_update = keep_samples(a_update, p, PerturbationType::SkipV2ACrossAttn, index);
     }

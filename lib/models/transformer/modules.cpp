@@ -12,7 +12,9 @@
 
 namespace ltx2::models::transformer {
 
-Tensor apply_linear(const Tensor& x, const LinearWeights& w) { return ops::linear(x, w.weight, w.bias); }
+Tensor apply_linear(const Tensor& x, const LinearWeights& w) {
+  return ops::linear(x, w.weight, w.bias);
+}
 
 Tensor timestep_sinusoid(const Tensor& t) {
   constexpr int64_t kHalf = 128;
@@ -43,14 +45,16 @@ Tensor modulate(const Tensor& x, const Tensor& shift, const Tensor& scale) {
   return ops::add(ops::mul(x, ops::add(scale, 1.0f)), shift);
 }
 
-Tensor rms(const Tensor& x, float eps) { return ops::rms_norm(x, Tensor(), eps); }
+Tensor rms(const Tensor& x, float eps) {
+  return ops::rms_norm(x, Tensor(), eps);
+}
 
 Tensor feed_forward(const FeedForwardWeights& w, const Tensor& x) {
   return apply_linear(ops::gelu_tanh(apply_linear(x, w.proj_in)), w.proj_out);
 }
 
-Tensor attention_module(const AttentionWeights& w, const Tensor& x, const Tensor& context, const AttentionCall& call,
-                        const AttentionStrategy& strategy) {
+Tensor attention_module(const AttentionWeights& w, const Tensor& x, const Tensor& context,
+                        const AttentionCall& call, const AttentionStrategy& strategy) {
   const Tensor v = apply_linear(context, w.to_v);
   Tensor out;
   if (call.perturbation.all) {
@@ -69,7 +73,8 @@ Tensor attention_module(const AttentionWeights& w, const Tensor& x, const Tensor
   if (w.to_gate_logits.weight.defined()) {
     const int64_t B = out.size(0), T = out.size(1), inner = out.size(2);
     const Tensor gate = ops::mul(ops::sigmoid(apply_linear(x, w.to_gate_logits)), 2.0f);  // [B, T, H]
-    out = ops::mul(out.reshape({B, T, call.heads, inner / call.heads}), gate.unsqueeze(3)).view({B, T, inner});
+    out =
+        ops::mul(out.reshape({B, T, call.heads, inner / call.heads}), gate.unsqueeze(3)).view({B, T, inner});
   }
   return apply_linear(out, w.to_out);
 }

@@ -48,7 +48,7 @@ struct AttentionCall {
 };
 
 // to_out(gate(attention(q_norm(to_q x), k_norm(to_k ctx), to_v ctx))) through the strategy.
-Tensor attention_module(const AttentionWeights& w, const Tensor& x, const Tensor& context, const AttentionCall& call,
-                        const AttentionStrategy& strategy);
+Tensor attention_module(const AttentionWeights& w, const Tensor& x, const Tensor& context,
+                        const AttentionCall& call, const AttentionStrategy& strategy);
 
 }  // namespace ltx2::models::transformer

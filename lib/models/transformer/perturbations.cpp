@@ -20,8 +20,8 @@ BatchedPerturbations::BatchedPerturbations(const std::vector<std::vector<Perturb
         continue;
       }
       for (int64_t i : *p.blocks) {
-        LTX2_CHECK(i >= 0 && i < num_blocks, "perturbation of sample {} names block {}, the model has {}", b, i,
-                   num_blocks);
+        LTX2_CHECK(i >= 0 && i < num_blocks, "perturbation of sample {} names block {}, the model has {}", b,
+                   i, num_blocks);
         k[(t * num_blocks + i) * B + b] = 0.0f;
       }
     }

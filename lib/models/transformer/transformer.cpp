@@ -70,13 +70,13 @@ struct StreamSetup {
   const std::vector<double>& max_pos;
 };
 
-StreamState prepare(const TransformerConfig& c, const StreamSetup& st, const Modality& m, const Modality* other,
-                    const Tensor& keyframes_embedding, const Probe& probe) {
+StreamState prepare(const TransformerConfig& c, const StreamSetup& st, const Modality& m,
+                    const Modality* other, const Tensor& keyframes_embedding, const Probe& probe) {
   auto emit = [&](const std::string& what, const Tensor& t) {
     if (probe) probe(std::string(st.name) + "." + what, t);
   };
-  LTX2_CHECK(m.latent.defined() && m.latent.dim() == 3, "transformer: {} latent must be [B, T, C], got {}", st.name,
-             m.latent.str());
+  LTX2_CHECK(m.latent.defined() && m.latent.dim() == 3, "transformer: {} latent must be [B, T, C], got {}",
+             st.name, m.latent.str());
   StreamState s;
   const int64_t B = m.latent.size(0), T = m.latent.size(1);
   s.heads = st.heads;
@@ -92,8 +92,8 @@ StreamState prepare(const TransformerConfig& c, const StreamSetup& st, const Mod
   emit("proj_in", s.x);
 
   const float tsm = static_cast<float>(c.timestep_scale_multiplier);
-  LTX2_CHECK(m.timesteps.defined() && m.timesteps.numel() % B == 0, "transformer: {} timesteps {} do not fit batch {}",
-             st.name, m.timesteps.str(), B);
+  LTX2_CHECK(m.timesteps.defined() && m.timesteps.numel() % B == 0,
+             "transformer: {} timesteps {} do not fit batch {}", st.name, m.timesteps.str(), B);
   const Tensor tau = ops::mul(m.timesteps.reshape({m.timesteps.numel()}), tsm);
   Tensor sinusoid;
   AdaLnOutput ada = adaln_single(st.weights.adaln, tau, &sinusoid);
@@ -105,7 +105,8 @@ StreamState prepare(const TransformerConfig& c, const StreamSetup& st, const Mod
 
   if (c.has_prompt_adaln()) {
     LTX2_CHECK(m.sigma.defined(), "transformer: {} sigma is required by the prompt AdaLN", st.name);
-    const Tensor prompt = adaln_single(st.weights.prompt_adaln, ops::mul(m.sigma.reshape({m.sigma.numel()}), tsm)).modulation;
+    const Tensor prompt =
+        adaln_single(st.weights.prompt_adaln, ops::mul(m.sigma.reshape({m.sigma.numel()}), tsm)).modulation;
     s.prompt_modulation = prompt.view({B, -1, prompt.size(-1)});
     emit("prompt_adaln_mod", s.prompt_modulation);
   }
@@ -114,9 +115,10 @@ StreamState prepare(const TransformerConfig& c, const StreamSetup& st, const Mod
              "transformer: {} context must be [B, S, C], got {}", st.name, m.context.str());
   Tensor ctx = m.context;
   if (c.caption_projection)
-    ctx = apply_linear(ops::gelu_tanh(apply_linear(ctx, st.weights.caption_linear_1)), st.weights.caption_linear_2);
-  LTX2_CHECK(ctx.size(2) == st.dim, "transformer: {} context width {} != inner width {}", st.name, ctx.size(2),
-             st.dim);
+    ctx = apply_linear(ops::gelu_tanh(apply_linear(ctx, st.weights.caption_linear_1)),
+                       st.weights.caption_linear_2);
+  LTX2_CHECK(ctx.size(2) == st.dim, "transformer: {} context width {} != inner width {}", st.name,
+             ctx.size(2), st.dim);
   s.context = ctx;
   emit("context", s.context);
   s.context_mask = context_bias(m.context_mask);
@@ -127,7 +129,8 @@ StreamState prepare(const TransformerConfig& c, const StreamSetup& st, const Mod
              "transformer: {} positions {} need {} axes", st.name, m.positions.str(), st.max_pos.size());
   const ops::RopeSpec spec = rope_spec(c, st.dim, st.heads, st.max_pos);
   s.rope = ops::rope_tables(m.positions, spec);
-  emit("freq_grid", ops::rope_frequency_grid(spec.theta, static_cast<int64_t>(spec.max_pos.size()), spec.dim, spec.grid));
+  emit("freq_grid",
+       ops::rope_frequency_grid(spec.theta, static_cast<int64_t>(spec.max_pos.size()), spec.dim, spec.grid));
   emit("rope_cos", s.rope.cos);
   emit("rope_sin", s.rope.sin);
 
@@ -170,10 +173,12 @@ Transformer::Transformer(TransformerConfig config, TransformerWeights weights,
              "transformer: {} blocks of weights for {} layers", weights_.blocks.size(), config_.num_layers);
 }
 
-Transformer Transformer::load(std::shared_ptr<const WeightSet> weights, std::shared_ptr<const AttentionStrategy> attention,
-                              DType dtype, Device device) {
+Transformer Transformer::load(std::shared_ptr<const WeightSet> weights,
+                              std::shared_ptr<const AttentionStrategy> attention, DType dtype,
+                              Device device) {
   const nlohmann::json& cfg = weights->config();
-  LTX2_CHECK(cfg.contains("transformer"), "{}: metadata config has no 'transformer' section", weights->describe());
+  LTX2_CHECK(cfg.contains("transformer"), "{}: metadata config has no 'transformer' section",
+             weights->describe());
   TransformerConfig config = TransformerConfig::parse(cfg.at("transformer"));
   const WeightView view(weights, component_prefixes(Component::Transformer), "transformer");
   TransformerWeights w = TransformerWeights::load(view, config, dtype, device);
@@ -182,23 +187,24 @@ Transformer Transformer::load(std::shared_ptr<const WeightSet> weights, std::sha
 
 TransformerOutput Transformer::forward(const Modality* video, const Modality* audio,
                                        const BatchedPerturbations& perturbations, const Probe& probe) const {
-  LTX2_CHECK(video != nullptr || audio != nullptr, "transformer: neither a video nor an audio stream was given");
+  LTX2_CHECK(video != nullptr || audio != nullptr,
+             "transformer: neither a video nor an audio stream was given");
   const TransformerConfig& c = config_;
   StreamState vs, as;
   if (video)
     vs = prepare(c, {"video", weights_.video, c.video_dim(), c.video_heads, c.video_max_pos}, *video, audio,
                  weights_.keyframes_embedding, probe);
   if (audio)
-    as = prepare(c, {"audio", weights_.audio, c.audio_dim(), c.audio_heads, c.audio_max_pos}, *audio, video, Tensor(),
-                 probe);
+    as = prepare(c, {"audio", weights_.audio, c.audio_dim(), c.audio_heads, c.audio_max_pos}, *audio, video,
+                 Tensor(), probe);
   if (video && audio)
     LTX2_CHECK(vs.x.size(0) == as.x.size(0), "transformer: video batch {} != audio batch {}", vs.x.size(0),
                as.x.size(0));
   if (!perturbations.empty()) {
     const int64_t B = video ? vs.x.size(0) : as.x.size(0);
     LTX2_CHECK(perturbations.batch() == B && perturbations.mask().size(1) == c.num_layers,
-               "transformer: perturbation mask {} does not fit batch {} and {} blocks", perturbations.mask().str(), B,
-               c.num_layers);
+               "transformer: perturbation mask {} does not fit batch {} and {} blocks",
+               perturbations.mask().str(), B, c.num_layers);
   }
   for (int64_t i = 0; i < c.num_layers; ++i) {
     run_block(weights_.blocks[i], c, i, perturbations, *attention_, vs, as);

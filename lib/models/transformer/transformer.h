@@ -18,11 +18,11 @@ namespace ltx2::models::transformer {
 
 // One stream's inputs (the reference's Modality).
 struct Modality {
-  Tensor latent;     // [B, T, C_in] patchified tokens
-  Tensor sigma;      // [B] the step's noise level (prompt AdaLN, the other stream's A<->V gate)
-  Tensor timesteps;  // [B, T, 1], [B, T] or [B]: per-token timestep (denoise mask * sigma)
-  Tensor positions;  // [B, n_axes, T, 2] [start, end) in seconds (time) / pixels (space)
-  Tensor context;    // [B, S, C_ctx] text tokens
+  Tensor latent;          // [B, T, C_in] patchified tokens
+  Tensor sigma;           // [B] the step's noise level (prompt AdaLN, the other stream's A<->V gate)
+  Tensor timesteps;       // [B, T, 1], [B, T] or [B]: per-token timestep (denoise mask * sigma)
+  Tensor positions;       // [B, n_axes, T, 2] [start, end) in seconds (time) / pixels (space)
+  Tensor context;         // [B, S, C_ctx] text tokens
   Tensor context_mask;    // undefined, [B, S] integer 1 = valid, or a float additive bias
   Tensor attention_mask;  // undefined or [B, T, T] self-attention weights in [0, 1]
   Tensor keyframes_mask;  // undefined or [B, T, 1]: > 0 marks tokens given the keyframe embedding
@@ -41,9 +41,10 @@ class Transformer {
   Transformer(TransformerConfig config, TransformerWeights weights,
               std::shared_ptr<const AttentionStrategy> attention = std::make_shared<LocalAttention>());
   // Parses metadata config["transformer"] and loads the weights under the transformer's prefixes.
-  static Transformer load(std::shared_ptr<const WeightSet> weights,
-                          std::shared_ptr<const AttentionStrategy> attention = std::make_shared<LocalAttention>(),
-                          DType dtype = DType::F32, Device device = Device::cpu());
+  static Transformer load(
+      std::shared_ptr<const WeightSet> weights,
+      std::shared_ptr<const AttentionStrategy> attention = std::make_shared<LocalAttention>(),
+      DType dtype = DType::F32, Device device = Device::cpu());
 
   // Either stream may be null (video-only / audio-only).
   TransformerOutput forward(const Modality* video, const Modality* audio,

@@ -11,7 +11,9 @@ class Loader {
  public:
   Loader(const WeightView& view, DType dtype, Device device) : view_(view), dtype_(dtype), device_(device) {}
 
-  Tensor tensor(const std::string& key, const Shape& shape) const { return view_.load(key, shape, dtype_, device_); }
+  Tensor tensor(const std::string& key, const Shape& shape) const {
+    return view_.load(key, shape, dtype_, device_);
+  }
 
   LinearWeights linear(const std::string& key, int64_t out, int64_t in, bool bias = true) const {
     LinearWeights l;
@@ -30,8 +32,8 @@ class Loader {
 
   // q_dim: query input width, kv_dim: key/value input width, inner: heads * head dim,
   // out_dim: output width, gate_in: width the gate logits are computed from.
-  AttentionWeights attention(const std::string& key, int64_t q_dim, int64_t kv_dim, int64_t inner, int64_t out_dim,
-                             int64_t heads, bool gated) const {
+  AttentionWeights attention(const std::string& key, int64_t q_dim, int64_t kv_dim, int64_t inner,
+                             int64_t out_dim, int64_t heads, bool gated) const {
     AttentionWeights a;
     a.to_q = linear(key + ".to_q", inner, q_dim);
     a.to_k = linear(key + ".to_k", inner, kv_dim);
@@ -65,7 +67,8 @@ StreamWeights load_stream(const Loader& ld, const TransformerConfig& c, bool aud
   }
   s.adaln = ld.adaln(p + "adaln_single", D, c.adaln_rows());
   if (c.has_prompt_adaln()) s.prompt_adaln = ld.adaln(p + "prompt_adaln_single", D, 2);
-  s.av_scale_shift = ld.adaln(audio ? "av_ca_audio_scale_shift_adaln_single" : "av_ca_video_scale_shift_adaln_single", D, 4);
+  s.av_scale_shift =
+      ld.adaln(audio ? "av_ca_audio_scale_shift_adaln_single" : "av_ca_video_scale_shift_adaln_single", D, 4);
   s.av_gate = ld.adaln(audio ? "av_ca_v2a_gate_adaln_single" : "av_ca_a2v_gate_adaln_single", D, 1);
   s.output_table = ld.tensor(p + "scale_shift_table", {2, D});
   return s;
@@ -97,13 +100,14 @@ BlockWeights load_block(const Loader& ld, const TransformerConfig& c, int64_t i)
 
 }  // namespace
 
-TransformerWeights TransformerWeights::load(const WeightView& view, const TransformerConfig& config, DType dtype,
-                                            Device device) {
+TransformerWeights TransformerWeights::load(const WeightView& view, const TransformerConfig& config,
+                                            DType dtype, Device device) {
   const Loader ld(view, dtype, device);
   TransformerWeights w;
   w.video = load_stream(ld, config, false);
   w.audio = load_stream(ld, config, true);
-  if (config.keyframe_embedding) w.keyframes_embedding = ld.tensor("keyframes_abs_pos_embedding", {1, config.video_dim()});
+  if (config.keyframe_embedding)
+    w.keyframes_embedding = ld.tensor("keyframes_abs_pos_embedding", {1, config.video_dim()});
   for (int64_t i = 0; i < config.num_layers; ++i) w.blocks.push_back(load_block(ld, config, i));
   return w;
 }

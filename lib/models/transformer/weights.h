@@ -23,7 +23,7 @@ struct AdaLnWeights {
 
 struct AttentionWeights {
   LinearWeights to_q, to_k, to_v, to_out, to_gate_logits;  // gate only with gated attention
-  Tensor q_norm, k_norm;                                    // RMSNorm weights over the inner width
+  Tensor q_norm, k_norm;                                   // RMSNorm weights over the inner width
 };
 
 struct FeedForwardWeights {
