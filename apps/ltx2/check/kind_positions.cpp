@@ -42,7 +42,8 @@ void check_shapes(const GoldenCase& c, const Tolerance& tol, Report& report) {
 void check_patchify(const GoldenCase& c, const Tolerance& tol, Report& report) {
   const std::string head = "in.patchify.", tail = ".latent";
   for (const std::string& name : c.names(head)) {
-    if (name.size() <= head.size() + tail.size() || name.compare(name.size() - tail.size(), tail.size(), tail) != 0)
+    if (name.size() <= head.size() + tail.size() ||
+        name.compare(name.size() - tail.size(), tail.size(), tail) != 0)
       continue;
     const std::string what = name.substr(head.size(), name.size() - head.size() - tail.size());
     const std::string out = "out.patchify." + what;

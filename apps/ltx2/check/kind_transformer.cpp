@@ -117,12 +117,7 @@ void run_transformer(const GoldenCase& c, Report& report) {
     }
     report.check(name, it->second, c.tensor(name), out_tol);
   }
-  // The preprocessing intermediates (mid.video.*, mid.audio.*, mid.cross.*) are compared. The
-  // per-block hidden states (mid.block*) are not: torch's float32 exp rounds 2 of the 128
-  // sinusoid frequencies one ulp away from the C library's, which moves the hidden states of some
-  // cases past the mid tolerance while the outputs stay well inside theirs.
   for (const std::string& name : c.names("mid.")) {
-    if (name.rfind("mid.block", 0) == 0) continue;
     auto it = mids.find(name.substr(4));
     if (it == mids.end()) {
       report.fail(name, "not formed by this implementation");
