@@ -1,10 +1,12 @@
 // The diffusion transformer: refusing bad checkpoints by name, the attention strategy seam,
 // perturbation masks, and single-stream modes against the two-stream model with A<->V skipped.
+#include <cmath>
 #include <map>
 #include <set>
 
 #include "core/error.h"
 #include "io/safetensors.h"
+#include "models/transformer/modules.h"
 #include "models/transformer/transformer.h"
 #include "support/catch.h"
 #include "support/test_util.h"
@@ -144,4 +146,15 @@ TEST_CASE("transformer: a disabled stream keeps its hidden state but still feeds
   const TransformerOutput video_only = model.forward(&video, nullptr);
   const TransformerOutput with_audio = model.forward(&video, &audio);
   REQUIRE(test::max_abs_diff(with_audio.video, video_only.video) > 0.0f);
+}
+
+TEST_CASE("transformer: the timestep sinusoid is [cos | sin] of t * exp(-ln(10000) j / 128)") {
+  const Tensor s = timestep_sinusoid(Tensor::from_vector({0.0f, 800.0f}, {2}));
+  REQUIRE(s.shape() == Shape{2, 256});
+  REQUIRE(s.item({0, 0}) == 1.0f);
+  REQUIRE(s.item({0, 128}) == 0.0f);
+  REQUIRE(s.item({1, 0}) == std::cos(800.0f));
+  REQUIRE(s.item({1, 128}) == std::sin(800.0f));
+  const float f5 = std::exp((5.0f * static_cast<float>(-std::log(10000.0))) / 128.0f);
+  REQUIRE(s.item({1, 5}) == std::cos(800.0f * f5));
 }
