@@ -158,3 +158,16 @@ TEST_CASE("transformer: the timestep sinusoid is [cos | sin] of t * exp(-ln(1000
   const float f5 = std::exp((5.0f * static_cast<float>(-std::log(10000.0))) / 128.0f);
   REQUIRE(s.item({1, 5}) == std::cos(800.0f * f5));
 }
+
+TEST_CASE("transformer: a self-attention mask of ones changes nothing, a zero column masks a key") {
+  auto io = SafetensorsFile::open(test::golden_dir("transformer_22b") + "/io.safetensors");
+  const Transformer model = Transformer::load(WeightSet::open({fixture_weights("transformer_22b")}));
+  Modality video = modality(*io, "video");
+  const int64_t B = video.latent.size(0), T = video.latent.size(1);
+  const TransformerOutput plain = model.forward(&video, nullptr);
+  video.attention_mask = Tensor::full({B, T, T}, 1.0f);
+  // Not bit-equal: ops::attention's masked and unmasked paths round differently (about 1e-6).
+  REQUIRE(test::max_abs_diff(model.forward(&video, nullptr).video, plain.video) < 1e-5f);
+  video.attention_mask.select(2, 5).fill_(0.0f);  // no query may attend to token 5
+  REQUIRE(test::max_abs_diff(model.forward(&video, nullptr).video, plain.video) > 1e-4f);
+}
