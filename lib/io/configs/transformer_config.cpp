@@ -78,7 +78,7 @@ constexpr std::array kIgnoredKeys = {"_class_name",
                                      "caption_projection_second_linear",
                                      "caption_proj_input_norm",
                                      "text_encoder_norm_type"};
-constexpr std::array kIgnoredPrefixes = {"connector_", "audio_connector_"};
+constexpr std::array kIgnoredPrefixes = {"_", "connector_", "audio_connector_"};
 
 bool known_key(const std::string& key) {
   auto is = [&](const char* k) { return key == k; };

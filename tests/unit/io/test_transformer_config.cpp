@@ -68,4 +68,5 @@ TEST_CASE("transformer config: unknown, unsupported or missing values are refuse
   REQUIRE_THROWS_WITH(TransformerConfig::parse(no_caption), Contains("'caption_channels'"));
   // Connector and text-encoder keys belong to other components and are accepted.
   REQUIRE_NOTHROW(TransformerConfig::parse(with("connector_num_layers", 3)));
+  REQUIRE_NOTHROW(TransformerConfig::parse(with("_diffusers_version", "0.25.1")));  // in the real 19B config
 }
