@@ -68,9 +68,9 @@ constexpr std::array kShapingKeys = {"num_layers",
                                      "use_keyframes_abs_pos_embedding",
                                      "num_vector_embeds"};
 
-// Keys real configs carry that the transformer does not read (the text encoder reads some).
-constexpr std::array kIgnoredKeys = {"_class_name",
-                                     "attention_type",
+// Keys real configs carry that the transformer does not read (the text encoder reads some), and
+// the "_"-prefixed bookkeeping keys of the embedded config (_class_name, _diffusers_version).
+constexpr std::array kIgnoredKeys = {"attention_type",
                                      "norm_num_groups",
                                      "causal_temporal_positioning",
                                      "use_embeddings_connector",
