@@ -2,7 +2,9 @@
 // metadata config, runs LTXModel.forward on the case's modalities (and per-sample perturbations),
 // and compares velocities, x0 = latent - v * t, the guided x0 of guided cases, and every mid.*
 // intermediate the model reports.
+#include <cmath>
 #include <map>
+#include <optional>
 #include <string>
 
 #include "check/kinds.h"

@@ -30,8 +30,8 @@ class Loader {
     return a;
   }
 
-  // q_dim: query input width, kv_dim: key/value input width, inner: heads * head dim,
-  // out_dim: output width, gate_in: width the gate logits are computed from.
+  // q_dim: query input width (the gate logits read it too), kv_dim: key/value input width,
+  // inner: heads * head dim, out_dim: output width.
   AttentionWeights attention(const std::string& key, int64_t q_dim, int64_t kv_dim, int64_t inner,
                              int64_t out_dim, int64_t heads, bool gated) const {
     AttentionWeights a;
