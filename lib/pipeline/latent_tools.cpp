@@ -26,8 +26,9 @@ std::array<int64_t, 3> token_grid(const std::array<int64_t, 3>& grid, const std:
 std::array<int64_t, 3> video_latent_grid(int64_t pixel_frames, int64_t height, int64_t width) {
   LTX2_CHECK(pixel_frames >= 1 && (pixel_frames - 1) % kVideoScaleFactors[0] == 0,
              "num frames {} must be 1 + 8k", pixel_frames);
-  LTX2_CHECK(height > 0 && width > 0 && height % kVideoScaleFactors[1] == 0 && width % kVideoScaleFactors[2] == 0,
-             "height {} and width {} must be multiples of 32", height, width);
+  LTX2_CHECK(
+      height > 0 && width > 0 && height % kVideoScaleFactors[1] == 0 && width % kVideoScaleFactors[2] == 0,
+      "height {} and width {} must be multiples of 32", height, width);
   return {(pixel_frames - 1) / kVideoScaleFactors[0] + 1, height / kVideoScaleFactors[1],
           width / kVideoScaleFactors[2]};
 }
@@ -127,7 +128,9 @@ Tensor audio_positions(int64_t batch, int64_t tokens) {
   Tensor pos = Tensor::empty({batch, 1, tokens, 2});
   float* p = pos.data<float>();
   // Latent frame i covers mel frames [max(4i - 3, 0), 4i + 1); 160-sample hop at 16 kHz.
-  auto bound = [](int64_t i) { return static_cast<float>(std::max<int64_t>(4 * i + 1 - 4, 0) * 160) / 16000.0f; };
+  auto bound = [](int64_t i) {
+    return static_cast<float>(std::max<int64_t>(4 * i + 1 - 4, 0) * 160) / 16000.0f;
+  };
   for (int64_t b = 0; b < batch; ++b)
     for (int64_t t = 0; t < tokens; ++t) {
       p[(b * tokens + t) * 2] = bound(t);

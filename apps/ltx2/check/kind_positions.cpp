@@ -20,11 +20,13 @@ void check_shapes(const GoldenCase& c, const Tolerance& tol, Report& report) {
     const json& px = s.at("pixel");
     const double fps = px.at("fps").get<double>();
     const int64_t frames = px.at("frames").get<int64_t>();
-    const auto grid = pipeline::video_latent_grid(frames, px.at("height").get<int64_t>(), px.at("width").get<int64_t>());
+    const auto grid =
+        pipeline::video_latent_grid(frames, px.at("height").get<int64_t>(), px.at("width").get<int64_t>());
     const int64_t batch = s.at("video_latent_shape").at(0).get<int64_t>();
     const std::string v = "out.video" + key, a = "out.audio" + key;
     if (c.has(v + ".positions"))
-      report.check(v + ".positions", pipeline::video_positions(batch, grid, fps), c.tensor(v + ".positions"), tol);
+      report.check(v + ".positions", pipeline::video_positions(batch, grid, fps), c.tensor(v + ".positions"),
+                   tol);
     if (c.has(v + ".keyframes_mask"))
       report.check(v + ".keyframes_mask", pipeline::video_keyframes_mask(batch, grid),
                    c.tensor(v + ".keyframes_mask"), tol);
@@ -32,20 +34,26 @@ void check_shapes(const GoldenCase& c, const Tolerance& tol, Report& report) {
     if (audio_tokens != s.at("audio_tokens").get<int64_t>())
       report.fail(a + ".tokens", "computed " + std::to_string(audio_tokens) + " audio tokens");
     if (c.has(a + ".positions"))
-      report.check(a + ".positions", pipeline::audio_positions(batch, audio_tokens), c.tensor(a + ".positions"), tol);
+      report.check(a + ".positions", pipeline::audio_positions(batch, audio_tokens),
+                   c.tensor(a + ".positions"), tol);
   }
 }
 
 void check_patchify(const GoldenCase& c, const Tolerance& tol, Report& report) {
-  for (const std::string& name : c.names("in.patchify.")) {
-    const std::string what = name.substr(std::string("in.patchify.").size(), name.size() - 19);  // strip ".latent"
+  const std::string head = "in.patchify.", tail = ".latent";
+  for (const std::string& name : c.names(head)) {
+    if (name.size() <= head.size() + tail.size() ||
+        name.compare(name.size() - tail.size(), tail.size(), tail) != 0)
+      continue;
+    const std::string what = name.substr(head.size(), name.size() - head.size() - tail.size());
     const std::string out = "out.patchify." + what;
     const Tensor latent = c.tensor(name);
     Tensor tokens, back;
     if (what.rfind("video", 0) == 0) {
       // "video_p<N>": spatial patch N, temporal patch 1 (the reference's VideoLatentPatchifier).
       std::smatch m;
-      LTX2_CHECK(std::regex_search(what, m, std::regex("_p(\\d+)$")), "positions case: no patch size in '{}'", name);
+      LTX2_CHECK(std::regex_search(what, m, std::regex("_p(\\d+)$")), "positions case: no patch size in '{}'",
+                 name);
       const int64_t p = std::stoll(m[1]);
       tokens = pipeline::patchify_video(latent, {1, p, p});
       back = pipeline::unpatchify_video(tokens, {latent.size(2), latent.size(3), latent.size(4)}, {1, p, p});
@@ -107,6 +115,11 @@ void run_positions(const GoldenCase& c, Report& report) {
   check_shapes(c, tol, report);
   check_patchify(c, tol, report);
   check_rope(c, tol, report);
+  for (const std::string& name : c.names("out.")) {
+    bool compared = false;
+    for (const CompareRow& row : report.rows()) compared = compared || row.name == name;
+    if (!compared) report.fail(name, "output of a kind this runner does not know");
+  }
 }
 
 }  // namespace

@@ -39,22 +39,46 @@ const std::vector<std::pair<const char*, json>>& asserted_keys() {
 }
 
 // Keys that shape the model (read below).
-constexpr std::array kShapingKeys = {
-    "num_layers", "num_attention_heads", "attention_head_dim", "audio_num_attention_heads",
-    "audio_attention_head_dim", "in_channels", "out_channels", "audio_in_channels",
-    "audio_out_channels", "cross_attention_dim", "audio_cross_attention_dim", "caption_channels",
-    "caption_proj_before_connector", "norm_eps", "positional_embedding_theta",
-    "positional_embedding_max_pos", "audio_positional_embedding_max_pos", "timestep_scale_multiplier",
-    "av_ca_timestep_scale_multiplier", "rope_type", "frequencies_precision", "apply_gated_attention",
-    "cross_attention_adaln", "use_prompt_adaln_single", "ff_bias", "audio_ff_bias",
-    "use_keyframes_abs_pos_embedding", "num_vector_embeds"};
+constexpr std::array kShapingKeys = {"num_layers",
+                                     "num_attention_heads",
+                                     "attention_head_dim",
+                                     "audio_num_attention_heads",
+                                     "audio_attention_head_dim",
+                                     "in_channels",
+                                     "out_channels",
+                                     "audio_in_channels",
+                                     "audio_out_channels",
+                                     "cross_attention_dim",
+                                     "audio_cross_attention_dim",
+                                     "caption_channels",
+                                     "caption_proj_before_connector",
+                                     "norm_eps",
+                                     "positional_embedding_theta",
+                                     "positional_embedding_max_pos",
+                                     "audio_positional_embedding_max_pos",
+                                     "timestep_scale_multiplier",
+                                     "av_ca_timestep_scale_multiplier",
+                                     "rope_type",
+                                     "frequencies_precision",
+                                     "apply_gated_attention",
+                                     "cross_attention_adaln",
+                                     "use_prompt_adaln_single",
+                                     "ff_bias",
+                                     "audio_ff_bias",
+                                     "use_keyframes_abs_pos_embedding",
+                                     "num_vector_embeds"};
 
-// Keys real configs carry that the transformer does not read (the text encoder reads some).
-constexpr std::array kIgnoredKeys = {
-    "_class_name", "attention_type", "norm_num_groups", "causal_temporal_positioning",
-    "use_embeddings_connector", "caption_projection_first_linear", "caption_projection_second_linear",
-    "caption_proj_input_norm", "text_encoder_norm_type"};
-constexpr std::array kIgnoredPrefixes = {"connector_", "audio_connector_"};
+// Keys real configs carry that the transformer does not read (the text encoder reads some), and
+// the "_"-prefixed bookkeeping keys of the embedded config (_class_name, _diffusers_version).
+constexpr std::array kIgnoredKeys = {"attention_type",
+                                     "norm_num_groups",
+                                     "causal_temporal_positioning",
+                                     "use_embeddings_connector",
+                                     "caption_projection_first_linear",
+                                     "caption_projection_second_linear",
+                                     "caption_proj_input_norm",
+                                     "text_encoder_norm_type"};
+constexpr std::array kIgnoredPrefixes = {"_", "connector_", "audio_connector_"};
 
 bool known_key(const std::string& key) {
   auto is = [&](const char* k) { return key == k; };
@@ -124,8 +148,9 @@ TransformerConfig TransformerConfig::parse(const json& transformer) {
   if (c.timestep_scale_multiplier == 0) r.fail("timestep_scale_multiplier", "must not be 0");
   c.av_ca_timestep_scale_multiplier =
       r.number("av_ca_timestep_scale_multiplier", c.av_ca_timestep_scale_multiplier);
-  c.rope_layout = r.choice("rope_type", {"split", "interleaved"}, "split") == "split" ? RopeLayout::Split
-                                                                                     : RopeLayout::Interleaved;
+  c.rope_layout = r.choice("rope_type", {"split", "interleaved"}, "split") == "split"
+                      ? RopeLayout::Split
+                      : RopeLayout::Interleaved;
   c.rope_float64_grid = r.choice("frequencies_precision", {"float32", "float64"}, "float32") == "float64";
   c.gated_attention = r.boolean("apply_gated_attention", false);
   c.cross_attention_adaln = r.boolean("cross_attention_adaln", false);

@@ -24,7 +24,8 @@ std::vector<float> torch_linspace_unit(int64_t n) {
   const float step = 1.0f / static_cast<float>(n - 1);
   const int64_t halfway = n / 2;
   for (int64_t i = 0; i < n; ++i)
-    out[i] = i < halfway ? step * static_cast<float>(i) : std::fma(-step, static_cast<float>(n - 1 - i), 1.0f);
+    out[i] =
+        i < halfway ? step * static_cast<float>(i) : std::fma(-step, static_cast<float>(n - 1 - i), 1.0f);
   return out;
 }
 
@@ -129,7 +130,8 @@ RopeTables rope_tables(const Tensor& positions_in, const RopeSpec& spec) {
 }
 
 Tensor apply_rope(const Tensor& x_in, const RopeTables& tables) {
-  LTX2_DISPATCH_CUDA(x_in.device(), apply_rope, x_in, tables.cos, tables.sin, static_cast<int>(tables.layout));
+  LTX2_DISPATCH_CUDA(x_in.device(), apply_rope, x_in, tables.cos, tables.sin,
+                     static_cast<int>(tables.layout));
   LTX2_CHECK(x_in.dim() == 3 && x_in.dtype() == DType::F32, "apply_rope: x must be f32 [B, T, dim], got {}",
              x_in.str());
   const Tensor x = x_in.contiguous();

@@ -1,0 +1,228 @@
+// LTXModel.forward: per-stream preprocessing (patchify projection, AdaLN, context, masks, RoPE,
+// A<->V modulation inputs), the blocks, and the output heads (reference: model.py,
+// transformer_args.py).
+#include "models/transformer/transformer.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <nlohmann/json.hpp>
+
+#include "core/error.h"
+#include "io/layout.h"
+#include "models/transformer/block.h"
+#include "models/transformer/modules.h"
+#include "ops/elementwise.h"
+#include "ops/linear.h"
+#include "ops/norm.h"
+
+namespace ltx2::models::transformer {
+
+namespace {
+
+constexpr float kFloatMax = std::numeric_limits<float>::max();
+
+ops::RopeSpec rope_spec(const TransformerConfig& c, int64_t dim, int64_t heads, std::vector<double> max_pos) {
+  ops::RopeSpec s;
+  s.dim = dim;
+  s.heads = heads;
+  s.theta = c.rope_theta;
+  s.max_pos = std::move(max_pos);
+  s.layout = c.rope_layout == RopeLayout::Split ? ops::RopeLayout::Split : ops::RopeLayout::Interleaved;
+  s.grid = c.rope_float64_grid ? ops::RopeGridPrecision::Float64 : ops::RopeGridPrecision::Float32;
+  return s;
+}
+
+// Integer mask (1 valid, 0 padded) -> (m - 1) * FLT_MAX as [B, 1, 1, S]; a float mask is additive.
+Tensor context_bias(const Tensor& mask) {
+  if (!mask.defined() || mask.dtype() == DType::F32) return mask;
+  const Tensor m = mask.to(DType::F32);
+  return ops::mul(ops::add(m, -1.0f), kFloatMax).reshape({m.size(0), 1, -1, m.size(-1)});
+}
+
+// [0, 1] weights -> log(max(m, FLT_MIN)) where m > 0, -FLT_MAX elsewhere, as [B, 1, Tq, Tk].
+// Input preparation formed once on the CPU.
+Tensor self_attention_bias(const Tensor& mask) {
+  if (!mask.defined()) return mask;
+  const Tensor m = mask.to(Device::cpu()).to(DType::F32).contiguous();
+  Tensor bias = Tensor::empty(m.shape());
+  const float* src = m.data<float>();
+  float* dst = bias.data<float>();
+  for (int64_t i = 0; i < m.numel(); ++i)
+    dst[i] = src[i] > 0 ? std::log(std::max(src[i], std::numeric_limits<float>::min())) : -kFloatMax;
+  return bias.unsqueeze(1).to(mask.device());
+}
+
+// 1 where keyframes_mask > 0 (formed on the CPU: it is input preparation).
+Tensor keyframe_indicator(const Tensor& mask) {
+  const Tensor m = mask.to(Device::cpu()).to(DType::F32).contiguous();
+  Tensor out = Tensor::empty(m.shape());
+  const float* src = m.data<float>();
+  float* dst = out.data<float>();
+  for (int64_t i = 0; i < m.numel(); ++i) dst[i] = src[i] > 0 ? 1.0f : 0.0f;
+  return out.to(mask.device());
+}
+
+struct StreamSetup {
+  const char* name;
+  const StreamWeights& weights;
+  int64_t dim, heads;
+  const std::vector<double>& max_pos;
+};
+
+StreamState prepare(const TransformerConfig& c, const StreamSetup& st, const Modality& m,
+                    const Modality* other, const Tensor& keyframes_embedding, const Probe& probe) {
+  auto emit = [&](const std::string& what, const Tensor& t) {
+    if (probe) probe(std::string(st.name) + "." + what, t);
+  };
+  LTX2_CHECK(m.latent.defined() && m.latent.dim() == 3, "transformer: {} latent must be [B, T, C], got {}",
+             st.name, m.latent.str());
+  StreamState s;
+  const int64_t B = m.latent.size(0), T = m.latent.size(1);
+  s.heads = st.heads;
+  s.present = T > 0;
+  s.runs = s.present && m.enabled;
+  LTX2_CHECK(m.latent.size(2) == st.weights.patchify_proj.weight.size(1),
+             "transformer: {} latent has {} channels, the model takes {}", st.name, m.latent.size(2),
+             st.weights.patchify_proj.weight.size(1));
+
+  s.x = apply_linear(m.latent, st.weights.patchify_proj);
+  if (keyframes_embedding.defined() && m.keyframes_mask.defined())
+    s.x = ops::add(s.x, ops::mul(keyframe_indicator(m.keyframes_mask), keyframes_embedding));
+  emit("proj_in", s.x);
+
+  const float tsm = static_cast<float>(c.timestep_scale_multiplier);
+  LTX2_CHECK(m.timesteps.defined() && m.timesteps.numel() % B == 0,
+             "transformer: {} timesteps {} do not fit batch {}", st.name, m.timesteps.str(), B);
+  const Tensor tau = ops::mul(m.timesteps.reshape({m.timesteps.numel()}), tsm);
+  Tensor sinusoid;
+  AdaLnOutput ada = adaln_single(st.weights.adaln, tau, &sinusoid);
+  emit("t_sinusoid", sinusoid);
+  s.modulation = ada.modulation.view({B, -1, ada.modulation.size(-1)});
+  s.embedded_timestep = ada.embedding.view({B, -1, st.dim});
+  emit("adaln_mod", s.modulation);
+  emit("embedded_timestep", s.embedded_timestep);
+
+  if (c.has_prompt_adaln()) {
+    LTX2_CHECK(m.sigma.defined(), "transformer: {} sigma is required by the prompt AdaLN", st.name);
+    const Tensor prompt =
+        adaln_single(st.weights.prompt_adaln, ops::mul(m.sigma.reshape({m.sigma.numel()}), tsm)).modulation;
+    s.prompt_modulation = prompt.view({B, -1, prompt.size(-1)});
+    emit("prompt_adaln_mod", s.prompt_modulation);
+  }
+
+  LTX2_CHECK(m.context.defined() && m.context.dim() == 3 && m.context.size(0) == B,
+             "transformer: {} context must be [B, S, C], got {}", st.name, m.context.str());
+  Tensor ctx = m.context;
+  if (c.caption_projection)
+    ctx = apply_linear(ops::gelu_tanh(apply_linear(ctx, st.weights.caption_linear_1)),
+                       st.weights.caption_linear_2);
+  LTX2_CHECK(ctx.size(2) == st.dim, "transformer: {} context width {} != inner width {}", st.name,
+             ctx.size(2), st.dim);
+  s.context = ctx;
+  emit("context", s.context);
+  s.context_mask = context_bias(m.context_mask);
+  if (s.context_mask.defined()) emit("context_mask_bias", s.context_mask);
+  s.self_mask = self_attention_bias(m.attention_mask);
+
+  LTX2_CHECK(m.positions.defined() && m.positions.size(1) == static_cast<int64_t>(st.max_pos.size()),
+             "transformer: {} positions {} need {} axes", st.name, m.positions.str(), st.max_pos.size());
+  const ops::RopeSpec spec = rope_spec(c, st.dim, st.heads, st.max_pos);
+  s.rope = ops::rope_tables(m.positions, spec);
+  emit("freq_grid",
+       ops::rope_frequency_grid(spec.theta, static_cast<int64_t>(spec.max_pos.size()), spec.dim, spec.grid));
+  emit("rope_cos", s.rope.cos);
+  emit("rope_sin", s.rope.sin);
+
+  if (other != nullptr) {
+    LTX2_CHECK(other->sigma.defined() && other->sigma.numel() == B,
+               "transformer: the other stream's sigma must have one value per sample ({})", B);
+    const double cross_max = std::max(c.video_max_pos[0], c.audio_max_pos[0]);
+    const ops::RopeSpec cross = rope_spec(c, c.audio_context_dim, st.heads, {cross_max});
+    s.cross_rope = ops::rope_tables(m.positions.slice(1, 0, 1), cross);
+    if (probe) probe("cross.freq_grid", ops::rope_frequency_grid(cross.theta, 1, cross.dim, cross.grid));
+    emit("cross_rope_cos", s.cross_rope.cos);
+    emit("cross_rope_sin", s.cross_rope.sin);
+    const Tensor ss = adaln_single(st.weights.av_scale_shift, tau).modulation;
+    s.cross_modulation = ss.view({B, -1, ss.size(-1)});
+    emit("cross_ss_mod", s.cross_modulation);
+    // sigma * tsm first, then * (av_ca / tsm) with the factor formed in double, as the reference.
+    const float factor = static_cast<float>(c.av_ca_timestep_scale_multiplier / c.timestep_scale_multiplier);
+    const Tensor gate_t = ops::mul(ops::mul(other->sigma.reshape({B}), tsm), factor);
+    const Tensor gate = adaln_single(st.weights.av_gate, gate_t).modulation;
+    s.cross_gate = gate.view({B, -1, gate.size(-1)});
+    emit("cross_gate_mod", s.cross_gate);
+  }
+  return s;
+}
+
+Tensor output_head(const StreamWeights& w, const StreamState& s, float eps) {
+  const Tensor shift = ops::add(w.output_table.select(0, 0), s.embedded_timestep);
+  const Tensor scale = ops::add(w.output_table.select(0, 1), s.embedded_timestep);
+  const Tensor y = ops::layer_norm(s.x, Tensor(), Tensor(), eps);
+  return apply_linear(modulate(y, shift, scale), w.proj_out);
+}
+
+}  // namespace
+
+Transformer::Transformer(TransformerConfig config, TransformerWeights weights,
+                         std::shared_ptr<const AttentionStrategy> attention)
+    : config_(std::move(config)), weights_(std::move(weights)), attention_(std::move(attention)) {
+  LTX2_CHECK(attention_ != nullptr, "transformer: no attention strategy");
+  LTX2_CHECK(static_cast<int64_t>(weights_.blocks.size()) == config_.num_layers,
+             "transformer: {} blocks of weights for {} layers", weights_.blocks.size(), config_.num_layers);
+}
+
+Transformer Transformer::load(std::shared_ptr<const WeightSet> weights,
+                              std::shared_ptr<const AttentionStrategy> attention, DType dtype,
+                              Device device) {
+  const nlohmann::json& cfg = weights->config();
+  LTX2_CHECK(cfg.contains("transformer"), "{}: metadata config has no 'transformer' section",
+             weights->describe());
+  TransformerConfig config = TransformerConfig::parse(cfg.at("transformer"));
+  const WeightView view(weights, component_prefixes(Component::Transformer), "transformer");
+  TransformerWeights w = TransformerWeights::load(view, config, dtype, device);
+  return Transformer(std::move(config), std::move(w), std::move(attention));
+}
+
+TransformerOutput Transformer::forward(const Modality* video, const Modality* audio,
+                                       const BatchedPerturbations& perturbations, const Probe& probe) const {
+  LTX2_CHECK(video != nullptr || audio != nullptr,
+             "transformer: neither a video nor an audio stream was given");
+  const TransformerConfig& c = config_;
+  StreamState vs, as;
+  if (video)
+    vs = prepare(c, {"video", weights_.video, c.video_dim(), c.video_heads, c.video_max_pos}, *video, audio,
+                 weights_.keyframes_embedding, probe);
+  if (audio)
+    as = prepare(c, {"audio", weights_.audio, c.audio_dim(), c.audio_heads, c.audio_max_pos}, *audio, video,
+                 Tensor(), probe);
+  if (video && audio)
+    LTX2_CHECK(vs.x.size(0) == as.x.size(0), "transformer: video batch {} != audio batch {}", vs.x.size(0),
+               as.x.size(0));
+  if (!perturbations.empty()) {
+    const int64_t B = video ? vs.x.size(0) : as.x.size(0);
+    LTX2_CHECK(perturbations.batch() == B && perturbations.mask().size(1) == c.num_layers,
+               "transformer: perturbation mask {} does not fit batch {} and {} blocks",
+               perturbations.mask().str(), B, c.num_layers);
+  }
+  for (int64_t i = 0; i < c.num_layers; ++i) {
+    run_block(weights_.blocks[i], c, i, perturbations, *attention_, vs, as);
+    if (probe) {
+      if (video) probe("block" + std::to_string(i) + ".video_x", vs.x);
+      if (audio) probe("block" + std::to_string(i) + ".audio_x", as.x);
+    }
+  }
+  const float eps = static_cast<float>(c.norm_eps);
+  TransformerOutput out;
+  if (video) out.video = output_head(weights_.video, vs, eps);
+  if (audio) out.audio = output_head(weights_.audio, as, eps);
+  return out;
+}
+
+Tensor denoised_from_velocity(const Tensor& latent, const Tensor& velocity, const Tensor& timesteps) {
+  const Tensor t = timesteps.dim() == 3 ? timesteps : timesteps.reshape({latent.size(0), -1, 1});
+  return ops::sub(latent, ops::mul(velocity, t));
+}
+
+}  // namespace ltx2::models::transformer

@@ -1,0 +1,115 @@
+// Loading of the transformer's weights by checkpoint name, with shapes derived from the config.
+#include "models/transformer/weights.h"
+
+#include <string>
+
+namespace ltx2::models::transformer {
+
+namespace {
+
+class Loader {
+ public:
+  Loader(const WeightView& view, DType dtype, Device device) : view_(view), dtype_(dtype), device_(device) {}
+
+  Tensor tensor(const std::string& key, const Shape& shape) const {
+    return view_.load(key, shape, dtype_, device_);
+  }
+
+  LinearWeights linear(const std::string& key, int64_t out, int64_t in, bool bias = true) const {
+    LinearWeights l;
+    l.weight = tensor(key + ".weight", {out, in});
+    if (bias) l.bias = tensor(key + ".bias", {out});
+    return l;
+  }
+
+  AdaLnWeights adaln(const std::string& key, int64_t dim, int64_t rows) const {
+    AdaLnWeights a;
+    a.linear_1 = linear(key + ".emb.timestep_embedder.linear_1", dim, 256);
+    a.linear_2 = linear(key + ".emb.timestep_embedder.linear_2", dim, dim);
+    a.linear = linear(key + ".linear", rows * dim, dim);
+    return a;
+  }
+
+  // q_dim: query input width (the gate logits read it too), kv_dim: key/value input width,
+  // inner: heads * head dim, out_dim: output width.
+  AttentionWeights attention(const std::string& key, int64_t q_dim, int64_t kv_dim, int64_t inner,
+                             int64_t out_dim, int64_t heads, bool gated) const {
+    AttentionWeights a;
+    a.to_q = linear(key + ".to_q", inner, q_dim);
+    a.to_k = linear(key + ".to_k", inner, kv_dim);
+    a.to_v = linear(key + ".to_v", inner, kv_dim);
+    a.to_out = linear(key + ".to_out.0", out_dim, inner);
+    a.q_norm = tensor(key + ".q_norm.weight", {inner});
+    a.k_norm = tensor(key + ".k_norm.weight", {inner});
+    if (gated) a.to_gate_logits = linear(key + ".to_gate_logits", heads, q_dim);
+    return a;
+  }
+
+  FeedForwardWeights feed_forward(const std::string& key, int64_t dim, bool bias) const {
+    return {linear(key + ".net.0.proj", 4 * dim, dim, bias), linear(key + ".net.2", dim, 4 * dim, bias)};
+  }
+
+ private:
+  const WeightView& view_;
+  DType dtype_;
+  Device device_;
+};
+
+StreamWeights load_stream(const Loader& ld, const TransformerConfig& c, bool audio) {
+  const std::string p = audio ? "audio_" : "";
+  const int64_t D = audio ? c.audio_dim() : c.video_dim();
+  StreamWeights s;
+  s.patchify_proj = ld.linear(p + "patchify_proj", D, audio ? c.audio_in_channels : c.video_in_channels);
+  s.proj_out = ld.linear(p + "proj_out", audio ? c.audio_out_channels : c.video_out_channels, D);
+  if (c.caption_projection) {
+    s.caption_linear_1 = ld.linear(p + "caption_projection.linear_1", D, c.caption_channels);
+    s.caption_linear_2 = ld.linear(p + "caption_projection.linear_2", D, D);
+  }
+  s.adaln = ld.adaln(p + "adaln_single", D, c.adaln_rows());
+  if (c.has_prompt_adaln()) s.prompt_adaln = ld.adaln(p + "prompt_adaln_single", D, 2);
+  s.av_scale_shift =
+      ld.adaln(audio ? "av_ca_audio_scale_shift_adaln_single" : "av_ca_video_scale_shift_adaln_single", D, 4);
+  s.av_gate = ld.adaln(audio ? "av_ca_v2a_gate_adaln_single" : "av_ca_a2v_gate_adaln_single", D, 1);
+  s.output_table = ld.tensor(p + "scale_shift_table", {2, D});
+  return s;
+}
+
+BlockWeights load_block(const Loader& ld, const TransformerConfig& c, int64_t i) {
+  const std::string p = "transformer_blocks." + std::to_string(i) + ".";
+  const int64_t Dv = c.video_dim(), Da = c.audio_dim(), Hv = c.video_heads, Ha = c.audio_heads;
+  const bool g = c.gated_attention;
+  BlockWeights b;
+  b.video_table = ld.tensor(p + "scale_shift_table", {c.adaln_rows(), Dv});
+  b.audio_table = ld.tensor(p + "audio_scale_shift_table", {c.adaln_rows(), Da});
+  b.a2v_video_table = ld.tensor(p + "scale_shift_table_a2v_ca_video", {5, Dv});
+  b.a2v_audio_table = ld.tensor(p + "scale_shift_table_a2v_ca_audio", {5, Da});
+  if (c.cross_attention_adaln) {
+    b.video_prompt_table = ld.tensor(p + "prompt_scale_shift_table", {2, Dv});
+    b.audio_prompt_table = ld.tensor(p + "audio_prompt_scale_shift_table", {2, Da});
+  }
+  b.video_self = ld.attention(p + "attn1", Dv, Dv, Dv, Dv, Hv, g);
+  b.video_text = ld.attention(p + "attn2", Dv, c.video_context_dim, Dv, Dv, Hv, g);
+  b.audio_self = ld.attention(p + "audio_attn1", Da, Da, Da, Da, Ha, g);
+  b.audio_text = ld.attention(p + "audio_attn2", Da, c.audio_context_dim, Da, Da, Ha, g);
+  b.audio_to_video = ld.attention(p + "audio_to_video_attn", Dv, Da, Da, Dv, Ha, g);
+  b.video_to_audio = ld.attention(p + "video_to_audio_attn", Da, Dv, Da, Da, Ha, g);
+  b.video_ff = ld.feed_forward(p + "ff", Dv, c.video_ff_bias);
+  b.audio_ff = ld.feed_forward(p + "audio_ff", Da, c.audio_ff_bias);
+  return b;
+}
+
+}  // namespace
+
+TransformerWeights TransformerWeights::load(const WeightView& view, const TransformerConfig& config,
+                                            DType dtype, Device device) {
+  const Loader ld(view, dtype, device);
+  TransformerWeights w;
+  w.video = load_stream(ld, config, false);
+  w.audio = load_stream(ld, config, true);
+  if (config.keyframe_embedding)
+    w.keyframes_embedding = ld.tensor("keyframes_abs_pos_embedding", {1, config.video_dim()});
+  for (int64_t i = 0; i < config.num_layers; ++i) w.blocks.push_back(load_block(ld, config, i));
+  return w;
+}
+
+}  // namespace ltx2::models::transformer

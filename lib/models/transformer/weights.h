@@ -1,0 +1,60 @@
+// The diffusion transformer's weights, one typed struct per module, loaded by their checkpoint names
+// (model.diffusion_model.* through WeightView) with every shape checked against the config, so a
+// missing or mis-shaped tensor is refused naming it. Linear weights are [out, in].
+#pragma once
+
+#include <vector>
+
+#include "core/tensor.h"
+#include "io/configs/transformer_config.h"
+#include "io/weights.h"
+
+namespace ltx2::models::transformer {
+
+struct LinearWeights {
+  Tensor weight, bias;  // bias undefined for a bias-free linear
+};
+
+// AdaLayerNormSingle: sinusoid(256) -> linear_1 -> SiLU -> linear_2 = embedding e (D);
+// linear(SiLU(e)) = modulation (rows * D).
+struct AdaLnWeights {
+  LinearWeights linear_1, linear_2, linear;
+};
+
+struct AttentionWeights {
+  LinearWeights to_q, to_k, to_v, to_out, to_gate_logits;  // gate only with gated attention
+  Tensor q_norm, k_norm;                                   // RMSNorm weights over the inner width
+};
+
+struct FeedForwardWeights {
+  LinearWeights proj_in, proj_out;  // net.0.proj, net.2
+};
+
+struct BlockWeights {
+  Tensor video_table, audio_table;                // [C, Dv], [C, Da]
+  Tensor a2v_video_table, a2v_audio_table;        // [5, Dv], [5, Da]
+  Tensor video_prompt_table, audio_prompt_table;  // [2, D], only with cross-attention AdaLN
+  AttentionWeights video_self, video_text, audio_self, audio_text, audio_to_video, video_to_audio;
+  FeedForwardWeights video_ff, audio_ff;
+};
+
+// Per-stream top-level weights.
+struct StreamWeights {
+  LinearWeights patchify_proj, proj_out;
+  LinearWeights caption_linear_1, caption_linear_2;  // 19B only
+  AdaLnWeights adaln, prompt_adaln;                  // prompt AdaLN only when the config has it
+  AdaLnWeights av_scale_shift, av_gate;
+  Tensor output_table;  // [2, D] (shift, scale) of the output head
+};
+
+struct TransformerWeights {
+  StreamWeights video, audio;
+  Tensor keyframes_embedding;  // [1, Dv], only with use_keyframes_abs_pos_embedding
+  std::vector<BlockWeights> blocks;
+
+  // Loads every tensor the config calls for; `dtype`/`device` as WeightView::load.
+  static TransformerWeights load(const WeightView& view, const TransformerConfig& config,
+                                 DType dtype = DType::F32, Device device = Device::cpu());
+};
+
+}  // namespace ltx2::models::transformer

@@ -1,0 +1,173 @@
+// The diffusion transformer: refusing bad checkpoints by name, the attention strategy seam,
+// perturbation masks, and single-stream modes against the two-stream model with A<->V skipped.
+#include <cmath>
+#include <map>
+#include <set>
+
+#include "core/error.h"
+#include "io/safetensors.h"
+#include "models/transformer/modules.h"
+#include "models/transformer/transformer.h"
+#include "support/catch.h"
+#include "support/test_util.h"
+
+using namespace ltx2;
+using namespace ltx2::models::transformer;
+using Catch::Matchers::Contains;
+
+namespace {
+
+const std::string kPrefix = "model.diffusion_model.";
+
+std::string fixture_weights(const std::string& c) {
+  return test::golden_dir(c) + "/weights.safetensors";
+}
+
+// Copies the 19B fixture's weights, dropping `drop` and replacing tensors in `replace`.
+std::string modified_copy(const test::ScratchDir& dir, const std::string& drop,
+                          const std::map<std::string, Tensor>& replace = {}) {
+  auto src = SafetensorsFile::open(fixture_weights("transformer_19b"));
+  std::vector<std::pair<std::string, Tensor>> tensors;
+  for (const TensorInfo& info : src->tensors()) {
+    if (info.name == drop) continue;
+    auto it = replace.find(info.name);
+    tensors.emplace_back(info.name, it != replace.end() ? it->second : src->tensor(info.name));
+  }
+  const std::string path = dir.file("weights.safetensors");
+  write_safetensors(path, tensors, src->metadata());
+  return path;
+}
+
+// Records which attention sites ran, then attends locally.
+class RecordingAttention : public AttentionStrategy {
+ public:
+  Tensor attend(AttentionSite site, const Tensor& q, const Tensor& k, const Tensor& v, int64_t heads,
+                const Tensor& mask) const override {
+    sites.insert(site);
+    return LocalAttention().attend(site, q, k, v, heads, mask);
+  }
+  mutable std::set<AttentionSite> sites;
+};
+
+Modality modality(const SafetensorsFile& io, const std::string& s) {
+  auto t = [&](const std::string& n) { return io.tensor("in." + s + "_" + n).clone(); };
+  Modality m;
+  m.latent = t("latent");
+  m.sigma = t("sigma");
+  m.timesteps = t("timesteps");
+  m.positions = t("positions");
+  m.context = t("context");
+  return m;
+}
+
+}  // namespace
+
+TEST_CASE("transformer: loading refuses a checkpoint with a missing tensor, naming it") {
+  test::ScratchDir dir("transformer_missing");
+  const std::string path = modified_copy(dir, kPrefix + "transformer_blocks.1.audio_attn2.to_k.weight");
+  REQUIRE_THROWS_WITH(Transformer::load(WeightSet::open({path})),
+                      Contains("model.diffusion_model.transformer_blocks.1.audio_attn2.to_k.weight"));
+}
+
+TEST_CASE("transformer: loading refuses a mis-shaped tensor, naming it and its shape") {
+  test::ScratchDir dir("transformer_misshaped");
+  const std::string name = kPrefix + "caption_projection.linear_1.weight";
+  const std::string path = modified_copy(dir, "", {{name, Tensor::zeros({32, 25})}});
+  REQUIRE_THROWS_WITH(Transformer::load(WeightSet::open({path})),
+                      Contains(name) && Contains("[32, 25]") && Contains("[32, 24]"));
+}
+
+TEST_CASE("transformer: every fixture variant loads with its own config") {
+  for (const char* c : {"transformer_19b", "transformer_19b_legacy", "transformer_22b", "transformer_22b_kv",
+                        "transformer_25"}) {
+    const Transformer model = Transformer::load(WeightSet::open({fixture_weights(c)}));
+    REQUIRE(model.config().num_layers == static_cast<int64_t>(model.weights().blocks.size()));
+  }
+  const Transformer kv = Transformer::load(WeightSet::open({fixture_weights("transformer_22b_kv")}));
+  REQUIRE(kv.config().cross_attention_adaln);
+  REQUIRE_FALSE(kv.config().has_prompt_adaln());
+  REQUIRE_FALSE(kv.weights().video.prompt_adaln.linear.weight.defined());
+}
+
+TEST_CASE("transformer: perturbation keep masks follow the per-sample lists") {
+  const BatchedPerturbations p({{},
+                                {{PerturbationType::SkipVideoSelfAttn, std::vector<int64_t>{1}}},
+                                {{PerturbationType::SkipA2VCrossAttn, std::nullopt}}},
+                               2);
+  REQUIRE(p.mask().shape() == Shape{4, 2, 3});
+  REQUIRE(p.keep(PerturbationType::SkipVideoSelfAttn, 1).to_vector() == std::vector<float>{1, 0, 1});
+  REQUIRE_FALSE(p.any(PerturbationType::SkipVideoSelfAttn, 0));
+  REQUIRE(p.any(PerturbationType::SkipA2VCrossAttn, 0));
+  REQUIRE_FALSE(p.all(PerturbationType::SkipA2VCrossAttn, 0));
+  REQUIRE_THROWS_WITH(
+      BatchedPerturbations({{{PerturbationType::SkipAudioSelfAttn, std::vector<int64_t>{5}}}}, 2),
+      Contains("block 5"));
+  REQUIRE_THROWS_WITH(perturbation_type_from_name("SKIP_EVERYTHING"), Contains("SKIP_EVERYTHING"));
+}
+
+TEST_CASE("transformer: single-stream modes equal the two-stream model with A<->V skipped") {
+  auto io = SafetensorsFile::open(test::golden_dir("transformer_22b") + "/io.safetensors");
+  auto strategy = std::make_shared<RecordingAttention>();
+  const Transformer model =
+      Transformer::load(WeightSet::open({fixture_weights("transformer_22b")}), strategy);
+  const Modality video = modality(*io, "video"), audio = modality(*io, "audio");
+  const int64_t B = video.latent.size(0), L = model.config().num_layers;
+  std::vector<std::vector<Perturbation>> no_cross(B, {{PerturbationType::SkipA2VCrossAttn, std::nullopt},
+                                                      {PerturbationType::SkipV2ACrossAttn, std::nullopt}});
+  const TransformerOutput both = model.forward(&video, &audio, BatchedPerturbations(no_cross, L));
+  REQUIRE(strategy->sites.count(AttentionSite::AudioToVideo) == 0);
+
+  strategy->sites.clear();
+  const TransformerOutput video_only = model.forward(&video, nullptr);
+  REQUIRE_FALSE(video_only.audio.defined());
+  REQUIRE(strategy->sites == std::set<AttentionSite>{AttentionSite::VideoSelf, AttentionSite::VideoText});
+  REQUIRE(test::max_abs_diff(video_only.video, both.video) == 0.0f);
+
+  strategy->sites.clear();
+  const TransformerOutput audio_only = model.forward(nullptr, &audio);
+  REQUIRE(strategy->sites == std::set<AttentionSite>{AttentionSite::AudioSelf, AttentionSite::AudioText});
+  REQUIRE(test::max_abs_diff(audio_only.audio, both.audio) == 0.0f);
+
+  strategy->sites.clear();
+  const TransformerOutput full = model.forward(&video, &audio);
+  REQUIRE(strategy->sites.size() == 6);
+  REQUIRE(test::max_abs_diff(full.video, both.video) > 0.0f);
+}
+
+TEST_CASE("transformer: a disabled stream keeps its hidden state but still feeds the other") {
+  auto io = SafetensorsFile::open(test::golden_dir("transformer_19b") + "/io.safetensors");
+  const Transformer model = Transformer::load(WeightSet::open({fixture_weights("transformer_19b")}));
+  const Modality video = modality(*io, "video");
+  Modality audio = modality(*io, "audio");
+  audio.enabled = false;
+  std::map<std::string, Tensor> probes;
+  model.forward(&video, &audio, {}, [&](const std::string& n, const Tensor& t) { probes[n] = t.clone(); });
+  REQUIRE(test::max_abs_diff(probes.at("block1.audio_x"), probes.at("audio.proj_in")) == 0.0f);
+  const TransformerOutput video_only = model.forward(&video, nullptr);
+  const TransformerOutput with_audio = model.forward(&video, &audio);
+  REQUIRE(test::max_abs_diff(with_audio.video, video_only.video) > 0.0f);
+}
+
+TEST_CASE("transformer: the timestep sinusoid is [cos | sin] of t * exp(-ln(10000) j / 128)") {
+  const Tensor s = timestep_sinusoid(Tensor::from_vector({0.0f, 800.0f}, {2}));
+  REQUIRE(s.shape() == Shape{2, 256});
+  REQUIRE(s.item({0, 0}) == 1.0f);
+  REQUIRE(s.item({0, 128}) == 0.0f);
+  REQUIRE(s.item({1, 0}) == std::cos(800.0f));
+  REQUIRE(s.item({1, 128}) == std::sin(800.0f));
+  const float f5 = std::exp((5.0f * static_cast<float>(-std::log(10000.0))) / 128.0f);
+  REQUIRE(s.item({1, 5}) == std::cos(800.0f * f5));
+}
+
+TEST_CASE("transformer: a self-attention mask of ones changes nothing, a zero column masks a key") {
+  auto io = SafetensorsFile::open(test::golden_dir("transformer_22b") + "/io.safetensors");
+  const Transformer model = Transformer::load(WeightSet::open({fixture_weights("transformer_22b")}));
+  Modality video = modality(*io, "video");
+  const int64_t B = video.latent.size(0), T = video.latent.size(1);
+  const TransformerOutput plain = model.forward(&video, nullptr);
+  video.attention_mask = Tensor::full({B, T, T}, 1.0f);
+  // Not bit-equal: ops::attention's masked and unmasked paths round differently (about 1e-6).
+  REQUIRE(test::max_abs_diff(model.forward(&video, nullptr).video, plain.video) < 1e-5f);
+  video.attention_mask.select(2, 5).fill_(0.0f);  // no query may attend to token 5
+  REQUIRE(test::max_abs_diff(model.forward(&video, nullptr).video, plain.video) > 1e-4f);
+}
