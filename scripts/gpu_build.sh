@@ -55,7 +55,11 @@ if ! cmake -S . -B "$build_dir" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release \
 fi
 grep "ltx2:" "$log"
 echo "== build"
-cmake --build "$build_dir" -j "$(nproc)"
+# Keep going past a failing target, so that one run names every compile error.
+keep_going=-k
+grep -q "CMAKE_GENERATOR:INTERNAL=Ninja" "$build_dir/CMakeCache.txt" && keep_going="-k 0"
+# shellcheck disable=SC2086
+cmake --build "$build_dir" -j "$(nproc)" -- $keep_going
 
 if [ "$run_tests" = 1 ]; then
   echo "== tests"
