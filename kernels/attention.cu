@@ -1,8 +1,10 @@
 // CUDA scaled dot-product attention: a flash-style kernel (FlashAttention-2 structure) on the
 // tensor cores through mma.sync m16n8k16 (bf16 operands, float32 accumulation and online softmax).
 //
-// One block of 4 warps owns 64 query rows of one (batch, head); each warp owns 16 rows and keeps
-// its Q fragments, its 16x64 score tile and its 16xD output accumulator in registers. Keys and
+// One block of 4 warps owns 128 query rows of one (batch, head); each warp owns 32 rows (two
+// 16-row MMA tiles, so every K and V fragment read from shared memory feeds two MMAs) and keeps its
+// 32x64 score tile and 32xD output accumulator in registers; Q fragments are re-read from shared
+// memory per k-step. Keys and
 // values stream through shared memory in 64-row tiles, two buffers deep (cp.async), rows padded by
 // 16 bytes so that ldmatrix reads are free of bank conflicts. Scores are kept in the log2 domain
 // (scale * log2 e folded in) so the exponentials are exp2f. Masks broadcastable to [B, H, Tq, Tk]
@@ -10,6 +12,7 @@
 // with every key excluded yields zeros, as the CPU op does. f32 inputs are rounded to bf16 and the
 // result converted back. Head dims 64 and 128, Dv == D.
 #include <cmath>
+#include <cstdlib>
 
 #include "kernels/common.cuh"
 
@@ -18,8 +21,8 @@ namespace ltx2::cuda {
 namespace {
 
 constexpr int kWarps = 4;
-constexpr int kBlockM = 16 * kWarps;
-constexpr int kBlockN = 64;
+constexpr int kRowTiles = 2;  // 16-row tiles per warp: each K/V fragment read feeds this many MMAs
+constexpr int kBlockM = 16 * kRowTiles * kWarps;
 constexpr float kLog2e = 1.4426950408889634f;
 
 enum MaskKind { kNoMask = 0, kBoolMask = 1, kFloatMask = 2 };
@@ -90,7 +93,7 @@ __device__ __forceinline__ void load_tile(bf16* tile, const bf16* src, int64_t r
   }
 }
 
-template <int D, int Mask>
+template <int D, int kBlockN, int Mask>
 __global__ void __launch_bounds__(kWarps * 32)
     flash_attention_kernel(const AttentionParams p) {
   constexpr int kStride = D + 8;
@@ -103,6 +106,7 @@ __global__ void __launch_bounds__(kWarps * 32)
   const int g = lane >> 2, tig = lane & 3;
   const int bh = blockIdx.y, b = bh / p.H, h = bh % p.H;
   const int m0 = blockIdx.x * kBlockM;
+  const int warp_row0 = warp * 16 * kRowTiles;  // first of this warp's rows in the block
 
   const bf16* q = p.q + b * p.q_strides[0] + h * p.q_strides[1] + m0 * p.q_strides[2];
   const bf16* k = p.k + b * p.k_strides[0] + h * p.k_strides[1];
@@ -114,14 +118,21 @@ __global__ void __launch_bounds__(kWarps * 32)
   load_tile<D, kBlockN>(v_tiles, v, p.v_strides[2], min(kBlockN, p.Tk));
   cp_async_commit();
 
-  uint32_t q_frag[D / 16][4];
-  float o_acc[D / 8][4];
+  // Accumulator element e of row tile mt belongs to row warp_row0 + 16 mt + g + 8 (e >= 2).
+  float o_acc[kRowTiles][D / 8][4];
+  float row_max[kRowTiles][2], row_sum[kRowTiles][2];
+  int mask_row[kRowTiles][2];  // query rows, clamped for mask reads past Tq
 #pragma unroll
-  for (int i = 0; i < D / 8; ++i) o_acc[i][0] = o_acc[i][1] = o_acc[i][2] = o_acc[i][3] = 0.f;
-  float row_max[2] = {-INFINITY, -INFINITY}, row_sum[2] = {0.f, 0.f};
-
-  // Query rows of this thread's two accumulator halves, clamped for mask reads past Tq.
-  const int qi0 = min(m0 + warp * 16 + g, p.Tq - 1), qi1 = min(m0 + warp * 16 + g + 8, p.Tq - 1);
+  for (int mt = 0; mt < kRowTiles; ++mt) {
+#pragma unroll
+    for (int i = 0; i < D / 8; ++i) o_acc[mt][i][0] = o_acc[mt][i][1] = o_acc[mt][i][2] = o_acc[mt][i][3] = 0.f;
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+      row_max[mt][r] = -INFINITY;
+      row_sum[mt][r] = 0.f;
+      mask_row[mt][r] = min(m0 + warp_row0 + mt * 16 + g + r * 8, p.Tq - 1);
+    }
+  }
   const unsigned char* mask_bytes = static_cast<const unsigned char*>(p.mask);
   const float* mask_floats = static_cast<const float*>(p.mask);
   const int64_t mask_base = b * p.mask_strides[0] + h * p.mask_strides[1];
@@ -141,96 +152,110 @@ __global__ void __launch_bounds__(kWarps * 32)
     }
     __syncthreads();
 
-    if (t == 0) {
-#pragma unroll
-      for (int kk = 0; kk < D / 16; ++kk) {
-        int row = warp * 16 + (lane & 7) + ((lane >> 3) & 1) * 8, col = kk * 16 + (lane >> 4) * 8;
-        ldmatrix_x4(q_frag[kk], smem_addr(q_tile + row * kStride + col));
-      }
-    }
-
-    // S = Q Kᵀ for this warp's 16 rows and the tile's 64 keys.
+    // S = Q Kᵀ for this warp's rows and the tile's 64 keys; each K fragment serves every row tile.
     const bf16* k_tile = k_tiles + buf * kBlockN * kStride;
-    float s[kBlockN / 8][4];
+    float s[kRowTiles][kBlockN / 8][4];
 #pragma unroll
-    for (int nb = 0; nb < kBlockN / 8; ++nb) s[nb][0] = s[nb][1] = s[nb][2] = s[nb][3] = 0.f;
+    for (int mt = 0; mt < kRowTiles; ++mt)
+#pragma unroll
+      for (int nb = 0; nb < kBlockN / 8; ++nb) s[mt][nb][0] = s[mt][nb][1] = s[mt][nb][2] = s[mt][nb][3] = 0.f;
 #pragma unroll
     for (int kk = 0; kk < D / 16; ++kk) {
+      uint32_t qa[kRowTiles][4];
+#pragma unroll
+      for (int mt = 0; mt < kRowTiles; ++mt) {
+        int row = warp_row0 + mt * 16 + (lane & 7) + ((lane >> 3) & 1) * 8, col = kk * 16 + (lane >> 4) * 8;
+        ldmatrix_x4(qa[mt], smem_addr(q_tile + row * kStride + col));
+      }
 #pragma unroll
       for (int np = 0; np < kBlockN / 16; ++np) {
         uint32_t kb[4];
         int key = np * 16 + (lane & 7) + (lane >> 4) * 8, col = kk * 16 + ((lane >> 3) & 1) * 8;
         ldmatrix_x4(kb, smem_addr(k_tile + key * kStride + col));
-        mma_bf16(s[2 * np], q_frag[kk], kb[0], kb[1]);
-        mma_bf16(s[2 * np + 1], q_frag[kk], kb[2], kb[3]);
+#pragma unroll
+        for (int mt = 0; mt < kRowTiles; ++mt) {
+          mma_bf16(s[mt][2 * np], qa[mt], kb[0], kb[1]);
+          mma_bf16(s[mt][2 * np + 1], qa[mt], kb[2], kb[3]);
+        }
       }
     }
 
-    // Scale, mask, and the online softmax update of each of the thread's two rows.
+    // Scale, mask, and the online softmax update of each of the thread's rows.
     const int n0 = t * kBlockN;
-    float tile_max[2] = {-INFINITY, -INFINITY};
 #pragma unroll
-    for (int nb = 0; nb < kBlockN / 8; ++nb) {
+    for (int mt = 0; mt < kRowTiles; ++mt) {
+      float tile_max[2] = {-INFINITY, -INFINITY};
 #pragma unroll
-      for (int e = 0; e < 4; ++e) {
-        int key = n0 + nb * 8 + 2 * tig + (e & 1);
-        float x = s[nb][e] * p.scale_log2;
-        if (key >= p.Tk) {
-          x = -INFINITY;
-        } else if (Mask != kNoMask) {
-          int64_t off = mask_base + (e < 2 ? qi0 : qi1) * p.mask_strides[2] + key * p.mask_strides[3];
-          if (Mask == kBoolMask) {
-            if (!mask_bytes[off]) x = -INFINITY;
-          } else {
-            x += mask_floats[off] * kLog2e;
+      for (int nb = 0; nb < kBlockN / 8; ++nb) {
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          int key = n0 + nb * 8 + 2 * tig + (e & 1);
+          float x = s[mt][nb][e] * p.scale_log2;
+          if (key >= p.Tk) {
+            x = -INFINITY;
+          } else if (Mask != kNoMask) {
+            int64_t off = mask_base + mask_row[mt][e >> 1] * p.mask_strides[2] + key * p.mask_strides[3];
+            if (Mask == kBoolMask) {
+              if (!mask_bytes[off]) x = -INFINITY;
+            } else {
+              x += mask_floats[off] * kLog2e;
+            }
           }
+          s[mt][nb][e] = x;
+          tile_max[e >> 1] = fmaxf(tile_max[e >> 1], x);
         }
-        s[nb][e] = x;
-        tile_max[e >> 1] = fmaxf(tile_max[e >> 1], x);
       }
-    }
-    float rescale[2], base[2];
+      float rescale[2], base[2];
 #pragma unroll
-    for (int r = 0; r < 2; ++r) {
-      tile_max[r] = fmaxf(tile_max[r], __shfl_xor_sync(0xffffffffu, tile_max[r], 1));
-      tile_max[r] = fmaxf(tile_max[r], __shfl_xor_sync(0xffffffffu, tile_max[r], 2));
-      float new_max = fmaxf(row_max[r], tile_max[r]);
-      base[r] = new_max == -INFINITY ? 0.f : new_max;  // a row with no key yet stays at zero
-      rescale[r] = exp2f(row_max[r] - base[r]);
-      row_max[r] = new_max;
-      row_sum[r] *= rescale[r];
-    }
-#pragma unroll
-    for (int nb = 0; nb < kBlockN / 8; ++nb) {
-#pragma unroll
-      for (int e = 0; e < 4; ++e) {
-        float pe = exp2f(s[nb][e] - base[e >> 1]);
-        s[nb][e] = pe;
-        row_sum[e >> 1] += pe;
+      for (int r = 0; r < 2; ++r) {
+        tile_max[r] = fmaxf(tile_max[r], __shfl_xor_sync(0xffffffffu, tile_max[r], 1));
+        tile_max[r] = fmaxf(tile_max[r], __shfl_xor_sync(0xffffffffu, tile_max[r], 2));
+        float new_max = fmaxf(row_max[mt][r], tile_max[r]);
+        base[r] = new_max == -INFINITY ? 0.f : new_max;  // a row with no key yet stays at zero
+        rescale[r] = exp2f(row_max[mt][r] - base[r]);
+        row_max[mt][r] = new_max;
+        row_sum[mt][r] *= rescale[r];
       }
-    }
 #pragma unroll
-    for (int db = 0; db < D / 8; ++db) {
-      o_acc[db][0] *= rescale[0];
-      o_acc[db][1] *= rescale[0];
-      o_acc[db][2] *= rescale[1];
-      o_acc[db][3] *= rescale[1];
+      for (int nb = 0; nb < kBlockN / 8; ++nb) {
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          float pe = exp2f(s[mt][nb][e] - base[e >> 1]);
+          s[mt][nb][e] = pe;
+          row_sum[mt][e >> 1] += pe;
+        }
+      }
+#pragma unroll
+      for (int db = 0; db < D / 8; ++db) {
+        o_acc[mt][db][0] *= rescale[0];
+        o_acc[mt][db][1] *= rescale[0];
+        o_acc[mt][db][2] *= rescale[1];
+        o_acc[mt][db][3] *= rescale[1];
+      }
     }
 
     // O += P V: the score accumulators of two adjacent 8-key blocks form one A fragment.
     const bf16* v_tile = v_tiles + buf * kBlockN * kStride;
 #pragma unroll
     for (int kk = 0; kk < kBlockN / 16; ++kk) {
-      uint32_t pa[4] = {pack_bf16(s[2 * kk][0], s[2 * kk][1]), pack_bf16(s[2 * kk][2], s[2 * kk][3]),
-                        pack_bf16(s[2 * kk + 1][0], s[2 * kk + 1][1]),
-                        pack_bf16(s[2 * kk + 1][2], s[2 * kk + 1][3])};
+      uint32_t pa[kRowTiles][4];
+#pragma unroll
+      for (int mt = 0; mt < kRowTiles; ++mt) {
+        pa[mt][0] = pack_bf16(s[mt][2 * kk][0], s[mt][2 * kk][1]);
+        pa[mt][1] = pack_bf16(s[mt][2 * kk][2], s[mt][2 * kk][3]);
+        pa[mt][2] = pack_bf16(s[mt][2 * kk + 1][0], s[mt][2 * kk + 1][1]);
+        pa[mt][3] = pack_bf16(s[mt][2 * kk + 1][2], s[mt][2 * kk + 1][3]);
+      }
 #pragma unroll
       for (int dp = 0; dp < D / 16; ++dp) {
         uint32_t vb[4];
         int key = kk * 16 + (lane & 7) + ((lane >> 3) & 1) * 8, col = dp * 16 + (lane >> 4) * 8;
         ldmatrix_x4_trans(vb, smem_addr(v_tile + key * kStride + col));
-        mma_bf16(o_acc[2 * dp], pa, vb[0], vb[1]);
-        mma_bf16(o_acc[2 * dp + 1], pa, vb[2], vb[3]);
+#pragma unroll
+        for (int mt = 0; mt < kRowTiles; ++mt) {
+          mma_bf16(o_acc[mt][2 * dp], pa[mt], vb[0], vb[1]);
+          mma_bf16(o_acc[mt][2 * dp + 1], pa[mt], vb[2], vb[3]);
+        }
       }
     }
     __syncthreads();  // the next iteration's loads overwrite this buffer
@@ -238,37 +263,41 @@ __global__ void __launch_bounds__(kWarps * 32)
 
   // Normalise and store [B, H, Tq, D].
 #pragma unroll
-  for (int r = 0; r < 2; ++r) {
-    row_sum[r] += __shfl_xor_sync(0xffffffffu, row_sum[r], 1);
-    row_sum[r] += __shfl_xor_sync(0xffffffffu, row_sum[r], 2);
-    float inv = row_sum[r] > 0.f ? 1.f / row_sum[r] : 0.f;
-    int row = m0 + warp * 16 + g + r * 8;
-    if (row >= p.Tq) continue;
-    bf16* orow = p.o + ((int64_t(b) * p.H + h) * p.Tq + row) * D;
+  for (int mt = 0; mt < kRowTiles; ++mt) {
 #pragma unroll
-    for (int db = 0; db < D / 8; ++db) {
-      uint32_t packed = pack_bf16(o_acc[db][2 * r] * inv, o_acc[db][2 * r + 1] * inv);
-      *reinterpret_cast<uint32_t*>(orow + db * 8 + 2 * tig) = packed;
+    for (int r = 0; r < 2; ++r) {
+      float sum = row_sum[mt][r];
+      sum += __shfl_xor_sync(0xffffffffu, sum, 1);
+      sum += __shfl_xor_sync(0xffffffffu, sum, 2);
+      float inv = sum > 0.f ? 1.f / sum : 0.f;
+      int row = m0 + warp_row0 + mt * 16 + g + r * 8;
+      if (row >= p.Tq) continue;
+      bf16* orow = p.o + ((int64_t(b) * p.H + h) * p.Tq + row) * D;
+#pragma unroll
+      for (int db = 0; db < D / 8; ++db) {
+        uint32_t packed = pack_bf16(o_acc[mt][db][2 * r] * inv, o_acc[mt][db][2 * r + 1] * inv);
+        *reinterpret_cast<uint32_t*>(orow + db * 8 + 2 * tig) = packed;
+      }
     }
   }
 }
 
-template <int D, int Mask>
+template <int D, int kBlockN, int Mask>
 void launch(const AttentionParams& p, int B) {
   constexpr int smem = (kBlockM + 4 * kBlockN) * (D + 8) * int(sizeof(bf16));
-  auto kernel = flash_attention_kernel<D, Mask>;
+  auto kernel = flash_attention_kernel<D, kBlockN, Mask>;
   LTX2_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
   dim3 grid((p.Tq + kBlockM - 1) / kBlockM, B * p.H);
   kernel<<<grid, kWarps * 32, smem>>>(p);
   check_launch();
 }
 
-template <int D>
+template <int D, int BlockN>
 void launch_for_mask(const AttentionParams& p, int B, int mask_kind) {
   switch (mask_kind) {
-    case kNoMask: return launch<D, kNoMask>(p, B);
-    case kBoolMask: return launch<D, kBoolMask>(p, B);
-    default: return launch<D, kFloatMask>(p, B);
+    case kNoMask: return launch<D, BlockN, kNoMask>(p, B);
+    case kBoolMask: return launch<D, BlockN, kBoolMask>(p, B);
+    default: return launch<D, BlockN, kFloatMask>(p, B);
   }
 }
 
@@ -333,9 +362,11 @@ Tensor attention(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor
   if (Tk == 0) {  // no key at all: every row is excluded
     LTX2_CUDA_CHECK(cudaMemsetAsync(out.data_ptr(), 0, out.nbytes(), 0));
   } else if (D == 64) {
-    launch_for_mask<64>(p, static_cast<int>(B), mask_kind);
+    launch_for_mask<64, 64>(p, static_cast<int>(B), mask_kind);
+  } else if (getenv("EXP_BN32")) {
+    launch_for_mask<128, 32>(p, static_cast<int>(B), mask_kind);
   } else {
-    launch_for_mask<128>(p, static_cast<int>(B), mask_kind);
+    launch_for_mask<128, 64>(p, static_cast<int>(B), mask_kind);
   }
   return q.dtype() == DType::BF16 ? out : out.to(q.dtype());
 }

@@ -46,7 +46,7 @@ inline unsigned grid_for(int64_t n, int threads) {
 }
 
 // Warp and block reductions of a float (block: every thread gets the result; blockDim.x <= 1024,
-// a multiple of 32; `scratch` holds 32 floats).
+// a multiple of 32; `scratch` holds 32 floats; `identity` fills the lanes past the last warp).
 __device__ __forceinline__ float warp_sum(float v) {
   for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
   return v;
@@ -60,13 +60,13 @@ __device__ __forceinline__ float warp_min(float v) {
   return v;
 }
 template <typename WarpOp>
-__device__ __forceinline__ float block_reduce(float v, float* scratch, WarpOp op) {
+__device__ __forceinline__ float block_reduce(float v, float* scratch, WarpOp op, float identity) {
   int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nwarps = blockDim.x >> 5;
   v = op(v);
   __syncthreads();  // scratch may still be read from a previous reduction
   if (lane == 0) scratch[warp] = v;
   __syncthreads();
-  v = lane < nwarps ? scratch[lane] : scratch[0];
+  v = lane < nwarps ? scratch[lane] : identity;
   return op(v);
 }
 

@@ -19,7 +19,7 @@ __global__ void rms_norm_kernel(T* out, const T* x, const TW* w, int64_t C, floa
     float v = to_f(row[i]);
     ss += v * v;
   }
-  ss = block_reduce(ss, scratch, [](float v) { return warp_sum(v); });
+  ss = block_reduce(ss, scratch, [](float v) { return warp_sum(v); }, 0.f);
   float inv = rsqrtf(ss / static_cast<float>(C) + eps);
   for (int64_t i = threadIdx.x; i < C; i += blockDim.x)
     orow[i] = from_f<T>(to_f(row[i]) * inv * (w ? to_f(w[i]) : 1.f));
@@ -33,13 +33,13 @@ __global__ void layer_norm_kernel(T* out, const T* x, const TW* w, const TW* b, 
   T* orow = out + blockIdx.x * C;
   float s = 0.f;
   for (int64_t i = threadIdx.x; i < C; i += blockDim.x) s += to_f(row[i]);
-  float mean = block_reduce(s, scratch, [](float v) { return warp_sum(v); }) / static_cast<float>(C);
+  float mean = block_reduce(s, scratch, [](float v) { return warp_sum(v); }, 0.f) / static_cast<float>(C);
   float var = 0.f;
   for (int64_t i = threadIdx.x; i < C; i += blockDim.x) {
     float d = to_f(row[i]) - mean;
     var += d * d;
   }
-  var = block_reduce(var, scratch, [](float v) { return warp_sum(v); });
+  var = block_reduce(var, scratch, [](float v) { return warp_sum(v); }, 0.f);
   float inv = rsqrtf(var / static_cast<float>(C) + eps);
   for (int64_t i = threadIdx.x; i < C; i += blockDim.x)
     orow[i] = from_f<T>((to_f(row[i]) - mean) * inv * (w ? to_f(w[i]) : 1.f) + (b ? to_f(b[i]) : 0.f));

@@ -19,12 +19,12 @@ __global__ void reduce_kernel(T* out, const T* x, int64_t L, int op) {
     acc = is_sum ? acc + v : is_max ? fmaxf(acc, v) : fminf(acc, v);
   }
   if (is_sum) {
-    acc = block_reduce(acc, scratch, [](float v) { return warp_sum(v); });
+    acc = block_reduce(acc, scratch, [](float v) { return warp_sum(v); }, 0.f);
     if (op == int(ops::ReduceOp::Mean)) acc /= static_cast<float>(L);
   } else if (is_max) {
-    acc = block_reduce(acc, scratch, [](float v) { return warp_max(v); });
+    acc = block_reduce(acc, scratch, [](float v) { return warp_max(v); }, -INFINITY);
   } else {
-    acc = block_reduce(acc, scratch, [](float v) { return warp_min(v); });
+    acc = block_reduce(acc, scratch, [](float v) { return warp_min(v); }, INFINITY);
   }
   if (threadIdx.x == 0) out[blockIdx.x] = from_f<T>(acc);
 }

@@ -13,10 +13,10 @@ __global__ void softmax_kernel(T* out, const T* x, int64_t L) {
   T* orow = out + blockIdx.x * L;
   float m = -INFINITY;
   for (int64_t i = threadIdx.x; i < L; i += blockDim.x) m = fmaxf(m, to_f(row[i]));
-  m = block_reduce(m, scratch, [](float v) { return warp_max(v); });
+  m = block_reduce(m, scratch, [](float v) { return warp_max(v); }, -INFINITY);
   float s = 0.f;
   for (int64_t i = threadIdx.x; i < L; i += blockDim.x) s += __expf(to_f(row[i]) - m);
-  float inv = 1.f / block_reduce(s, scratch, [](float v) { return warp_sum(v); });
+  float inv = 1.f / block_reduce(s, scratch, [](float v) { return warp_sum(v); }, 0.f);
   for (int64_t i = threadIdx.x; i < L; i += blockDim.x)
     orow[i] = from_f<T>(__expf(to_f(row[i]) - m) * inv);
 }

@@ -13,6 +13,7 @@ inline StringContainsMatcher Contains(const std::string& s,
   return ContainsSubstring(s, cs);
 }
 }  // namespace Catch::Matchers
+using Catch::Approx;  // v2 exports it globally
 #else
 #include <catch2/catch.hpp>
 #endif
