@@ -4,13 +4,14 @@
 // One block of 4 warps owns 128 query rows of one (batch, head); each warp owns 32 rows (two
 // 16-row MMA tiles, so every K and V fragment read from shared memory feeds two MMAs) and keeps its
 // 32x64 score tile and 32xD output accumulator in registers; Q fragments are re-read from shared
-// memory per k-step. Keys and
-// values stream through shared memory in 64-row tiles, two buffers deep (cp.async), rows padded by
-// 16 bytes so that ldmatrix reads are free of bank conflicts. Scores are kept in the log2 domain
-// (scale * log2 e folded in) so the exponentials are exp2f. Masks broadcastable to [B, H, Tq, Tk]
-// are read through their strides: bool/u8 (true = attend) or float (added to the scores). A row
-// with every key excluded yields zeros, as the CPU op does. f32 inputs are rounded to bf16 and the
-// result converted back. Head dims 64 and 128, Dv == D.
+// memory per k-step. Keys and values stream through shared memory in 64-row tiles, two buffers
+// deep (cp.async); rows are padded by 16 bytes so that ldmatrix reads are free of bank conflicts.
+// The running max is taken on the raw scores; scale * log2 e folds into one FMA before exp2f.
+// Masks broadcastable to [B, H, Tq, Tk] are read through their strides: bool/u8 (true = attend)
+// or float (added to the scaled scores). A row with every key excluded yields zeros, as the CPU op
+// does. f32 inputs are rounded to bf16 and the result converted back. Head dims 64 and 128,
+// Dv == D. No host synchronisation.
+#include <atomic>
 #include <cmath>
 
 #include "kernels/common.cuh"
@@ -34,7 +35,9 @@ struct AttentionParams {
   bf16* o;
   int64_t q_strides[3], k_strides[3], v_strides[3];  // batch, head, token (elements; dim stride 1)
   int H, Tq, Tk;
-  float scale_log2;
+  int device;
+  float scale_log2;  // the softmax scale times log2 e
+  float inv_scale;   // 1 / scale: float masks are added to the unscaled scores
   const void* mask;
   int64_t mask_strides[4];  // batch, head, query, key
 };
@@ -190,7 +193,7 @@ __global__ void __launch_bounds__(kWarps * 32)
 #pragma unroll
         for (int e = 0; e < 4; ++e) {
           int key = n0 + nb * 8 + 2 * tig + (e & 1);
-          float x = s[mt][nb][e] * p.scale_log2;
+          float x = s[mt][nb][e];
           if (key >= p.Tk) {
             x = -INFINITY;
           } else if (Mask != kNoMask) {
@@ -198,7 +201,7 @@ __global__ void __launch_bounds__(kWarps * 32)
             if (Mask == kBoolMask) {
               if (!mask_bytes[off]) x = -INFINITY;
             } else {
-              x += mask_floats[off] * kLog2e;
+              x += mask_floats[off] * p.inv_scale;
             }
           }
           s[mt][nb][e] = x;
@@ -211,8 +214,9 @@ __global__ void __launch_bounds__(kWarps * 32)
         tile_max[r] = fmaxf(tile_max[r], __shfl_xor_sync(0xffffffffu, tile_max[r], 1));
         tile_max[r] = fmaxf(tile_max[r], __shfl_xor_sync(0xffffffffu, tile_max[r], 2));
         float new_max = fmaxf(row_max[mt][r], tile_max[r]);
-        base[r] = new_max == -INFINITY ? 0.f : new_max;  // a row with no key yet stays at zero
-        rescale[r] = exp2f(row_max[mt][r] - base[r]);
+        // In log2 units; a row with no key yet keeps zero weights instead of NaN.
+        base[r] = new_max == -INFINITY ? 0.f : new_max * p.scale_log2;
+        rescale[r] = exp2f(row_max[mt][r] * p.scale_log2 - base[r]);
         row_max[mt][r] = new_max;
         row_sum[mt][r] *= rescale[r];
       }
@@ -220,7 +224,7 @@ __global__ void __launch_bounds__(kWarps * 32)
       for (int nb = 0; nb < kBlockN / 8; ++nb) {
 #pragma unroll
         for (int e = 0; e < 4; ++e) {
-          float pe = exp2f(s[mt][nb][e] - base[e >> 1]);
+          float pe = exp2f(fmaf(s[mt][nb][e], p.scale_log2, -base[e >> 1]));
           s[mt][nb][e] = pe;
           row_sum[mt][e >> 1] += pe;
         }
@@ -286,7 +290,13 @@ template <int D, int Mask>
 void launch(const AttentionParams& p, int B) {
   constexpr int smem = (kBlockM + 4 * kBlockN) * (D + 8) * int(sizeof(bf16));
   auto kernel = flash_attention_kernel<D, Mask>;
-  LTX2_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+  // Raising the shared-memory limit is per device; once each is enough.
+  static std::atomic<uint64_t> configured_devices{0};
+  uint64_t bit = uint64_t(1) << (p.device % 64);
+  if (!(configured_devices.load() & bit)) {
+    LTX2_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+    configured_devices |= bit;
+  }
   dim3 grid((p.Tq + kBlockM - 1) / kBlockM, B * p.H);
   kernel<<<grid, kWarps * 32, smem>>>(p);
   check_launch();
@@ -341,10 +351,13 @@ Tensor attention(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor
     p.k_strides[d] = kb.stride(d);
     p.v_strides[d] = vb.stride(d);
   }
+  p.device = q.device().index;
   p.H = static_cast<int>(H);
   p.Tq = static_cast<int>(Tq);
   p.Tk = static_cast<int>(Tk);
-  p.scale_log2 = (scale > 0.f ? scale : 1.f / std::sqrt(static_cast<float>(D))) * kLog2e;
+  float sc = scale > 0.f ? scale : 1.f / std::sqrt(static_cast<float>(D));
+  p.scale_log2 = sc * kLog2e;
+  p.inv_scale = 1.f / sc;
 
   int mask_kind = kNoMask;
   Tensor m;
