@@ -185,6 +185,7 @@ __global__ void __launch_bounds__(kWarps * 32)
 
     // Scale, mask, and the online softmax update of each of the thread's rows.
     const int n0 = t * kBlockN;
+    const bool partial_tile = n0 + kBlockN > p.Tk;  // only the last tile holds keys past Tk
 #pragma unroll
     for (int mt = 0; mt < kRowTiles; ++mt) {
       float tile_max[2] = {-INFINITY, -INFINITY};
@@ -194,7 +195,7 @@ __global__ void __launch_bounds__(kWarps * 32)
         for (int e = 0; e < 4; ++e) {
           int key = n0 + nb * 8 + 2 * tig + (e & 1);
           float x = s[mt][nb][e];
-          if (key >= p.Tk) {
+          if (partial_tile && key >= p.Tk) {
             x = -INFINITY;
           } else if (Mask != kNoMask) {
             int64_t off = mask_base + mask_row[mt][e >> 1] * p.mask_strides[2] + key * p.mask_strides[3];
