@@ -47,10 +47,11 @@ __device__ __forceinline__ uint32_t smem_addr(const void* p) {
 }
 
 __device__ __forceinline__ void cp_async_16(uint32_t dst, const void* src, bool valid) {
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src),
-               "r"(valid ? 16 : 0));
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(valid ? 16 : 0));
 }
-__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
+__device__ __forceinline__ void cp_async_commit() {
+  asm volatile("cp.async.commit_group;\n" ::);
+}
 template <int N>
 __device__ __forceinline__ void cp_async_wait() {
   asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
@@ -68,8 +69,7 @@ __device__ __forceinline__ void ldmatrix_x4_trans(uint32_t (&r)[4], uint32_t add
 }
 
 // c += a · b for one 16x8x16 tile (a: 4 registers of bf16 pairs, b: 2, c: 4 floats).
-__device__ __forceinline__ void mma_bf16(float (&c)[4], const uint32_t (&a)[4], uint32_t b0,
-                                         uint32_t b1) {
+__device__ __forceinline__ void mma_bf16(float (&c)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1) {
   asm volatile(
       "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, "
       "{%8, %9}, {%0, %1, %2, %3};\n"
@@ -97,12 +97,11 @@ __device__ __forceinline__ void load_tile(bf16* tile, const bf16* src, int64_t r
 }
 
 template <int D, int Mask>
-__global__ void __launch_bounds__(kWarps * 32)
-    flash_attention_kernel(const AttentionParams p) {
+__global__ void __launch_bounds__(kWarps * 32) flash_attention_kernel(const AttentionParams p) {
   constexpr int kStride = D + 8;
   extern __shared__ __align__(16) unsigned char smem_raw[];
   bf16* q_tile = reinterpret_cast<bf16*>(smem_raw);
-  bf16* k_tiles = q_tile + kBlockM * kStride;      // 2 buffers
+  bf16* k_tiles = q_tile + kBlockM * kStride;       // 2 buffers
   bf16* v_tiles = k_tiles + 2 * kBlockN * kStride;  // 2 buffers
 
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
@@ -128,7 +127,8 @@ __global__ void __launch_bounds__(kWarps * 32)
 #pragma unroll
   for (int mt = 0; mt < kRowTiles; ++mt) {
 #pragma unroll
-    for (int i = 0; i < D / 8; ++i) o_acc[mt][i][0] = o_acc[mt][i][1] = o_acc[mt][i][2] = o_acc[mt][i][3] = 0.f;
+    for (int i = 0; i < D / 8; ++i)
+      o_acc[mt][i][0] = o_acc[mt][i][1] = o_acc[mt][i][2] = o_acc[mt][i][3] = 0.f;
 #pragma unroll
     for (int r = 0; r < 2; ++r) {
       row_max[mt][r] = -INFINITY;
@@ -144,10 +144,10 @@ __global__ void __launch_bounds__(kWarps * 32)
     const int buf = t & 1;
     if (t + 1 < n_tiles) {
       int n0 = (t + 1) * kBlockN, rows = min(kBlockN, p.Tk - n0);
-      load_tile<D, kBlockN>(k_tiles + (buf ^ 1) * kBlockN * kStride, k + n0 * p.k_strides[2],
-                            p.k_strides[2], rows);
-      load_tile<D, kBlockN>(v_tiles + (buf ^ 1) * kBlockN * kStride, v + n0 * p.v_strides[2],
-                            p.v_strides[2], rows);
+      load_tile<D, kBlockN>(k_tiles + (buf ^ 1) * kBlockN * kStride, k + n0 * p.k_strides[2], p.k_strides[2],
+                            rows);
+      load_tile<D, kBlockN>(v_tiles + (buf ^ 1) * kBlockN * kStride, v + n0 * p.v_strides[2], p.v_strides[2],
+                            rows);
       cp_async_commit();
       cp_async_wait<1>();
     } else {
@@ -161,7 +161,8 @@ __global__ void __launch_bounds__(kWarps * 32)
 #pragma unroll
     for (int mt = 0; mt < kRowTiles; ++mt)
 #pragma unroll
-      for (int nb = 0; nb < kBlockN / 8; ++nb) s[mt][nb][0] = s[mt][nb][1] = s[mt][nb][2] = s[mt][nb][3] = 0.f;
+      for (int nb = 0; nb < kBlockN / 8; ++nb)
+        s[mt][nb][0] = s[mt][nb][1] = s[mt][nb][2] = s[mt][nb][3] = 0.f;
 #pragma unroll
     for (int kk = 0; kk < D / 16; ++kk) {
       uint32_t qa[kRowTiles][4];
@@ -323,17 +324,16 @@ Tensor loadable(const Tensor& t) {
 }  // namespace
 
 Tensor attention(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& mask, float scale) {
-  LTX2_CHECK(q.dim() == 4 && k.dim() == 4 && v.dim() == 4,
-             "attention: q, k, v must be 4-d, got {} {} {}", q.str(), k.str(), v.str());
+  LTX2_CHECK(q.dim() == 4 && k.dim() == 4 && v.dim() == 4, "attention: q, k, v must be 4-d, got {} {} {}",
+             q.str(), k.str(), v.str());
   int64_t B = q.size(0), H = q.size(1), Tq = q.size(2), D = q.size(3), Tk = k.size(2);
-  LTX2_CHECK(k.size(0) == B && v.size(0) == B && k.size(1) == H && v.size(1) == H &&
-                 k.size(3) == D && v.size(2) == Tk,
+  LTX2_CHECK(k.size(0) == B && v.size(0) == B && k.size(1) == H && v.size(1) == H && k.size(3) == D &&
+                 v.size(2) == Tk,
              "attention: q {} k {} v {} do not match", q.str(), k.str(), v.str());
   LTX2_CHECK(v.size(3) == D && (D == 64 || D == 128),
-             "attention: the CUDA kernel takes head dims 64 and 128 with Dv == D, got q {} v {}",
-             q.str(), v.str());
-  LTX2_CHECK(q.device() == k.device() && q.device() == v.device(),
-             "attention: q, k, v on different devices");
+             "attention: the CUDA kernel takes head dims 64 and 128 with Dv == D, got q {} v {}", q.str(),
+             v.str());
+  LTX2_CHECK(q.device() == k.device() && q.device() == v.device(), "attention: q, k, v on different devices");
   for (const Tensor* t : {&q, &k, &v})
     LTX2_CHECK(t->dtype() == DType::BF16 || t->dtype() == DType::F32,
                "attention: the CUDA path takes bf16 or f32, got {}", t->str());
@@ -363,8 +363,7 @@ Tensor attention(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor
   int mask_kind = kNoMask;
   Tensor m;
   if (mask.defined()) {
-    LTX2_CHECK(mask.device() == q.device(), "attention: mask {} is not on {}", mask.str(),
-               q.device().str());
+    LTX2_CHECK(mask.device() == q.device(), "attention: mask {} is not on {}", mask.str(), q.device().str());
     bool is_bool = mask.dtype() == DType::Bool || mask.dtype() == DType::U8;
     LTX2_CHECK(is_bool || mask.dtype() == DType::F32 || mask.dtype() == DType::BF16,
                "attention: mask must be bool, u8, f32 or bf16, got {}", mask.str());

@@ -16,14 +16,22 @@ namespace ltx2::cuda {
 
 using bf16 = __nv_bfloat16;
 
-__device__ __forceinline__ float to_f(float v) { return v; }
-__device__ __forceinline__ float to_f(bf16 v) { return __bfloat162float(v); }
+__device__ __forceinline__ float to_f(float v) {
+  return v;
+}
+__device__ __forceinline__ float to_f(bf16 v) {
+  return __bfloat162float(v);
+}
 template <typename T>
 __device__ __forceinline__ T from_f(float v);
 template <>
-__device__ __forceinline__ float from_f<float>(float v) { return v; }
+__device__ __forceinline__ float from_f<float>(float v) {
+  return v;
+}
 template <>
-__device__ __forceinline__ bf16 from_f<bf16>(float v) { return __float2bfloat16(v); }
+__device__ __forceinline__ bf16 from_f<bf16>(float v) {
+  return __float2bfloat16(v);
+}
 
 // Calls f(T{}) with T the element type of a f32 or bf16 tensor.
 template <typename F>
@@ -36,9 +44,13 @@ void dispatch_float(DType t, const char* op, F&& f) {
 }
 
 // Makes the tensor's device current; every op calls this before launching.
-inline void use_device(const Tensor& t) { LTX2_CUDA_CHECK(cudaSetDevice(t.device().index)); }
+inline void use_device(const Tensor& t) {
+  LTX2_CUDA_CHECK(cudaSetDevice(t.device().index));
+}
 
-inline void check_launch() { LTX2_CUDA_CHECK(cudaGetLastError()); }
+inline void check_launch() {
+  LTX2_CUDA_CHECK(cudaGetLastError());
+}
 
 inline unsigned grid_for(int64_t n, int threads) {
   int64_t blocks = (n + threads - 1) / threads;

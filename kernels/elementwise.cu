@@ -59,8 +59,7 @@ __device__ __forceinline__ float apply_binary(int op, float x, float y) {
 }
 
 template <typename TA, typename TB, typename TO>
-__global__ void binary_kernel(TO* out, const TA* a, const TB* b, BroadcastLayout l, int64_t n,
-                              int op) {
+__global__ void binary_kernel(TO* out, const TA* a, const TB* b, BroadcastLayout l, int64_t n, int op) {
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n;
        i += int64_t(gridDim.x) * blockDim.x) {
     int64_t rem = i, oa = 0, ob = 0;
@@ -106,14 +105,13 @@ __global__ void unary_kernel(T* out, const T* x, int64_t n, int op, float alpha)
 }
 
 template <typename TA, typename TB>
-void launch_binary(const Tensor& out, const Tensor& a, const Tensor& b, const BroadcastLayout& l,
-                   int op) {
+void launch_binary(const Tensor& out, const Tensor& a, const Tensor& b, const BroadcastLayout& l, int op) {
   constexpr bool any_f32 = std::is_same_v<TA, float> || std::is_same_v<TB, float>;
   using TO = std::conditional_t<any_f32, float, bf16>;
   int64_t n = out.numel();
-  binary_kernel<TA, TB, TO><<<grid_for(n, 256), 256>>>(
-      static_cast<TO*>(out.data_ptr()), static_cast<const TA*>(a.data_ptr()),
-      static_cast<const TB*>(b.data_ptr()), l, n, op);
+  binary_kernel<TA, TB, TO><<<grid_for(n, 256), 256>>>(static_cast<TO*>(out.data_ptr()),
+                                                       static_cast<const TA*>(a.data_ptr()),
+                                                       static_cast<const TB*>(b.data_ptr()), l, n, op);
   check_launch();
 }
 
@@ -130,9 +128,8 @@ Tensor binary(const Tensor& a, const Tensor& b, int op) {
   if (out.numel() == 0) return out;
   BroadcastLayout l = collapse(shape, ae.strides(), be.strides());
   dispatch_float(a.dtype(), "binary op", [&](auto ta) {
-    dispatch_float(b.dtype(), "binary op", [&](auto tb) {
-      launch_binary<decltype(ta), decltype(tb)>(out, ae, be, l, op);
-    });
+    dispatch_float(b.dtype(), "binary op",
+                   [&](auto tb) { launch_binary<decltype(ta), decltype(tb)>(out, ae, be, l, op); });
   });
   return out;
 }

@@ -45,40 +45,47 @@ uint32_t common_alignment(const void* a, const void* b, const void* d, const voi
   return static_cast<uint32_t>(bits & (~bits + 1));
 }
 
-cudaDataType_t cuda_type(DType t) { return t == DType::BF16 ? CUDA_R_16BF : CUDA_R_32F; }
+cudaDataType_t cuda_type(DType t) {
+  return t == DType::BF16 ? CUDA_R_16BF : CUDA_R_32F;
+}
 
 // RAII holders for the descriptors of one call.
 struct MatmulDesc {
   cublasLtMatmulDesc_t d = nullptr;
-  ~MatmulDesc() { if (d) cublasLtMatmulDescDestroy(d); }
+  ~MatmulDesc() {
+    if (d) cublasLtMatmulDescDestroy(d);
+  }
 };
 struct Layout {
   cublasLtMatrixLayout_t l = nullptr;
-  ~Layout() { if (l) cublasLtMatrixLayoutDestroy(l); }
+  ~Layout() {
+    if (l) cublasLtMatrixLayoutDestroy(l);
+  }
 };
 struct Preference {
   cublasLtMatmulPreference_t p = nullptr;
-  ~Preference() { if (p) cublasLtMatmulPreferenceDestroy(p); }
+  ~Preference() {
+    if (p) cublasLtMatmulPreferenceDestroy(p);
+  }
 };
 
-void make_layout(Layout& out, cudaDataType_t type, int64_t rows, int64_t cols, int64_t ld,
-                 int64_t batch, int64_t batch_stride) {
+void make_layout(Layout& out, cudaDataType_t type, int64_t rows, int64_t cols, int64_t ld, int64_t batch,
+                 int64_t batch_stride) {
   LTX2_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&out.l, type, rows, cols, ld));
   if (batch > 1) {
     int32_t count = static_cast<int32_t>(batch);
-    LTX2_CUBLAS_CHECK(cublasLtMatrixLayoutSetAttribute(out.l, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT,
-                                                       &count, sizeof(count)));
-    LTX2_CUBLAS_CHECK(cublasLtMatrixLayoutSetAttribute(
-        out.l, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &batch_stride, sizeof(batch_stride)));
+    LTX2_CUBLAS_CHECK(
+        cublasLtMatrixLayoutSetAttribute(out.l, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &count, sizeof(count)));
+    LTX2_CUBLAS_CHECK(cublasLtMatrixLayoutSetAttribute(out.l, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET,
+                                                       &batch_stride, sizeof(batch_stride)));
   }
 }
 
 // Column-major D[m, n] = op(A)[m, k] · op(B)[k, n] (+ bias[m]), batched with the given strides.
 // A is [m, k] (lda) untransposed or [k, m] transposed; likewise B.
-void gemm(const Tensor& out, DType dtype, bool trans_a, bool trans_b, int64_t m, int64_t n,
-          int64_t k, const void* A, int64_t lda, int64_t stride_a, const void* B, int64_t ldb,
-          int64_t stride_b, void* D, int64_t ldd, int64_t stride_d, int64_t batch,
-          const void* bias) {
+void gemm(const Tensor& out, DType dtype, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k,
+          const void* A, int64_t lda, int64_t stride_a, const void* B, int64_t ldb, int64_t stride_b, void* D,
+          int64_t ldd, int64_t stride_d, int64_t batch, const void* bias) {
   int device = out.device().index;
   std::lock_guard<std::mutex> lock(g_mutex);
   DeviceContext& ctx = context(device);
@@ -90,8 +97,10 @@ void gemm(const Tensor& out, DType dtype, bool trans_a, bool trans_b, int64_t m,
   LTX2_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(desc.d, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof(tb)));
   if (bias) {
     cublasLtEpilogue_t epi = CUBLASLT_EPILOGUE_BIAS;
-    LTX2_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(desc.d, CUBLASLT_MATMUL_DESC_EPILOGUE, &epi, sizeof(epi)));
-    LTX2_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(desc.d, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof(bias)));
+    LTX2_CUBLAS_CHECK(
+        cublasLtMatmulDescSetAttribute(desc.d, CUBLASLT_MATMUL_DESC_EPILOGUE, &epi, sizeof(epi)));
+    LTX2_CUBLAS_CHECK(
+        cublasLtMatmulDescSetAttribute(desc.d, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof(bias)));
   }
   Layout la, lb, ld;
   make_layout(la, type, trans_a ? k : m, trans_a ? m : k, lda, batch, stride_a);
@@ -105,27 +114,26 @@ void gemm(const Tensor& out, DType dtype, bool trans_a, bool trans_b, int64_t m,
     Preference pref;
     LTX2_CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&pref.p));
     size_t ws = kWorkspaceBytes;
-    LTX2_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(
-        pref.p, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof(ws)));
+    LTX2_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(pref.p, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
+                                                           &ws, sizeof(ws)));
     for (auto attr : {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
                       CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES})
       LTX2_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(pref.p, attr, &align, sizeof(align)));
     cublasLtMatmulHeuristicResult_t result{};
     int count = 0;
-    LTX2_CUBLAS_CHECK(cublasLtMatmulAlgoGetHeuristic(ctx.handle, desc.d, la.l, lb.l, ld.l, ld.l,
-                                                     pref.p, 1, &result, &count));
+    LTX2_CUBLAS_CHECK(cublasLtMatmulAlgoGetHeuristic(ctx.handle, desc.d, la.l, lb.l, ld.l, ld.l, pref.p, 1,
+                                                     &result, &count));
     LTX2_CHECK(count > 0, "cuBLASLt has no algorithm for a {} GEMM m={} n={} k={} batch={}",
                dtype_name(dtype), m, n, k, batch);
     found = g_algos.emplace(std::make_pair(device, key), result.algo).first;
   }
   float alpha = 1.f, beta = 0.f;
-  LTX2_CUBLAS_CHECK(cublasLtMatmul(ctx.handle, desc.d, &alpha, A, la.l, B, lb.l, &beta, D, ld.l, D,
-                                   ld.l, &found->second, ctx.workspace, kWorkspaceBytes, 0));
+  LTX2_CUBLAS_CHECK(cublasLtMatmul(ctx.handle, desc.d, &alpha, A, la.l, B, lb.l, &beta, D, ld.l, D, ld.l,
+                                   &found->second, ctx.workspace, kWorkspaceBytes, 0));
 }
 
 void check_operands(const Tensor& a, const Tensor& b, const char* op) {
-  LTX2_CHECK(a.device() == b.device(), "{}: operands on {} and {}", op, a.device().str(),
-             b.device().str());
+  LTX2_CHECK(a.device() == b.device(), "{}: operands on {} and {}", op, a.device().str(), b.device().str());
   LTX2_CHECK(a.dtype() == b.dtype() && (a.dtype() == DType::BF16 || a.dtype() == DType::F32),
              "{}: the CUDA path takes two bf16 or two f32 operands, got {} and {}", op, a.str(), b.str());
 }
@@ -141,8 +149,8 @@ Tensor linear(const Tensor& x, const Tensor& w, const Tensor& bias) {
   Tensor xc = x.contiguous(), wc = w.contiguous();
   Tensor bc;
   if (bias.defined()) {
-    LTX2_CHECK(bias.numel() == N && bias.device() == x.device(), "linear: bias {} for {} outputs",
-               bias.str(), N);
+    LTX2_CHECK(bias.numel() == N && bias.device() == x.device(), "linear: bias {} for {} outputs", bias.str(),
+               N);
     bc = bias.to(x.dtype()).contiguous();  // the epilogue reads the bias in the output's dtype
   }
   Shape out_shape = x.shape();
@@ -151,8 +159,8 @@ Tensor linear(const Tensor& x, const Tensor& w, const Tensor& bias) {
   if (M == 0 || N == 0) return y;
   LTX2_CHECK(K > 0, "linear: empty reduction dimension in {}", w.str());
   // yᵀ[N, M] = w[N, K] · xᵀ[K, M] in column-major terms: w is stored as a column-major [K, N].
-  gemm(y, x.dtype(), true, false, N, M, K, wc.data_ptr(), K, 0, xc.data_ptr(), K, 0, y.data_ptr(),
-       N, 0, 1, bc.defined() ? bc.data_ptr() : nullptr);
+  gemm(y, x.dtype(), true, false, N, M, K, wc.data_ptr(), K, 0, xc.data_ptr(), K, 0, y.data_ptr(), N, 0, 1,
+       bc.defined() ? bc.data_ptr() : nullptr);
   return y;
 }
 
@@ -163,8 +171,7 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
   int64_t M = a.size(-2), K = a.size(-1), N = b.size(-1);
   int64_t batch = M * K != 0 ? a.numel() / (M * K) : 0;
   bool shared_b = b.dim() == 2;
-  LTX2_CHECK(shared_b || b.numel() / (K * N) == batch, "matmul: batch of {} and {} differ", a.str(),
-             b.str());
+  LTX2_CHECK(shared_b || b.numel() / (K * N) == batch, "matmul: batch of {} and {} differ", a.str(), b.str());
   use_device(a);
   Shape out_shape = a.shape();
   out_shape.back() = N;

@@ -19,12 +19,15 @@ __global__ void reduce_kernel(T* out, const T* x, int64_t L, int op) {
     acc = is_sum ? acc + v : is_max ? fmaxf(acc, v) : fminf(acc, v);
   }
   if (is_sum) {
-    acc = block_reduce(acc, scratch, [](float v) { return warp_sum(v); }, 0.f);
+    acc = block_reduce(
+        acc, scratch, [](float v) { return warp_sum(v); }, 0.f);
     if (op == int(ops::ReduceOp::Mean)) acc /= static_cast<float>(L);
   } else if (is_max) {
-    acc = block_reduce(acc, scratch, [](float v) { return warp_max(v); }, -INFINITY);
+    acc = block_reduce(
+        acc, scratch, [](float v) { return warp_max(v); }, -INFINITY);
   } else {
-    acc = block_reduce(acc, scratch, [](float v) { return warp_min(v); }, INFINITY);
+    acc = block_reduce(
+        acc, scratch, [](float v) { return warp_min(v); }, INFINITY);
   }
   if (threadIdx.x == 0) out[blockIdx.x] = from_f<T>(acc);
 }
@@ -41,7 +44,10 @@ Tensor reduce(const Tensor& x, int dim, bool keepdim, int op) {
   order.push_back(d);
   Tensor xc = x.permute(order).contiguous();
   Shape out_shape = x.shape();
-  if (keepdim) out_shape[d] = 1; else out_shape.erase(out_shape.begin() + d);
+  if (keepdim)
+    out_shape[d] = 1;
+  else
+    out_shape.erase(out_shape.begin() + d);
   Tensor out = Tensor::empty(out_shape, x.dtype(), x.device());
   int64_t L = x.size(d), rows = out.numel();
   if (rows == 0) return out;

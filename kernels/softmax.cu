@@ -13,12 +13,13 @@ __global__ void softmax_kernel(T* out, const T* x, int64_t L) {
   T* orow = out + blockIdx.x * L;
   float m = -INFINITY;
   for (int64_t i = threadIdx.x; i < L; i += blockDim.x) m = fmaxf(m, to_f(row[i]));
-  m = block_reduce(m, scratch, [](float v) { return warp_max(v); }, -INFINITY);
+  m = block_reduce(
+      m, scratch, [](float v) { return warp_max(v); }, -INFINITY);
   float s = 0.f;
   for (int64_t i = threadIdx.x; i < L; i += blockDim.x) s += __expf(to_f(row[i]) - m);
-  float inv = 1.f / block_reduce(s, scratch, [](float v) { return warp_sum(v); }, 0.f);
-  for (int64_t i = threadIdx.x; i < L; i += blockDim.x)
-    orow[i] = from_f<T>(__expf(to_f(row[i]) - m) * inv);
+  float inv = 1.f / block_reduce(
+                        s, scratch, [](float v) { return warp_sum(v); }, 0.f);
+  for (int64_t i = threadIdx.x; i < L; i += blockDim.x) orow[i] = from_f<T>(__expf(to_f(row[i]) - m) * inv);
 }
 
 }  // namespace
@@ -33,8 +34,8 @@ Tensor softmax(const Tensor& x) {
   int threads = L >= 1024 ? 512 : 128;
   dispatch_float(x.dtype(), "softmax", [&](auto t) {
     using T = decltype(t);
-    softmax_kernel<T><<<static_cast<unsigned>(rows), threads>>>(
-        static_cast<T*>(out.data_ptr()), static_cast<const T*>(xc.data_ptr()), L);
+    softmax_kernel<T><<<static_cast<unsigned>(rows), threads>>>(static_cast<T*>(out.data_ptr()),
+                                                                static_cast<const T*>(xc.data_ptr()), L);
     check_launch();
   });
   return out;

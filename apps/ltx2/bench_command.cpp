@@ -50,15 +50,22 @@ int report(const std::string& bench, const std::vector<Result>& results, const B
   nlohmann::json rows = nlohmann::json::array();
   for (const Result& r : results) {
     double tflops = r.flops / (r.median_ms * 1e-3) / 1e12;
-    std::printf("%-14s %-34s %10.3f %10.1f %7.1f%%\n", r.name.c_str(), r.shape.c_str(), r.median_ms,
-                tflops, 100.0 * tflops / opt.peak_tflops);
-    rows.push_back({{"kernel", r.name}, {"shape", r.shape}, {"flops", r.flops},
-                    {"median_ms", r.median_ms}, {"min_ms", r.min_ms}, {"tflops", tflops},
+    std::printf("%-14s %-34s %10.3f %10.1f %7.1f%%\n", r.name.c_str(), r.shape.c_str(), r.median_ms, tflops,
+                100.0 * tflops / opt.peak_tflops);
+    rows.push_back({{"kernel", r.name},
+                    {"shape", r.shape},
+                    {"flops", r.flops},
+                    {"median_ms", r.median_ms},
+                    {"min_ms", r.min_ms},
+                    {"tflops", tflops},
                     {"mfu", tflops / opt.peak_tflops}});
   }
   if (!opt.json_path.empty()) {
-    nlohmann::json doc = {{"bench", bench}, {"device", opt.device}, {"warmup", opt.warmup},
-                          {"iterations", opt.iterations}, {"peak_tflops", opt.peak_tflops},
+    nlohmann::json doc = {{"bench", bench},
+                          {"device", opt.device},
+                          {"warmup", opt.warmup},
+                          {"iterations", opt.iterations},
+                          {"peak_tflops", opt.peak_tflops},
                           {"results", rows}};
     std::ofstream out(opt.json_path);
     LTX2_CHECK(out.good(), "bench: cannot write --json file '{}'", opt.json_path);
@@ -76,8 +83,7 @@ int bench_attention(const BenchOptions& opt, Device device) {
            v = random_bf16(shape, 3, device);
     double flops = 4.0 * opt.heads * double(T) * double(T) * opt.head_dim;
     std::string desc = fmt::format("B1 H{} T{} D{}", opt.heads, T, opt.head_dim);
-    results.push_back(time_kernel("attention", desc, flops, device, opt,
-                                  [&] { ops::attention(q, k, v); }));
+    results.push_back(time_kernel("attention", desc, flops, device, opt, [&] { ops::attention(q, k, v); }));
   }
   return report("attention", results, opt);
 }
@@ -97,8 +103,8 @@ int bench_gemm(const BenchOptions& opt, Device device) {
       Tensor x = random_bf16({M, g.k}, 4, device), w = random_bf16({g.n, g.k}, 5, device);
       Tensor b = random_bf16({g.n}, 6, device);
       std::string desc = fmt::format("M{} N{} K{} +bias", M, g.n, g.k);
-      results.push_back(time_kernel(g.name, desc, 2.0 * M * g.n * g.k, device, opt,
-                                    [&] { ops::linear(x, w, b); }));
+      results.push_back(
+          time_kernel(g.name, desc, 2.0 * M * g.n * g.k, device, opt, [&] { ops::linear(x, w, b); }));
     }
   }
   return report("gemm", results, opt);
@@ -107,8 +113,9 @@ int bench_gemm(const BenchOptions& opt, Device device) {
 }  // namespace
 
 CLI::App* add_bench_command(CLI::App& app, BenchOptions& opt) {
-  auto* bench = app.add_subcommand("bench", "Measure the CUDA kernels at the LTX-2 shapes "
-                                            "(TFLOP/s, median ms, MFU)");
+  auto* bench = app.add_subcommand("bench",
+                                   "Measure the CUDA kernels at the LTX-2 shapes "
+                                   "(TFLOP/s, median ms, MFU)");
   bench->require_subcommand(1);
   for (auto* sub : {bench->add_subcommand("attention", "Flash attention, 32 heads x 128, self-attention"),
                     bench->add_subcommand("gemm", "The transformer block's linear layers (bf16, bias)")}) {
@@ -117,8 +124,12 @@ CLI::App* add_bench_command(CLI::App& app, BenchOptions& opt) {
     sub->add_option("--heads", opt.heads, "attention heads")->capture_default_str();
     sub->add_option("--head-dim", opt.head_dim, "attention head dim (64 or 128)")->capture_default_str();
     sub->add_option("--inner-dim", opt.inner_dim, "transformer inner dim")->capture_default_str();
-    sub->add_option("--warmup", opt.warmup, "untimed runs first")->capture_default_str()->check(CLI::NonNegativeNumber);
-    sub->add_option("--iterations", opt.iterations, "timed runs")->capture_default_str()->check(CLI::PositiveNumber);
+    sub->add_option("--warmup", opt.warmup, "untimed runs first")
+        ->capture_default_str()
+        ->check(CLI::NonNegativeNumber);
+    sub->add_option("--iterations", opt.iterations, "timed runs")
+        ->capture_default_str()
+        ->check(CLI::PositiveNumber);
     sub->add_option("--peak-tflops", opt.peak_tflops, "peak for the MFU column")->capture_default_str();
     sub->add_option("--json", opt.json_path, "also write the results to this JSON file");
   }

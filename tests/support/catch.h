@@ -8,8 +8,7 @@
 
 namespace Catch::Matchers {
 // Catch2 v2's name for the substring matcher, so that tests read the same on v2 and v3.
-inline StringContainsMatcher Contains(const std::string& s,
-                                      CaseSensitive cs = CaseSensitive::Yes) {
+inline StringContainsMatcher Contains(const std::string& s, CaseSensitive cs = CaseSensitive::Yes) {
   return ContainsSubstring(s, cs);
 }
 }  // namespace Catch::Matchers

@@ -12,11 +12,19 @@
 
 namespace ltx2::test {
 
-inline Device gpu() { return Device::cuda(0); }
-inline Tensor to_gpu(const Tensor& t, DType dtype) { return t.to(gpu()).to(dtype); }
-inline Tensor to_host_f32(const Tensor& t) { return t.to(Device::cpu()).to(DType::F32); }
+inline Device gpu() {
+  return Device::cuda(0);
+}
+inline Tensor to_gpu(const Tensor& t, DType dtype) {
+  return t.to(gpu()).to(dtype);
+}
+inline Tensor to_host_f32(const Tensor& t) {
+  return t.to(Device::cpu()).to(DType::F32);
+}
 // Rounds every element to bf16 (CPU f32 in and out).
-inline Tensor round_bf16(const Tensor& t) { return t.to(DType::BF16).to(DType::F32); }
+inline Tensor round_bf16(const Tensor& t) {
+  return t.to(DType::BF16).to(DType::F32);
+}
 
 // Largest |a - b|; infinity when either holds a NaN or the shapes differ.
 inline double max_error(const Tensor& a, const Tensor& b) {

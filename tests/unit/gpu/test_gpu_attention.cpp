@@ -88,9 +88,9 @@ TEST_CASE("gpu: flash attention reads strided q, k, v and f32 inputs") {
   Tensor v = test::random_tensor({1, 77, 4, 64}, 52).permute({0, 2, 1, 3});
   Tensor ref = ops::attention(q, k, v);
   Tensor naive = naive_bf16_attention(q, k, v, Tensor(), 0.125f);
-  test::require_bf16_close("strided", ops::attention(to_gpu(q, DType::BF16), to_gpu(k, DType::BF16),
-                                                     to_gpu(v, DType::BF16)),
-                           naive, ref);
+  test::require_bf16_close(
+      "strided", ops::attention(to_gpu(q, DType::BF16), to_gpu(k, DType::BF16), to_gpu(v, DType::BF16)),
+      naive, ref);
   Tensor got32 = ops::attention(to_gpu(q, DType::F32), to_gpu(k, DType::F32), to_gpu(v, DType::F32));
   REQUIRE(got32.dtype() == DType::F32);
   test::require_bf16_close("f32 inputs", got32, naive, ref);

@@ -34,10 +34,9 @@ TEST_CASE("gpu: matmul batched, shared and strided right operands") {
   Tensor a = test::random_tensor({2, 3, 33, 64}, 4), b = test::random_tensor({2, 3, 64, 40}, 5);
   Tensor ref = ops::matmul(a, b);
   Tensor naive = round_bf16(ops::matmul(round_bf16(a), round_bf16(b)));
-  test::require_bf16_close("matmul bf16", ops::matmul(to_gpu(a, DType::BF16), to_gpu(b, DType::BF16)),
-                           naive, ref);
-  test::require_f32_close("matmul f32", ops::matmul(to_gpu(a, DType::F32), to_gpu(b, DType::F32)),
-                          ref, 1e-4);
+  test::require_bf16_close("matmul bf16", ops::matmul(to_gpu(a, DType::BF16), to_gpu(b, DType::BF16)), naive,
+                           ref);
+  test::require_f32_close("matmul f32", ops::matmul(to_gpu(a, DType::F32), to_gpu(b, DType::F32)), ref, 1e-4);
   Tensor shared = test::random_tensor({40, 64}, 6).transpose(0, 1);  // [64, 40], not contiguous
   Tensor got = ops::matmul(to_gpu(a, DType::BF16), to_gpu(shared, DType::BF16));
   test::require_bf16_close("matmul shared", got, round_bf16(ops::matmul(round_bf16(a), round_bf16(shared))),
@@ -59,8 +58,8 @@ TEST_CASE("gpu: broadcasting binary ops, bf16, f32 and mixed") {
                             ops::binary(to_gpu(a, DType::F32), to_gpu(rhs, DType::F32), bop), ref, 1e-6);
     Tensor mixed = ops::binary(to_gpu(a, DType::BF16), to_gpu(rhs, DType::F32), bop);
     REQUIRE(mixed.dtype() == DType::F32);
-    test::require_f32_close("binary mixed " + std::to_string(op), mixed,
-                            ops::binary(round_bf16(a), rhs, bop), 1e-6);
+    test::require_f32_close("binary mixed " + std::to_string(op), mixed, ops::binary(round_bf16(a), rhs, bop),
+                            1e-6);
   }
   // A transposed (non-contiguous) operand.
   Tensor t = test::random_tensor({5, 6}, 9).transpose(0, 1);
@@ -76,17 +75,17 @@ TEST_CASE("gpu: unary ops and activations") {
   Tensor pos = ops::add(ops::unary(x, ops::UnaryOp::Abs), 0.1f);  // for log, sqrt, rsqrt, pow
   for (int op = 0; op <= int(ops::UnaryOp::PowScalar); ++op) {
     auto uop = static_cast<ops::UnaryOp>(op);
-    bool needs_pos = uop == ops::UnaryOp::Log || uop == ops::UnaryOp::Sqrt ||
-                     uop == ops::UnaryOp::Rsqrt || uop == ops::UnaryOp::PowScalar;
+    bool needs_pos = uop == ops::UnaryOp::Log || uop == ops::UnaryOp::Sqrt || uop == ops::UnaryOp::Rsqrt ||
+                     uop == ops::UnaryOp::PowScalar;
     Tensor in = needs_pos ? pos : x;
     float alpha = uop == ops::UnaryOp::PowScalar ? 1.7f : 0.3f;
     Tensor ref = ops::unary(in, uop, alpha);
     Tensor naive = round_bf16(ops::unary(round_bf16(in), uop, alpha));
-    test::require_bf16_close("unary " + std::to_string(op),
-                             ops::unary(to_gpu(in, DType::BF16), uop, alpha), naive, ref);
+    test::require_bf16_close("unary " + std::to_string(op), ops::unary(to_gpu(in, DType::BF16), uop, alpha),
+                             naive, ref);
     double scale = std::max(1.0, test::max_error(ref, ops::mul(ref, 0.f)));
-    test::require_f32_close("unary f32 " + std::to_string(op),
-                            ops::unary(to_gpu(in, DType::F32), uop, alpha), ref, 2e-6 * scale);
+    test::require_f32_close("unary f32 " + std::to_string(op), ops::unary(to_gpu(in, DType::F32), uop, alpha),
+                            ref, 2e-6 * scale);
   }
 }
 
@@ -95,8 +94,8 @@ TEST_CASE("gpu: softmax over long and short rows") {
     Tensor x = ops::mul(test::random_tensor({5, L}, 12 + L), 4.f);
     Tensor ref = ops::softmax(x);
     Tensor naive = round_bf16(ops::softmax(round_bf16(x)));
-    test::require_bf16_close("softmax " + std::to_string(L), ops::softmax(to_gpu(x, DType::BF16)),
-                             naive, ref, 1e-6);
+    test::require_bf16_close("softmax " + std::to_string(L), ops::softmax(to_gpu(x, DType::BF16)), naive, ref,
+                             1e-6);
     test::require_f32_close("softmax f32", ops::softmax(to_gpu(x, DType::F32)), ref, 1e-6);
   }
 }
@@ -116,8 +115,9 @@ TEST_CASE("gpu: rms_norm and layer_norm with f32 and bf16 parameters") {
   Tensor lref = ops::layer_norm(x, w, b, 1e-5f);
   Tensor lnaive = round_bf16(ops::layer_norm(round_bf16(x), round_bf16(w), round_bf16(b), 1e-5f));
   test::require_bf16_close(
-      "layer_norm", ops::layer_norm(to_gpu(x, DType::BF16), to_gpu(w, DType::BF16), to_gpu(b, DType::BF16), 1e-5f),
-      lnaive, lref);
+      "layer_norm",
+      ops::layer_norm(to_gpu(x, DType::BF16), to_gpu(w, DType::BF16), to_gpu(b, DType::BF16), 1e-5f), lnaive,
+      lref);
   test::require_f32_close("layer_norm f32 no affine",
                           ops::layer_norm(to_gpu(x, DType::F32), Tensor(), Tensor(), 1e-5f),
                           ops::layer_norm(x, Tensor(), Tensor(), 1e-5f), 1e-5);
@@ -136,8 +136,8 @@ TEST_CASE("gpu: reductions over every dimension") {
         REQUIRE(got.shape() == ref.shape());
         test::require_bf16_close("reduce " + std::to_string(op) + " dim " + std::to_string(dim), got,
                                  round_bf16(ops::reduce(round_bf16(x), dim, keepdim, rop)), ref);
-        test::require_f32_close("reduce f32", ops::reduce(to_gpu(x, DType::F32), dim, keepdim, rop),
-                                ref, 2e-5);
+        test::require_f32_close("reduce f32", ops::reduce(to_gpu(x, DType::F32), dim, keepdim, rop), ref,
+                                2e-5);
       }
     }
   }
