@@ -1,16 +1,18 @@
-// CUDA scaled dot-product attention: a flash-style kernel (FlashAttention-2 structure) on the
-// tensor cores through mma.sync m16n8k16 (bf16 operands, float32 accumulation and online softmax).
+// CUDA scaled dot-product attention: a flash-style kernel (FlashAttention-2 structure, online
+// softmax in float32) whose two products run on Hopper's warpgroup MMA (wgmma, sm_90a):
+// S = Q·Kᵀ with both operands in shared memory, O += P·V with P from registers.
 //
-// One block of 4 warps owns 128 query rows of one (batch, head); each warp owns 32 rows (two
-// 16-row MMA tiles, so every K and V fragment read from shared memory feeds two MMAs) and keeps its
-// 32x64 score tile and 32xD output accumulator in registers; Q fragments are re-read from shared
-// memory per k-step. Keys and values stream through shared memory in 64-row tiles, two buffers
-// deep (cp.async); rows are padded by 16 bytes so that ldmatrix reads are free of bank conflicts.
-// The running max is taken on the raw scores; scale * log2 e folds into one FMA before exp2f.
-// Masks broadcastable to [B, H, Tq, Tk] are read through their strides: bool/u8 (true = attend)
-// or float (added to the scaled scores). A row with every key excluded yields zeros, as the CPU op
-// does. f32 inputs are rounded to bf16 and the result converted back. Head dims 64 and 128,
-// Dv == D. No host synchronisation.
+// One block is one warpgroup (4 warps) and owns 128 query rows of one (batch, head) as two 64-row
+// wgmma tiles; warp w holds rows 64 mt + 16 w .. + 15 of tile mt (the wgmma accumulator layout,
+// which is also the A-fragment layout P is packed into). Q, K and V tiles are copied by cp.async
+// into the canonical 128-byte-swizzled layout (64-column blocks, 1024-byte aligned): K-major for
+// Q and K, N-major (the transposed operand) for V; K/V are double-buffered in 64-key tiles. Each
+// product is issued, committed and waited for before the softmax (no overlap yet). The running
+// max is taken on the raw scores; scale * log2 e folds into one FMA before exp2f. Masks
+// broadcastable to [B, H, Tq, Tk] are read through their strides: bool/u8 (true = attend) or float
+// (added to the scaled scores). A row with every key excluded yields zeros, as the CPU op does.
+// f32 inputs are rounded to bf16 and the result converted back. Head dims 64 and 128, Dv == D.
+// No host synchronisation.
 #include <atomic>
 #include <cmath>
 
@@ -21,9 +23,9 @@ namespace ltx2::cuda {
 namespace {
 
 constexpr int kWarps = 4;
-constexpr int kRowTiles = 2;  // 16-row tiles per warp: each K/V fragment read feeds this many MMAs
-constexpr int kBlockM = 16 * kRowTiles * kWarps;
-constexpr int kBlockN = 64;  // 32 measured 4% slower at D = 128 (H200, 2026-11-29)
+constexpr int kRowTiles = 2;  // 64-row wgmma tiles per block
+constexpr int kBlockM = 64 * kRowTiles;
+constexpr int kBlockN = 64;
 constexpr float kLog2e = 1.4426950408889634f;
 
 enum MaskKind { kNoMask = 0, kBoolMask = 1, kFloatMask = 2 };
@@ -57,70 +59,164 @@ __device__ __forceinline__ void cp_async_wait() {
   asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
 }
 
-__device__ __forceinline__ void ldmatrix_x4(uint32_t (&r)[4], uint32_t addr) {
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
-               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-               : "r"(addr));
-}
-__device__ __forceinline__ void ldmatrix_x4_trans(uint32_t (&r)[4], uint32_t addr) {
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];\n"
-               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-               : "r"(addr));
-}
-
-// c += a · b for one 16x8x16 tile (a: 4 registers of bf16 pairs, b: 2, c: 4 floats).
-__device__ __forceinline__ void mma_bf16(float (&c)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1) {
-  asm volatile(
-      "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, "
-      "{%8, %9}, {%0, %1, %2, %3};\n"
-      : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-}
-
 __device__ __forceinline__ uint32_t pack_bf16(float lo, float hi) {
   __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);
   return *reinterpret_cast<uint32_t*>(&v);
 }
 
-// Copies `rows` (<= tile rows) rows of D bf16 starting at `src` (row stride in elements) into a
-// padded shared tile; rows past `rows` are zero-filled.
+// Q and K tiles for wgmma: the canonical K-major layout with the 128-byte swizzle. A tile of
+// `rows` x D is stored as D/64 column blocks of rows x 64 bf16 (128-byte rows); the 16-byte chunk
+// c of row r sits at chunk c ^ (r % 8) of its row. Column blocks start on 1024-byte boundaries.
 template <int D, int TileRows>
-__device__ __forceinline__ void load_tile(bf16* tile, const bf16* src, int64_t row_stride, int rows) {
-  constexpr int kChunks = D / 8;  // 16-byte chunks per row
-  constexpr int kStride = D + 8;
+__device__ __forceinline__ void load_tile_sw128(bf16* tile, const bf16* src, int64_t row_stride, int rows) {
+  constexpr int kChunks = D / 8;
   for (int c = threadIdx.x; c < TileRows * kChunks; c += kWarps * 32) {
-    int r = c / kChunks, col = (c % kChunks) * 8;
+    int r = c / kChunks, chunk = c % kChunks, block = chunk / 8, in_row = (chunk % 8) ^ (r & 7);
     bool valid = r < rows;
-    const bf16* g = valid ? src + r * row_stride + col : src;
-    cp_async_16(smem_addr(tile + r * kStride + col), g, valid);
+    const bf16* g = valid ? src + r * row_stride + chunk * 8 : src;
+    cp_async_16(smem_addr(tile + block * TileRows * 64 + r * 64 + in_row * 8), g, valid);
   }
+}
+
+// A wgmma shared-memory descriptor: K-major, 128-byte swizzle, 8-row groups 1024 bytes apart.
+__device__ __forceinline__ uint64_t sw128_desc(uint32_t addr) {
+  return uint64_t((addr & 0x3FFFF) >> 4) | (uint64_t(1) << 16) | (uint64_t(1024 >> 4) << 32) |
+         (uint64_t(1) << 62);
+}
+
+// The wgmma instructions exist only in the sm_90a machine code; the compute_90 PTX fallback
+// (never chosen on a Hopper GPU) traps instead.
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+#define LTX2_WGMMA_ASM(...) asm volatile(__VA_ARGS__)
+#else
+#define LTX2_WGMMA_ASM(...) __trap()
+#endif
+
+__device__ __forceinline__ void wgmma_fence() {
+  LTX2_WGMMA_ASM("wgmma.fence.sync.aligned;\n" ::: "memory");
+}
+__device__ __forceinline__ void wgmma_commit() {
+  LTX2_WGMMA_ASM("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+}
+__device__ __forceinline__ void wgmma_wait_all() {
+  LTX2_WGMMA_ASM("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
+}
+__device__ __forceinline__ void fence_proxy_async() {
+  asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+}
+
+// Pins registers around wgmma: the compiler must not move an operand across the fence or wait.
+template <int N>
+__device__ __forceinline__ void fence_regs(float (&r)[N][4]) {
+#pragma unroll
+  for (int i = 0; i < N; ++i)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) asm volatile("" : "+f"(r[i][e])::"memory");
+}
+template <int N>
+__device__ __forceinline__ void fence_regs(uint32_t (&r)[N][4]) {
+#pragma unroll
+  for (int i = 0; i < N; ++i)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) asm volatile("" : "+r"(r[i][e])::"memory");
+}
+
+// d[64 x 64] += A[64 x 16] · B[64 x 16]ᵀ by the warpgroup, both operands in shared memory. Thread
+// layout of d: d[j][e] is row 16 * warp + g + 8 * (e >= 2), column 8 j + 2 tig + (e & 1).
+__device__ __forceinline__ void wgmma_m64n64k16(float (&d)[8][4], uint64_t desc_a, uint64_t desc_b) {
+  LTX2_WGMMA_ASM(
+      "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, "
+      "%11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, "
+      "%31}, %32, %33, 1, 1, 1, 0, 0;\n"
+      : "+f"(d[0][0]), "+f"(d[0][1]), "+f"(d[0][2]), "+f"(d[0][3]), "+f"(d[1][0]), "+f"(d[1][1]),
+        "+f"(d[1][2]), "+f"(d[1][3]), "+f"(d[2][0]), "+f"(d[2][1]), "+f"(d[2][2]), "+f"(d[2][3]),
+        "+f"(d[3][0]), "+f"(d[3][1]), "+f"(d[3][2]), "+f"(d[3][3]), "+f"(d[4][0]), "+f"(d[4][1]),
+        "+f"(d[4][2]), "+f"(d[4][3]), "+f"(d[5][0]), "+f"(d[5][1]), "+f"(d[5][2]), "+f"(d[5][3]),
+        "+f"(d[6][0]), "+f"(d[6][1]), "+f"(d[6][2]), "+f"(d[6][3]), "+f"(d[7][0]), "+f"(d[7][1]),
+        "+f"(d[7][2]), "+f"(d[7][3])
+      : "l"(desc_a), "l"(desc_b));
+}
+
+// d[64 x N] += A[64 x 16] · B[16 x N] by the warpgroup: A from registers (each warp its 16 rows in
+// the mma.sync A-fragment layout), B (V) in shared memory as N-major 128-byte-swizzled column
+// blocks of 64 (the transposed operand), blocks `block_bytes` apart.
+__device__ __forceinline__ void wgmma_m64n64k16_rs(float (&d)[8][4], const uint32_t (&a)[4],
+                                                   uint64_t desc_b) {
+  LTX2_WGMMA_ASM(
+      "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, "
+      "%11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, "
+      "%31}, {%32, %33, %34, %35}, %36, 1, 1, 1, 1;\n"
+      : "+f"(d[0][0]), "+f"(d[0][1]), "+f"(d[0][2]), "+f"(d[0][3]), "+f"(d[1][0]), "+f"(d[1][1]),
+        "+f"(d[1][2]), "+f"(d[1][3]), "+f"(d[2][0]), "+f"(d[2][1]), "+f"(d[2][2]), "+f"(d[2][3]),
+        "+f"(d[3][0]), "+f"(d[3][1]), "+f"(d[3][2]), "+f"(d[3][3]), "+f"(d[4][0]), "+f"(d[4][1]),
+        "+f"(d[4][2]), "+f"(d[4][3]), "+f"(d[5][0]), "+f"(d[5][1]), "+f"(d[5][2]), "+f"(d[5][3]),
+        "+f"(d[6][0]), "+f"(d[6][1]), "+f"(d[6][2]), "+f"(d[6][3]), "+f"(d[7][0]), "+f"(d[7][1]),
+        "+f"(d[7][2]), "+f"(d[7][3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b));
+}
+__device__ __forceinline__ void wgmma_m64n128k16_rs(float (&d)[16][4], const uint32_t (&a)[4],
+                                                    uint64_t desc_b) {
+  LTX2_WGMMA_ASM(
+      "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, "
+      "%11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, "
+      "%31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, "
+      "%51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, {%64, %65, %66, %67}, %68, 1, 1, 1, "
+      "1;\n"
+      : "+f"(d[0][0]), "+f"(d[0][1]), "+f"(d[0][2]), "+f"(d[0][3]), "+f"(d[1][0]), "+f"(d[1][1]),
+        "+f"(d[1][2]), "+f"(d[1][3]), "+f"(d[2][0]), "+f"(d[2][1]), "+f"(d[2][2]), "+f"(d[2][3]),
+        "+f"(d[3][0]), "+f"(d[3][1]), "+f"(d[3][2]), "+f"(d[3][3]), "+f"(d[4][0]), "+f"(d[4][1]),
+        "+f"(d[4][2]), "+f"(d[4][3]), "+f"(d[5][0]), "+f"(d[5][1]), "+f"(d[5][2]), "+f"(d[5][3]),
+        "+f"(d[6][0]), "+f"(d[6][1]), "+f"(d[6][2]), "+f"(d[6][3]), "+f"(d[7][0]), "+f"(d[7][1]),
+        "+f"(d[7][2]), "+f"(d[7][3]), "+f"(d[8][0]), "+f"(d[8][1]), "+f"(d[8][2]), "+f"(d[8][3]),
+        "+f"(d[9][0]), "+f"(d[9][1]), "+f"(d[9][2]), "+f"(d[9][3]), "+f"(d[10][0]), "+f"(d[10][1]),
+        "+f"(d[10][2]), "+f"(d[10][3]), "+f"(d[11][0]), "+f"(d[11][1]), "+f"(d[11][2]), "+f"(d[11][3]),
+        "+f"(d[12][0]), "+f"(d[12][1]), "+f"(d[12][2]), "+f"(d[12][3]), "+f"(d[13][0]), "+f"(d[13][1]),
+        "+f"(d[13][2]), "+f"(d[13][3]), "+f"(d[14][0]), "+f"(d[14][1]), "+f"(d[14][2]), "+f"(d[14][3]),
+        "+f"(d[15][0]), "+f"(d[15][1]), "+f"(d[15][2]), "+f"(d[15][3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b));
+}
+
+template <int N>
+__device__ __forceinline__ void wgmma_pv(float (&d)[N / 8][4], const uint32_t (&a)[4], uint64_t desc_b) {
+  if constexpr (N == 64) {
+    wgmma_m64n64k16_rs(d, a, desc_b);
+  } else {
+    wgmma_m64n128k16_rs(d, a, desc_b);
+  }
+}
+
+// Descriptor of an N-major (transposed) 128-byte-swizzled operand: 8-row groups along K 1024 bytes
+// apart, 64-column blocks along N `block_bytes` apart.
+__device__ __forceinline__ uint64_t sw128_desc_mn(uint32_t addr, uint32_t block_bytes) {
+  return uint64_t((addr & 0x3FFFF) >> 4) | (uint64_t(block_bytes >> 4) << 16) | (uint64_t(1024 >> 4) << 32) |
+         (uint64_t(1) << 62);
 }
 
 template <int D, int Mask>
 __global__ void __launch_bounds__(kWarps * 32) flash_attention_kernel(const AttentionParams p) {
-  constexpr int kStride = D + 8;
   extern __shared__ __align__(16) unsigned char smem_raw[];
-  bf16* q_tile = reinterpret_cast<bf16*>(smem_raw);
-  bf16* k_tiles = q_tile + kBlockM * kStride;       // 2 buffers
-  bf16* v_tiles = k_tiles + 2 * kBlockN * kStride;  // 2 buffers
+  // Swizzled Q and K tiles need 1024-byte alignment; the launch adds the slack.
+  bf16* q_tile = reinterpret_cast<bf16*>((reinterpret_cast<uintptr_t>(smem_raw) + 1023) & ~uintptr_t(1023));
+  bf16* k_tiles = q_tile + kBlockM * D;       // 2 swizzled buffers
+  bf16* v_tiles = k_tiles + 2 * kBlockN * D;  // 2 swizzled buffers
 
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
   const int g = lane >> 2, tig = lane & 3;
   const int bh = blockIdx.y, b = bh / p.H, h = bh % p.H;
   const int m0 = blockIdx.x * kBlockM;
-  const int warp_row0 = warp * 16 * kRowTiles;  // first of this warp's rows in the block
 
   const bf16* q = p.q + b * p.q_strides[0] + h * p.q_strides[1] + m0 * p.q_strides[2];
   const bf16* k = p.k + b * p.k_strides[0] + h * p.k_strides[1];
   const bf16* v = p.v + b * p.v_strides[0] + h * p.v_strides[1];
   const int n_tiles = (p.Tk + kBlockN - 1) / kBlockN;
 
-  load_tile<D, kBlockM>(q_tile, q, p.q_strides[2], min(kBlockM, p.Tq - m0));
-  load_tile<D, kBlockN>(k_tiles, k, p.k_strides[2], min(kBlockN, p.Tk));
-  load_tile<D, kBlockN>(v_tiles, v, p.v_strides[2], min(kBlockN, p.Tk));
+  load_tile_sw128<D, kBlockM>(q_tile, q, p.q_strides[2], min(kBlockM, p.Tq - m0));
+  load_tile_sw128<D, kBlockN>(k_tiles, k, p.k_strides[2], min(kBlockN, p.Tk));
+  load_tile_sw128<D, kBlockN>(v_tiles, v, p.v_strides[2], min(kBlockN, p.Tk));
   cp_async_commit();
 
-  // Accumulator element e of row tile mt belongs to row warp_row0 + 16 mt + g + 8 (e >= 2).
+  // Accumulator element e of row tile mt belongs to row 64 mt + 16 warp + g + 8 (e >= 2): the
+  // wgmma layout, which mma.sync's fragments of P then follow.
   float o_acc[kRowTiles][D / 8][4];
   float row_max[kRowTiles][2], row_sum[kRowTiles][2];
   int mask_row[kRowTiles][2];  // query rows, clamped for mask reads past Tq
@@ -133,7 +229,7 @@ __global__ void __launch_bounds__(kWarps * 32) flash_attention_kernel(const Atte
     for (int r = 0; r < 2; ++r) {
       row_max[mt][r] = -INFINITY;
       row_sum[mt][r] = 0.f;
-      mask_row[mt][r] = min(m0 + warp_row0 + mt * 16 + g + r * 8, p.Tq - 1);
+      mask_row[mt][r] = min(m0 + mt * 64 + warp * 16 + g + r * 8, p.Tq - 1);
     }
   }
   const unsigned char* mask_bytes = static_cast<const unsigned char*>(p.mask);
@@ -144,19 +240,21 @@ __global__ void __launch_bounds__(kWarps * 32) flash_attention_kernel(const Atte
     const int buf = t & 1;
     if (t + 1 < n_tiles) {
       int n0 = (t + 1) * kBlockN, rows = min(kBlockN, p.Tk - n0);
-      load_tile<D, kBlockN>(k_tiles + (buf ^ 1) * kBlockN * kStride, k + n0 * p.k_strides[2], p.k_strides[2],
-                            rows);
-      load_tile<D, kBlockN>(v_tiles + (buf ^ 1) * kBlockN * kStride, v + n0 * p.v_strides[2], p.v_strides[2],
-                            rows);
+      load_tile_sw128<D, kBlockN>(k_tiles + (buf ^ 1) * kBlockN * D, k + n0 * p.k_strides[2], p.k_strides[2],
+                                  rows);
+      load_tile_sw128<D, kBlockN>(v_tiles + (buf ^ 1) * kBlockN * D, v + n0 * p.v_strides[2], p.v_strides[2],
+                                  rows);
       cp_async_commit();
       cp_async_wait<1>();
     } else {
       cp_async_wait<0>();
     }
+    fence_proxy_async();  // the tensor cores read what cp.async wrote
     __syncthreads();
 
-    // S = Q Kᵀ for this warp's rows and the tile's 64 keys; each K fragment serves every row tile.
-    const bf16* k_tile = k_tiles + buf * kBlockN * kStride;
+    // S = Q Kᵀ on wgmma: per row tile, 64 rows x 64 keys in D / 16 k-steps of 32 bytes inside
+    // the swizzle atom of the step's 64-column block.
+    const uint32_t k_base = smem_addr(k_tiles + buf * kBlockN * D), q_base = smem_addr(q_tile);
     float s[kRowTiles][kBlockN / 8][4];
 #pragma unroll
     for (int mt = 0; mt < kRowTiles; ++mt)
@@ -164,25 +262,21 @@ __global__ void __launch_bounds__(kWarps * 32) flash_attention_kernel(const Atte
       for (int nb = 0; nb < kBlockN / 8; ++nb)
         s[mt][nb][0] = s[mt][nb][1] = s[mt][nb][2] = s[mt][nb][3] = 0.f;
 #pragma unroll
-    for (int kk = 0; kk < D / 16; ++kk) {
-      uint32_t qa[kRowTiles][4];
+    for (int mt = 0; mt < kRowTiles; ++mt) fence_regs(s[mt]);
+    wgmma_fence();
 #pragma unroll
-      for (int mt = 0; mt < kRowTiles; ++mt) {
-        int row = warp_row0 + mt * 16 + (lane & 7) + ((lane >> 3) & 1) * 8, col = kk * 16 + (lane >> 4) * 8;
-        ldmatrix_x4(qa[mt], smem_addr(q_tile + row * kStride + col));
-      }
+    for (int mt = 0; mt < kRowTiles; ++mt) {
 #pragma unroll
-      for (int np = 0; np < kBlockN / 16; ++np) {
-        uint32_t kb[4];
-        int key = np * 16 + (lane & 7) + (lane >> 4) * 8, col = kk * 16 + ((lane >> 3) & 1) * 8;
-        ldmatrix_x4(kb, smem_addr(k_tile + key * kStride + col));
-#pragma unroll
-        for (int mt = 0; mt < kRowTiles; ++mt) {
-          mma_bf16(s[mt][2 * np], qa[mt], kb[0], kb[1]);
-          mma_bf16(s[mt][2 * np + 1], qa[mt], kb[2], kb[3]);
-        }
+      for (int kk = 0; kk < D / 16; ++kk) {
+        uint32_t q_addr = q_base + ((kk / 4) * kBlockM * 64 + mt * 64 * 64) * 2 + (kk % 4) * 32;
+        uint32_t k_addr = k_base + (kk / 4) * kBlockN * 64 * 2 + (kk % 4) * 32;
+        wgmma_m64n64k16(s[mt], sw128_desc(q_addr), sw128_desc(k_addr));
       }
     }
+    wgmma_commit();
+    wgmma_wait_all();
+#pragma unroll
+    for (int mt = 0; mt < kRowTiles; ++mt) fence_regs(s[mt]);
 
     // Scale, mask, and the online softmax update of each of the thread's rows.
     const int n0 = t * kBlockN;
@@ -240,29 +334,36 @@ __global__ void __launch_bounds__(kWarps * 32) flash_attention_kernel(const Atte
       }
     }
 
-    // O += P V: the score accumulators of two adjacent 8-key blocks form one A fragment.
-    const bf16* v_tile = v_tiles + buf * kBlockN * kStride;
+    // O += P V on wgmma: the score accumulators of two adjacent 8-key blocks form one A fragment;
+    // a k-step of 16 keys is two 8-row groups (2048 bytes) down the V tile.
+    uint32_t pa[kRowTiles][kBlockN / 16][4];
 #pragma unroll
-    for (int kk = 0; kk < kBlockN / 16; ++kk) {
-      uint32_t pa[kRowTiles][4];
+    for (int mt = 0; mt < kRowTiles; ++mt)
 #pragma unroll
-      for (int mt = 0; mt < kRowTiles; ++mt) {
-        pa[mt][0] = pack_bf16(s[mt][2 * kk][0], s[mt][2 * kk][1]);
-        pa[mt][1] = pack_bf16(s[mt][2 * kk][2], s[mt][2 * kk][3]);
-        pa[mt][2] = pack_bf16(s[mt][2 * kk + 1][0], s[mt][2 * kk + 1][1]);
-        pa[mt][3] = pack_bf16(s[mt][2 * kk + 1][2], s[mt][2 * kk + 1][3]);
+      for (int kk = 0; kk < kBlockN / 16; ++kk) {
+        pa[mt][kk][0] = pack_bf16(s[mt][2 * kk][0], s[mt][2 * kk][1]);
+        pa[mt][kk][1] = pack_bf16(s[mt][2 * kk][2], s[mt][2 * kk][3]);
+        pa[mt][kk][2] = pack_bf16(s[mt][2 * kk + 1][0], s[mt][2 * kk + 1][1]);
+        pa[mt][kk][3] = pack_bf16(s[mt][2 * kk + 1][2], s[mt][2 * kk + 1][3]);
       }
+    const uint32_t v_base = smem_addr(v_tiles + buf * kBlockN * D);
 #pragma unroll
-      for (int dp = 0; dp < D / 16; ++dp) {
-        uint32_t vb[4];
-        int key = kk * 16 + (lane & 7) + ((lane >> 3) & 1) * 8, col = dp * 16 + (lane >> 4) * 8;
-        ldmatrix_x4_trans(vb, smem_addr(v_tile + key * kStride + col));
+    for (int mt = 0; mt < kRowTiles; ++mt) {
+      fence_regs(pa[mt]);
+      fence_regs(o_acc[mt]);
+    }
+    wgmma_fence();
 #pragma unroll
-        for (int mt = 0; mt < kRowTiles; ++mt) {
-          mma_bf16(o_acc[mt][2 * dp], pa[mt], vb[0], vb[1]);
-          mma_bf16(o_acc[mt][2 * dp + 1], pa[mt], vb[2], vb[3]);
-        }
-      }
+    for (int mt = 0; mt < kRowTiles; ++mt)
+#pragma unroll
+      for (int kk = 0; kk < kBlockN / 16; ++kk)
+        wgmma_pv<D>(o_acc[mt], pa[mt][kk], sw128_desc_mn(v_base + kk * 2048, kBlockN * 128));
+    wgmma_commit();
+    wgmma_wait_all();
+#pragma unroll
+    for (int mt = 0; mt < kRowTiles; ++mt) {
+      fence_regs(pa[mt]);
+      fence_regs(o_acc[mt]);
     }
     __syncthreads();  // the next iteration's loads overwrite this buffer
   }
@@ -276,7 +377,7 @@ __global__ void __launch_bounds__(kWarps * 32) flash_attention_kernel(const Atte
       sum += __shfl_xor_sync(0xffffffffu, sum, 1);
       sum += __shfl_xor_sync(0xffffffffu, sum, 2);
       float inv = sum > 0.f ? 1.f / sum : 0.f;
-      int row = m0 + warp_row0 + mt * 16 + g + r * 8;
+      int row = m0 + mt * 64 + warp * 16 + g + r * 8;
       if (row >= p.Tq) continue;
       bf16* orow = p.o + ((int64_t(b) * p.H + h) * p.Tq + row) * D;
 #pragma unroll
@@ -290,7 +391,7 @@ __global__ void __launch_bounds__(kWarps * 32) flash_attention_kernel(const Atte
 
 template <int D, int Mask>
 void launch(const AttentionParams& p, int B) {
-  constexpr int smem = (kBlockM + 4 * kBlockN) * (D + 8) * int(sizeof(bf16));
+  constexpr int smem = (kBlockM + 4 * kBlockN) * D * int(sizeof(bf16)) + 1024;
   auto kernel = flash_attention_kernel<D, Mask>;
   // Raising the shared-memory limit is per device; once each is enough.
   static std::atomic<uint64_t> configured_devices{0};
