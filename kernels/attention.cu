@@ -22,7 +22,7 @@ namespace ltx2::cuda {
 
 namespace {
 
-constexpr int kWarps = 4;
+constexpr int kWarps = 4;     // one warpgroup
 constexpr int kRowTiles = 2;  // 64-row wgmma tiles per block
 constexpr int kBlockM = 64 * kRowTiles;
 constexpr int kBlockN = 64;
@@ -37,7 +37,6 @@ struct AttentionParams {
   bf16* o;
   int64_t q_strides[3], k_strides[3], v_strides[3];  // batch, head, token (elements; dim stride 1)
   int H, Tq, Tk;
-  int device;
   float scale_log2;  // the softmax scale times log2 e
   float inv_scale;   // 1 / scale: float masks are added to the unscaled scores
   const void* mask;
@@ -390,12 +389,12 @@ __global__ void __launch_bounds__(kWarps * 32) flash_attention_kernel(const Atte
 }
 
 template <int D, int Mask>
-void launch(const AttentionParams& p, int B) {
+void launch(const AttentionParams& p, int B, int device) {
   constexpr int smem = (kBlockM + 4 * kBlockN) * D * int(sizeof(bf16)) + 1024;
   auto kernel = flash_attention_kernel<D, Mask>;
   // Raising the shared-memory limit is per device; once each is enough.
   static std::atomic<uint64_t> configured_devices{0};
-  uint64_t bit = uint64_t(1) << (p.device % 64);
+  uint64_t bit = uint64_t(1) << (device % 64);
   if (!(configured_devices.load() & bit)) {
     LTX2_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
     configured_devices |= bit;
@@ -406,11 +405,11 @@ void launch(const AttentionParams& p, int B) {
 }
 
 template <int D>
-void launch_for_mask(const AttentionParams& p, int B, int mask_kind) {
+void launch_for_mask(const AttentionParams& p, int B, int device, int mask_kind) {
   switch (mask_kind) {
-    case kNoMask: return launch<D, kNoMask>(p, B);
-    case kBoolMask: return launch<D, kBoolMask>(p, B);
-    default: return launch<D, kFloatMask>(p, B);
+    case kNoMask: return launch<D, kNoMask>(p, B, device);
+    case kBoolMask: return launch<D, kBoolMask>(p, B, device);
+    default: return launch<D, kFloatMask>(p, B, device);
   }
 }
 
@@ -453,7 +452,6 @@ Tensor attention(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor
     p.k_strides[d] = kb.stride(d);
     p.v_strides[d] = vb.stride(d);
   }
-  p.device = q.device().index;
   p.H = static_cast<int>(H);
   p.Tq = static_cast<int>(Tq);
   p.Tk = static_cast<int>(Tk);
@@ -476,9 +474,9 @@ Tensor attention(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor
   if (Tk == 0) {  // no key at all: every row is excluded
     LTX2_CUDA_CHECK(cudaMemsetAsync(out.data_ptr(), 0, out.nbytes(), 0));
   } else if (D == 64) {
-    launch_for_mask<64>(p, static_cast<int>(B), mask_kind);
+    launch_for_mask<64>(p, static_cast<int>(B), q.device().index, mask_kind);
   } else {
-    launch_for_mask<128>(p, static_cast<int>(B), mask_kind);
+    launch_for_mask<128>(p, static_cast<int>(B), q.device().index, mask_kind);
   }
   return q.dtype() == DType::BF16 ? out : out.to(q.dtype());
 }
