@@ -1,7 +1,9 @@
-// `ltx2`: the engine's tool: inspect checkpoints, check parity against reference fixtures.
+// `ltx2`: the engine's tool: inspect checkpoints, check parity against reference fixtures, bench
+// the CUDA kernels.
 #include <CLI/CLI.hpp>
 #include <cstdio>
 
+#include "bench_command.h"
 #include "check/check_command.h"
 #include "core/error.h"
 #include "core/log.h"
@@ -29,6 +31,9 @@ int main(int argc, char** argv) {
                   "Exit 77 instead of 1 when the only failures are kinds not implemented yet");
   check->add_flag("--list-kinds", check_opt.list_kinds, "List the known kinds and whether each is implemented");
 
+  ltx2::BenchOptions bench_opt;
+  auto* bench = ltx2::add_bench_command(app, bench_opt);
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -37,6 +42,7 @@ int main(int argc, char** argv) {
   }
   try {
     if (*inspect) return ltx2::run_inspect(inspect_paths, inspect_json);
+    if (*bench) return ltx2::run_bench(*bench, bench_opt);
     if (*check) {
       if (check_opt.dirs.empty() && !check_opt.list_kinds) {
         std::fprintf(stderr, "ltx2 check: give at least one case folder (or --list-kinds)\n");

@@ -1,5 +1,6 @@
 #include "core/device.h"
 
+#include "core/cuda/events.h"
 #include "core/cuda/memory.h"
 #include "core/error.h"
 
@@ -33,6 +34,8 @@ void cuda_memcpy(void*, Device, const void*, Device, size_t) { no_cuda(); }
 void cuda_copy_strided(const Tensor&, const Tensor&) { no_cuda(); }
 CudaMemoryStats cuda_memory_stats(int) { return {}; }
 void cuda_empty_cache() {}
+void cuda_synchronize(int) { no_cuda(); }
+std::vector<float> cuda_time_each(int, int, const std::function<void()>&) { no_cuda(); }
 #endif
 
 }  // namespace ltx2

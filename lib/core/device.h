@@ -1,6 +1,7 @@
 // Where a tensor's bytes live: host memory or one CUDA device.
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 namespace ltx2 {

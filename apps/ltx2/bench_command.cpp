@@ -1,0 +1,147 @@
+// `ltx2 bench attention|gemm` (see bench_command.h). Inputs are random bf16 tensors made on the
+// host with a counter hash (fast for the 100M-element attention inputs) and uploaded once; each
+// kernel is timed with device events, one event pair per run, after warm-up runs.
+#include "bench_command.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "core/cuda/events.h"
+#include "core/error.h"
+#include "ops/attention.h"
+#include "ops/linear.h"
+
+namespace ltx2 {
+
+namespace {
+
+// Uniform(-1, 1) values from a hash of the element index (splitmix64), on the given device as bf16.
+Tensor random_bf16(const Shape& shape, uint64_t seed, Device device) {
+  Tensor t = Tensor::empty(shape);
+  float* p = t.data<float>();
+  int64_t n = t.numel();
+#pragma omp parallel for schedule(static)
+  for (int64_t i = 0; i < n; ++i) {
+    uint64_t z = (static_cast<uint64_t>(i) + seed * 0x9E3779B97F4A7C15ull) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 31)) * 0x94D049BB133111EBull;
+    z ^= z >> 29;
+    p[i] = static_cast<float>(z >> 40) * (2.f / 16777216.f) - 1.f;
+  }
+  return t.to(DType::BF16).to(device);
+}
+
+struct Result {
+  std::string name, shape;
+  double flops, median_ms, min_ms;
+};
+
+Result time_kernel(const std::string& name, const std::string& shape, double flops, Device device,
+                   const BenchOptions& opt, const std::function<void()>& fn) {
+  cuda_time_each(device.index, opt.warmup, fn);
+  std::vector<float> ms = cuda_time_each(device.index, opt.iterations, fn);
+  std::sort(ms.begin(), ms.end());
+  return {name, shape, flops, ms[ms.size() / 2], ms.front()};
+}
+
+int report(const std::string& bench, const std::vector<Result>& results, const BenchOptions& opt) {
+  std::printf("%-14s %-34s %10s %10s %8s\n", "kernel", "shape", "median ms", "TFLOP/s", "MFU");
+  nlohmann::json rows = nlohmann::json::array();
+  for (const Result& r : results) {
+    double tflops = r.flops / (r.median_ms * 1e-3) / 1e12;
+    std::printf("%-14s %-34s %10.3f %10.1f %7.1f%%\n", r.name.c_str(), r.shape.c_str(), r.median_ms, tflops,
+                100.0 * tflops / opt.peak_tflops);
+    rows.push_back({{"kernel", r.name},
+                    {"shape", r.shape},
+                    {"flops", r.flops},
+                    {"median_ms", r.median_ms},
+                    {"min_ms", r.min_ms},
+                    {"tflops", tflops},
+                    {"mfu", tflops / opt.peak_tflops}});
+  }
+  if (!opt.json_path.empty()) {
+    nlohmann::json doc = {{"bench", bench},
+                          {"device", opt.device},
+                          {"warmup", opt.warmup},
+                          {"iterations", opt.iterations},
+                          {"peak_tflops", opt.peak_tflops},
+                          {"results", rows}};
+    std::ofstream out(opt.json_path);
+    LTX2_CHECK(out.good(), "bench: cannot write --json file '{}'", opt.json_path);
+    out << doc.dump(2) << "\n";
+  }
+  return 0;
+}
+
+int bench_attention(const BenchOptions& opt, Device device) {
+  std::vector<int64_t> tokens = opt.tokens.empty() ? std::vector<int64_t>{6144, 24576} : opt.tokens;
+  std::vector<Result> results;
+  for (int64_t T : tokens) {
+    Shape shape{1, opt.heads, T, opt.head_dim};
+    Tensor q = random_bf16(shape, 1, device), k = random_bf16(shape, 2, device),
+           v = random_bf16(shape, 3, device);
+    double flops = 4.0 * opt.heads * double(T) * double(T) * opt.head_dim;
+    std::string desc = fmt::format("B1 H{} T{} D{}", opt.heads, T, opt.head_dim);
+    results.push_back(time_kernel("attention", desc, flops, device, opt, [&] { ops::attention(q, k, v); }));
+  }
+  return report("attention", results, opt);
+}
+
+int bench_gemm(const BenchOptions& opt, Device device) {
+  std::vector<int64_t> tokens = opt.tokens.empty() ? std::vector<int64_t>{6144, 24576} : opt.tokens;
+  const int64_t d = opt.inner_dim, ff = 4 * opt.inner_dim;
+  struct Gemm {
+    const char* name;
+    int64_t n, k;
+  };
+  // The linear layers of one transformer block: q/k/v/out projections, and the feed-forward pair.
+  const Gemm gemms[] = {{"proj", d, d}, {"ff_up", ff, d}, {"ff_down", d, ff}};
+  std::vector<Result> results;
+  for (int64_t M : tokens) {
+    for (const Gemm& g : gemms) {
+      Tensor x = random_bf16({M, g.k}, 4, device), w = random_bf16({g.n, g.k}, 5, device);
+      Tensor b = random_bf16({g.n}, 6, device);
+      std::string desc = fmt::format("M{} N{} K{} +bias", M, g.n, g.k);
+      results.push_back(
+          time_kernel(g.name, desc, 2.0 * M * g.n * g.k, device, opt, [&] { ops::linear(x, w, b); }));
+    }
+  }
+  return report("gemm", results, opt);
+}
+
+}  // namespace
+
+CLI::App* add_bench_command(CLI::App& app, BenchOptions& opt) {
+  auto* bench = app.add_subcommand("bench",
+                                   "Measure the CUDA kernels at the LTX-2 shapes "
+                                   "(TFLOP/s, median ms, MFU)");
+  bench->require_subcommand(1);
+  for (auto* sub : {bench->add_subcommand("attention", "Flash attention, 32 heads x 128, self-attention"),
+                    bench->add_subcommand("gemm", "The transformer block's linear layers (bf16, bias)")}) {
+    sub->add_option("--device", opt.device, "cuda:N")->capture_default_str();
+    sub->add_option("--tokens", opt.tokens, "token counts (default 6144 24576)");
+    sub->add_option("--heads", opt.heads, "attention heads")->capture_default_str();
+    sub->add_option("--head-dim", opt.head_dim, "attention head dim (64 or 128)")->capture_default_str();
+    sub->add_option("--inner-dim", opt.inner_dim, "transformer inner dim")->capture_default_str();
+    sub->add_option("--warmup", opt.warmup, "untimed runs first")
+        ->capture_default_str()
+        ->check(CLI::NonNegativeNumber);
+    sub->add_option("--iterations", opt.iterations, "timed runs")
+        ->capture_default_str()
+        ->check(CLI::PositiveNumber);
+    sub->add_option("--peak-tflops", opt.peak_tflops, "peak for the MFU column")->capture_default_str();
+    sub->add_option("--json", opt.json_path, "also write the results to this JSON file");
+  }
+  return bench;
+}
+
+int run_bench(const CLI::App& bench, const BenchOptions& opt) {
+  Device device = Device::parse(opt.device);
+  LTX2_CHECK(device.is_cuda(), "ltx2 bench: --device must be a GPU (cuda:N), got '{}'", opt.device);
+  LTX2_CHECK(cuda_built(), "ltx2 bench: this ltx2 was built without the CUDA backend");
+  if (bench.got_subcommand("attention")) return bench_attention(opt, device);
+  return bench_gemm(opt, device);
+}
+
+}  // namespace ltx2

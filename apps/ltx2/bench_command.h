@@ -1,0 +1,25 @@
+// `ltx2 bench attention|gemm`: device throughput of the CUDA kernels at the LTX-2 shapes (TFLOP/s,
+// median milliseconds after warm-up, MFU against the dense bf16 peak), printed and written as JSON.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <string>
+#include <vector>
+
+namespace ltx2 {
+
+struct BenchOptions {
+  std::string device = "cuda:0";
+  std::vector<int64_t> tokens;  // empty: the defaults of the benchmark
+  int heads = 32, head_dim = 128, inner_dim = 4096;
+  int warmup = 3, iterations = 10;
+  double peak_tflops = 989.0;  // H100/H200 SXM dense bf16
+  std::string json_path;
+};
+
+// Adds `bench` with its `attention` and `gemm` subcommands to the app.
+CLI::App* add_bench_command(CLI::App& app, BenchOptions& options);
+// Runs whichever of the two subcommands was given; returns the exit code.
+int run_bench(const CLI::App& bench, const BenchOptions& options);
+
+}  // namespace ltx2

@@ -1,0 +1,484 @@
+// CUDA scaled dot-product attention: a flash-style kernel (FlashAttention-2 structure, online
+// softmax in float32) whose two products run on Hopper's warpgroup MMA (wgmma, sm_90a):
+// S = Q·Kᵀ with both operands in shared memory, O += P·V with P from registers.
+//
+// One block is one warpgroup (4 warps) and owns 128 query rows of one (batch, head) as two 64-row
+// wgmma tiles; warp w holds rows 64 mt + 16 w .. + 15 of tile mt (the wgmma accumulator layout,
+// which is also the A-fragment layout P is packed into). Q, K and V tiles are copied by cp.async
+// into the canonical 128-byte-swizzled layout (64-column blocks, 1024-byte aligned): K-major for
+// Q and K, N-major (the transposed operand) for V; K/V are double-buffered in 64-key tiles. Each
+// product is issued, committed and waited for before the softmax (no overlap yet). The running
+// max is taken on the raw scores; scale * log2 e folds into one FMA before exp2f. Masks
+// broadcastable to [B, H, Tq, Tk] are read through their strides: bool/u8 (true = attend) or float
+// (added to the scaled scores). A row with every key excluded yields zeros, as the CPU op does.
+// f32 inputs are rounded to bf16 and the result converted back. Head dims 64 and 128, Dv == D.
+// No host synchronisation.
+#include <atomic>
+#include <cmath>
+
+#include "kernels/common.cuh"
+
+namespace ltx2::cuda {
+
+namespace {
+
+constexpr int kWarps = 4;     // one warpgroup
+constexpr int kRowTiles = 2;  // 64-row wgmma tiles per block
+constexpr int kBlockM = 64 * kRowTiles;
+constexpr int kBlockN = 64;
+constexpr float kLog2e = 1.4426950408889634f;
+
+enum MaskKind { kNoMask = 0, kBoolMask = 1, kFloatMask = 2 };
+
+struct AttentionParams {
+  const bf16* q;
+  const bf16* k;
+  const bf16* v;
+  bf16* o;
+  int64_t q_strides[3], k_strides[3], v_strides[3];  // batch, head, token (elements; dim stride 1)
+  int H, Tq, Tk;
+  float scale_log2;  // the softmax scale times log2 e
+  float inv_scale;   // 1 / scale: float masks are added to the unscaled scores
+  const void* mask;
+  int64_t mask_strides[4];  // batch, head, query, key
+};
+
+__device__ __forceinline__ uint32_t smem_addr(const void* p) {
+  return static_cast<uint32_t>(__cvta_generic_to_shared(p));
+}
+
+__device__ __forceinline__ void cp_async_16(uint32_t dst, const void* src, bool valid) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(valid ? 16 : 0));
+}
+__device__ __forceinline__ void cp_async_commit() {
+  asm volatile("cp.async.commit_group;\n" ::);
+}
+template <int N>
+__device__ __forceinline__ void cp_async_wait() {
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
+}
+
+__device__ __forceinline__ uint32_t pack_bf16(float lo, float hi) {
+  __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);
+  return *reinterpret_cast<uint32_t*>(&v);
+}
+
+// Q and K tiles for wgmma: the canonical K-major layout with the 128-byte swizzle. A tile of
+// `rows` x D is stored as D/64 column blocks of rows x 64 bf16 (128-byte rows); the 16-byte chunk
+// c of row r sits at chunk c ^ (r % 8) of its row. Column blocks start on 1024-byte boundaries.
+template <int D, int TileRows>
+__device__ __forceinline__ void load_tile_sw128(bf16* tile, const bf16* src, int64_t row_stride, int rows) {
+  constexpr int kChunks = D / 8;
+  for (int c = threadIdx.x; c < TileRows * kChunks; c += kWarps * 32) {
+    int r = c / kChunks, chunk = c % kChunks, block = chunk / 8, in_row = (chunk % 8) ^ (r & 7);
+    bool valid = r < rows;
+    const bf16* g = valid ? src + r * row_stride + chunk * 8 : src;
+    cp_async_16(smem_addr(tile + block * TileRows * 64 + r * 64 + in_row * 8), g, valid);
+  }
+}
+
+// A wgmma shared-memory descriptor: K-major, 128-byte swizzle, 8-row groups 1024 bytes apart.
+__device__ __forceinline__ uint64_t sw128_desc(uint32_t addr) {
+  return uint64_t((addr & 0x3FFFF) >> 4) | (uint64_t(1) << 16) | (uint64_t(1024 >> 4) << 32) |
+         (uint64_t(1) << 62);
+}
+
+// The wgmma instructions exist only in the sm_90a machine code; the compute_90 PTX fallback
+// (never chosen on a Hopper GPU) traps instead.
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+#define LTX2_WGMMA_ASM(...) asm volatile(__VA_ARGS__)
+#else
+#define LTX2_WGMMA_ASM(...) __trap()
+#endif
+
+__device__ __forceinline__ void wgmma_fence() {
+  LTX2_WGMMA_ASM("wgmma.fence.sync.aligned;\n" ::: "memory");
+}
+__device__ __forceinline__ void wgmma_commit() {
+  LTX2_WGMMA_ASM("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+}
+__device__ __forceinline__ void wgmma_wait_all() {
+  LTX2_WGMMA_ASM("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
+}
+__device__ __forceinline__ void fence_proxy_async() {
+  asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+}
+
+// Pins registers around wgmma: the compiler must not move an operand across the fence or wait.
+template <int N>
+__device__ __forceinline__ void fence_regs(float (&r)[N][4]) {
+#pragma unroll
+  for (int i = 0; i < N; ++i)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) asm volatile("" : "+f"(r[i][e])::"memory");
+}
+template <int N>
+__device__ __forceinline__ void fence_regs(uint32_t (&r)[N][4]) {
+#pragma unroll
+  for (int i = 0; i < N; ++i)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) asm volatile("" : "+r"(r[i][e])::"memory");
+}
+
+// d[64 x 64] += A[64 x 16] · B[64 x 16]ᵀ by the warpgroup, both operands in shared memory. Thread
+// layout of d: d[j][e] is row 16 * warp + g + 8 * (e >= 2), column 8 j + 2 tig + (e & 1).
+__device__ __forceinline__ void wgmma_m64n64k16(float (&d)[8][4], uint64_t desc_a, uint64_t desc_b) {
+  LTX2_WGMMA_ASM(
+      "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, "
+      "%11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, "
+      "%31}, %32, %33, 1, 1, 1, 0, 0;\n"
+      : "+f"(d[0][0]), "+f"(d[0][1]), "+f"(d[0][2]), "+f"(d[0][3]), "+f"(d[1][0]), "+f"(d[1][1]),
+        "+f"(d[1][2]), "+f"(d[1][3]), "+f"(d[2][0]), "+f"(d[2][1]), "+f"(d[2][2]), "+f"(d[2][3]),
+        "+f"(d[3][0]), "+f"(d[3][1]), "+f"(d[3][2]), "+f"(d[3][3]), "+f"(d[4][0]), "+f"(d[4][1]),
+        "+f"(d[4][2]), "+f"(d[4][3]), "+f"(d[5][0]), "+f"(d[5][1]), "+f"(d[5][2]), "+f"(d[5][3]),
+        "+f"(d[6][0]), "+f"(d[6][1]), "+f"(d[6][2]), "+f"(d[6][3]), "+f"(d[7][0]), "+f"(d[7][1]),
+        "+f"(d[7][2]), "+f"(d[7][3])
+      : "l"(desc_a), "l"(desc_b));
+}
+
+// d[64 x N] += A[64 x 16] · B[16 x N] by the warpgroup: A from registers (each warp its 16 rows in
+// the mma.sync A-fragment layout), B (V) in shared memory as N-major 128-byte-swizzled column
+// blocks of 64 (the transposed operand), blocks `block_bytes` apart.
+__device__ __forceinline__ void wgmma_m64n64k16_rs(float (&d)[8][4], const uint32_t (&a)[4],
+                                                   uint64_t desc_b) {
+  LTX2_WGMMA_ASM(
+      "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, "
+      "%11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, "
+      "%31}, {%32, %33, %34, %35}, %36, 1, 1, 1, 1;\n"
+      : "+f"(d[0][0]), "+f"(d[0][1]), "+f"(d[0][2]), "+f"(d[0][3]), "+f"(d[1][0]), "+f"(d[1][1]),
+        "+f"(d[1][2]), "+f"(d[1][3]), "+f"(d[2][0]), "+f"(d[2][1]), "+f"(d[2][2]), "+f"(d[2][3]),
+        "+f"(d[3][0]), "+f"(d[3][1]), "+f"(d[3][2]), "+f"(d[3][3]), "+f"(d[4][0]), "+f"(d[4][1]),
+        "+f"(d[4][2]), "+f"(d[4][3]), "+f"(d[5][0]), "+f"(d[5][1]), "+f"(d[5][2]), "+f"(d[5][3]),
+        "+f"(d[6][0]), "+f"(d[6][1]), "+f"(d[6][2]), "+f"(d[6][3]), "+f"(d[7][0]), "+f"(d[7][1]),
+        "+f"(d[7][2]), "+f"(d[7][3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b));
+}
+__device__ __forceinline__ void wgmma_m64n128k16_rs(float (&d)[16][4], const uint32_t (&a)[4],
+                                                    uint64_t desc_b) {
+  LTX2_WGMMA_ASM(
+      "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, "
+      "%11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, "
+      "%31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, "
+      "%51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, {%64, %65, %66, %67}, %68, 1, 1, 1, "
+      "1;\n"
+      : "+f"(d[0][0]), "+f"(d[0][1]), "+f"(d[0][2]), "+f"(d[0][3]), "+f"(d[1][0]), "+f"(d[1][1]),
+        "+f"(d[1][2]), "+f"(d[1][3]), "+f"(d[2][0]), "+f"(d[2][1]), "+f"(d[2][2]), "+f"(d[2][3]),
+        "+f"(d[3][0]), "+f"(d[3][1]), "+f"(d[3][2]), "+f"(d[3][3]), "+f"(d[4][0]), "+f"(d[4][1]),
+        "+f"(d[4][2]), "+f"(d[4][3]), "+f"(d[5][0]), "+f"(d[5][1]), "+f"(d[5][2]), "+f"(d[5][3]),
+        "+f"(d[6][0]), "+f"(d[6][1]), "+f"(d[6][2]), "+f"(d[6][3]), "+f"(d[7][0]), "+f"(d[7][1]),
+        "+f"(d[7][2]), "+f"(d[7][3]), "+f"(d[8][0]), "+f"(d[8][1]), "+f"(d[8][2]), "+f"(d[8][3]),
+        "+f"(d[9][0]), "+f"(d[9][1]), "+f"(d[9][2]), "+f"(d[9][3]), "+f"(d[10][0]), "+f"(d[10][1]),
+        "+f"(d[10][2]), "+f"(d[10][3]), "+f"(d[11][0]), "+f"(d[11][1]), "+f"(d[11][2]), "+f"(d[11][3]),
+        "+f"(d[12][0]), "+f"(d[12][1]), "+f"(d[12][2]), "+f"(d[12][3]), "+f"(d[13][0]), "+f"(d[13][1]),
+        "+f"(d[13][2]), "+f"(d[13][3]), "+f"(d[14][0]), "+f"(d[14][1]), "+f"(d[14][2]), "+f"(d[14][3]),
+        "+f"(d[15][0]), "+f"(d[15][1]), "+f"(d[15][2]), "+f"(d[15][3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b));
+}
+
+template <int N>
+__device__ __forceinline__ void wgmma_pv(float (&d)[N / 8][4], const uint32_t (&a)[4], uint64_t desc_b) {
+  if constexpr (N == 64) {
+    wgmma_m64n64k16_rs(d, a, desc_b);
+  } else {
+    wgmma_m64n128k16_rs(d, a, desc_b);
+  }
+}
+
+// Descriptor of an N-major (transposed) 128-byte-swizzled operand: 8-row groups along K 1024 bytes
+// apart, 64-column blocks along N `block_bytes` apart.
+__device__ __forceinline__ uint64_t sw128_desc_mn(uint32_t addr, uint32_t block_bytes) {
+  return uint64_t((addr & 0x3FFFF) >> 4) | (uint64_t(block_bytes >> 4) << 16) | (uint64_t(1024 >> 4) << 32) |
+         (uint64_t(1) << 62);
+}
+
+template <int D, int Mask>
+__global__ void __launch_bounds__(kWarps * 32) flash_attention_kernel(const AttentionParams p) {
+  extern __shared__ __align__(16) unsigned char smem_raw[];
+  // Swizzled Q and K tiles need 1024-byte alignment; the launch adds the slack.
+  bf16* q_tile = reinterpret_cast<bf16*>((reinterpret_cast<uintptr_t>(smem_raw) + 1023) & ~uintptr_t(1023));
+  bf16* k_tiles = q_tile + kBlockM * D;       // 2 swizzled buffers
+  bf16* v_tiles = k_tiles + 2 * kBlockN * D;  // 2 swizzled buffers
+
+  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+  const int g = lane >> 2, tig = lane & 3;
+  const int bh = blockIdx.y, b = bh / p.H, h = bh % p.H;
+  const int m0 = blockIdx.x * kBlockM;
+
+  const bf16* q = p.q + b * p.q_strides[0] + h * p.q_strides[1] + m0 * p.q_strides[2];
+  const bf16* k = p.k + b * p.k_strides[0] + h * p.k_strides[1];
+  const bf16* v = p.v + b * p.v_strides[0] + h * p.v_strides[1];
+  const int n_tiles = (p.Tk + kBlockN - 1) / kBlockN;
+
+  load_tile_sw128<D, kBlockM>(q_tile, q, p.q_strides[2], min(kBlockM, p.Tq - m0));
+  load_tile_sw128<D, kBlockN>(k_tiles, k, p.k_strides[2], min(kBlockN, p.Tk));
+  load_tile_sw128<D, kBlockN>(v_tiles, v, p.v_strides[2], min(kBlockN, p.Tk));
+  cp_async_commit();
+
+  // Accumulator element e of row tile mt belongs to row 64 mt + 16 warp + g + 8 (e >= 2): the
+  // wgmma layout, which mma.sync's fragments of P then follow.
+  float o_acc[kRowTiles][D / 8][4];
+  float row_max[kRowTiles][2], row_sum[kRowTiles][2];
+  int mask_row[kRowTiles][2];  // query rows, clamped for mask reads past Tq
+#pragma unroll
+  for (int mt = 0; mt < kRowTiles; ++mt) {
+#pragma unroll
+    for (int i = 0; i < D / 8; ++i)
+      o_acc[mt][i][0] = o_acc[mt][i][1] = o_acc[mt][i][2] = o_acc[mt][i][3] = 0.f;
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+      row_max[mt][r] = -INFINITY;
+      row_sum[mt][r] = 0.f;
+      mask_row[mt][r] = min(m0 + mt * 64 + warp * 16 + g + r * 8, p.Tq - 1);
+    }
+  }
+  const unsigned char* mask_bytes = static_cast<const unsigned char*>(p.mask);
+  const float* mask_floats = static_cast<const float*>(p.mask);
+  const int64_t mask_base = b * p.mask_strides[0] + h * p.mask_strides[1];
+
+  for (int t = 0; t < n_tiles; ++t) {
+    const int buf = t & 1;
+    if (t + 1 < n_tiles) {
+      int n0 = (t + 1) * kBlockN, rows = min(kBlockN, p.Tk - n0);
+      load_tile_sw128<D, kBlockN>(k_tiles + (buf ^ 1) * kBlockN * D, k + n0 * p.k_strides[2], p.k_strides[2],
+                                  rows);
+      load_tile_sw128<D, kBlockN>(v_tiles + (buf ^ 1) * kBlockN * D, v + n0 * p.v_strides[2], p.v_strides[2],
+                                  rows);
+      cp_async_commit();
+      cp_async_wait<1>();
+    } else {
+      cp_async_wait<0>();
+    }
+    fence_proxy_async();  // the tensor cores read what cp.async wrote
+    __syncthreads();
+
+    // S = Q Kᵀ on wgmma: per row tile, 64 rows x 64 keys in D / 16 k-steps of 32 bytes inside
+    // the swizzle atom of the step's 64-column block.
+    const uint32_t k_base = smem_addr(k_tiles + buf * kBlockN * D), q_base = smem_addr(q_tile);
+    float s[kRowTiles][kBlockN / 8][4];
+#pragma unroll
+    for (int mt = 0; mt < kRowTiles; ++mt)
+#pragma unroll
+      for (int nb = 0; nb < kBlockN / 8; ++nb)
+        s[mt][nb][0] = s[mt][nb][1] = s[mt][nb][2] = s[mt][nb][3] = 0.f;
+#pragma unroll
+    for (int mt = 0; mt < kRowTiles; ++mt) fence_regs(s[mt]);
+    wgmma_fence();
+#pragma unroll
+    for (int mt = 0; mt < kRowTiles; ++mt) {
+#pragma unroll
+      for (int kk = 0; kk < D / 16; ++kk) {
+        uint32_t q_addr = q_base + ((kk / 4) * kBlockM * 64 + mt * 64 * 64) * 2 + (kk % 4) * 32;
+        uint32_t k_addr = k_base + (kk / 4) * kBlockN * 64 * 2 + (kk % 4) * 32;
+        wgmma_m64n64k16(s[mt], sw128_desc(q_addr), sw128_desc(k_addr));
+      }
+    }
+    wgmma_commit();
+    wgmma_wait_all();
+#pragma unroll
+    for (int mt = 0; mt < kRowTiles; ++mt) fence_regs(s[mt]);
+
+    // Scale, mask, and the online softmax update of each of the thread's rows.
+    const int n0 = t * kBlockN;
+    const bool partial_tile = n0 + kBlockN > p.Tk;  // only the last tile holds keys past Tk
+#pragma unroll
+    for (int mt = 0; mt < kRowTiles; ++mt) {
+      float tile_max[2] = {-INFINITY, -INFINITY};
+#pragma unroll
+      for (int nb = 0; nb < kBlockN / 8; ++nb) {
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          int key = n0 + nb * 8 + 2 * tig + (e & 1);
+          float x = s[mt][nb][e];
+          if (partial_tile && key >= p.Tk) {
+            x = -INFINITY;
+          } else if (Mask != kNoMask) {
+            int64_t off = mask_base + mask_row[mt][e >> 1] * p.mask_strides[2] + key * p.mask_strides[3];
+            if (Mask == kBoolMask) {
+              if (!mask_bytes[off]) x = -INFINITY;
+            } else {
+              x += mask_floats[off] * p.inv_scale;
+            }
+          }
+          s[mt][nb][e] = x;
+          tile_max[e >> 1] = fmaxf(tile_max[e >> 1], x);
+        }
+      }
+      float rescale[2], base[2];
+#pragma unroll
+      for (int r = 0; r < 2; ++r) {
+        tile_max[r] = fmaxf(tile_max[r], __shfl_xor_sync(0xffffffffu, tile_max[r], 1));
+        tile_max[r] = fmaxf(tile_max[r], __shfl_xor_sync(0xffffffffu, tile_max[r], 2));
+        float new_max = fmaxf(row_max[mt][r], tile_max[r]);
+        // In log2 units; a row with no key yet keeps zero weights instead of NaN.
+        base[r] = new_max == -INFINITY ? 0.f : new_max * p.scale_log2;
+        rescale[r] = exp2f(row_max[mt][r] * p.scale_log2 - base[r]);
+        row_max[mt][r] = new_max;
+        row_sum[mt][r] *= rescale[r];
+      }
+#pragma unroll
+      for (int nb = 0; nb < kBlockN / 8; ++nb) {
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          float pe = exp2f(fmaf(s[mt][nb][e], p.scale_log2, -base[e >> 1]));
+          s[mt][nb][e] = pe;
+          row_sum[mt][e >> 1] += pe;
+        }
+      }
+#pragma unroll
+      for (int db = 0; db < D / 8; ++db) {
+        o_acc[mt][db][0] *= rescale[0];
+        o_acc[mt][db][1] *= rescale[0];
+        o_acc[mt][db][2] *= rescale[1];
+        o_acc[mt][db][3] *= rescale[1];
+      }
+    }
+
+    // O += P V on wgmma: the score accumulators of two adjacent 8-key blocks form one A fragment;
+    // a k-step of 16 keys is two 8-row groups (2048 bytes) down the V tile.
+    uint32_t pa[kRowTiles][kBlockN / 16][4];
+#pragma unroll
+    for (int mt = 0; mt < kRowTiles; ++mt)
+#pragma unroll
+      for (int kk = 0; kk < kBlockN / 16; ++kk) {
+        pa[mt][kk][0] = pack_bf16(s[mt][2 * kk][0], s[mt][2 * kk][1]);
+        pa[mt][kk][1] = pack_bf16(s[mt][2 * kk][2], s[mt][2 * kk][3]);
+        pa[mt][kk][2] = pack_bf16(s[mt][2 * kk + 1][0], s[mt][2 * kk + 1][1]);
+        pa[mt][kk][3] = pack_bf16(s[mt][2 * kk + 1][2], s[mt][2 * kk + 1][3]);
+      }
+    const uint32_t v_base = smem_addr(v_tiles + buf * kBlockN * D);
+#pragma unroll
+    for (int mt = 0; mt < kRowTiles; ++mt) {
+      fence_regs(pa[mt]);
+      fence_regs(o_acc[mt]);
+    }
+    wgmma_fence();
+#pragma unroll
+    for (int mt = 0; mt < kRowTiles; ++mt)
+#pragma unroll
+      for (int kk = 0; kk < kBlockN / 16; ++kk)
+        wgmma_pv<D>(o_acc[mt], pa[mt][kk], sw128_desc_mn(v_base + kk * 2048, kBlockN * 128));
+    wgmma_commit();
+    wgmma_wait_all();
+#pragma unroll
+    for (int mt = 0; mt < kRowTiles; ++mt) {
+      fence_regs(pa[mt]);
+      fence_regs(o_acc[mt]);
+    }
+    __syncthreads();  // the next iteration's loads overwrite this buffer
+  }
+
+  // Normalise and store [B, H, Tq, D].
+#pragma unroll
+  for (int mt = 0; mt < kRowTiles; ++mt) {
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+      float sum = row_sum[mt][r];
+      sum += __shfl_xor_sync(0xffffffffu, sum, 1);
+      sum += __shfl_xor_sync(0xffffffffu, sum, 2);
+      float inv = sum > 0.f ? 1.f / sum : 0.f;
+      int row = m0 + mt * 64 + warp * 16 + g + r * 8;
+      if (row >= p.Tq) continue;
+      bf16* orow = p.o + ((int64_t(b) * p.H + h) * p.Tq + row) * D;
+#pragma unroll
+      for (int db = 0; db < D / 8; ++db) {
+        uint32_t packed = pack_bf16(o_acc[mt][db][2 * r] * inv, o_acc[mt][db][2 * r + 1] * inv);
+        *reinterpret_cast<uint32_t*>(orow + db * 8 + 2 * tig) = packed;
+      }
+    }
+  }
+}
+
+template <int D, int Mask>
+void launch(const AttentionParams& p, int B, int device) {
+  constexpr int smem = (kBlockM + 4 * kBlockN) * D * int(sizeof(bf16)) + 1024;
+  auto kernel = flash_attention_kernel<D, Mask>;
+  // Raising the shared-memory limit is per device; once each is enough.
+  static std::atomic<uint64_t> configured_devices{0};
+  uint64_t bit = uint64_t(1) << (device % 64);
+  if (!(configured_devices.load() & bit)) {
+    LTX2_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+    configured_devices |= bit;
+  }
+  dim3 grid((p.Tq + kBlockM - 1) / kBlockM, B * p.H);
+  kernel<<<grid, kWarps * 32, smem>>>(p);
+  check_launch();
+}
+
+template <int D>
+void launch_for_mask(const AttentionParams& p, int B, int device, int mask_kind) {
+  switch (mask_kind) {
+    case kNoMask: return launch<D, kNoMask>(p, B, device);
+    case kBoolMask: return launch<D, kBoolMask>(p, B, device);
+    default: return launch<D, kFloatMask>(p, B, device);
+  }
+}
+
+// The tensor itself when its rows can be read with 16-byte copies, else a contiguous bf16 copy.
+Tensor loadable(const Tensor& t) {
+  Tensor x = t.dtype() == DType::BF16 ? t : t.to(DType::BF16);
+  bool ok = x.stride(3) == 1 && reinterpret_cast<uintptr_t>(x.data_ptr()) % 16 == 0;
+  for (int d = 0; d < 3; ++d) ok = ok && x.stride(d) % 8 == 0;
+  return ok ? x : x.contiguous();
+}
+
+}  // namespace
+
+Tensor attention(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& mask, float scale) {
+  LTX2_CHECK(q.dim() == 4 && k.dim() == 4 && v.dim() == 4, "attention: q, k, v must be 4-d, got {} {} {}",
+             q.str(), k.str(), v.str());
+  int64_t B = q.size(0), H = q.size(1), Tq = q.size(2), D = q.size(3), Tk = k.size(2);
+  LTX2_CHECK(k.size(0) == B && v.size(0) == B && k.size(1) == H && v.size(1) == H && k.size(3) == D &&
+                 v.size(2) == Tk,
+             "attention: q {} k {} v {} do not match", q.str(), k.str(), v.str());
+  LTX2_CHECK(v.size(3) == D && (D == 64 || D == 128),
+             "attention: the CUDA kernel takes head dims 64 and 128 with Dv == D, got q {} v {}", q.str(),
+             v.str());
+  LTX2_CHECK(q.device() == k.device() && q.device() == v.device(), "attention: q, k, v on different devices");
+  for (const Tensor* t : {&q, &k, &v})
+    LTX2_CHECK(t->dtype() == DType::BF16 || t->dtype() == DType::F32,
+               "attention: the CUDA path takes bf16 or f32, got {}", t->str());
+  use_device(q);
+  Tensor qb = loadable(q), kb = loadable(k), vb = loadable(v);
+  Tensor out = Tensor::empty({B, H, Tq, D}, DType::BF16, q.device());
+  if (out.numel() == 0) return q.dtype() == DType::BF16 ? out : out.to(q.dtype());
+
+  AttentionParams p{};
+  p.q = static_cast<const bf16*>(qb.data_ptr());
+  p.k = static_cast<const bf16*>(kb.data_ptr());
+  p.v = static_cast<const bf16*>(vb.data_ptr());
+  p.o = static_cast<bf16*>(out.data_ptr());
+  for (int d = 0; d < 3; ++d) {
+    p.q_strides[d] = qb.stride(d);
+    p.k_strides[d] = kb.stride(d);
+    p.v_strides[d] = vb.stride(d);
+  }
+  p.H = static_cast<int>(H);
+  p.Tq = static_cast<int>(Tq);
+  p.Tk = static_cast<int>(Tk);
+  float sc = scale > 0.f ? scale : 1.f / std::sqrt(static_cast<float>(D));
+  p.scale_log2 = sc * kLog2e;
+  p.inv_scale = 1.f / sc;
+
+  int mask_kind = kNoMask;
+  Tensor m;
+  if (mask.defined()) {
+    LTX2_CHECK(mask.device() == q.device(), "attention: mask {} is not on {}", mask.str(), q.device().str());
+    bool is_bool = mask.dtype() == DType::Bool || mask.dtype() == DType::U8;
+    LTX2_CHECK(is_bool || mask.dtype() == DType::F32 || mask.dtype() == DType::BF16,
+               "attention: mask must be bool, u8, f32 or bf16, got {}", mask.str());
+    m = (is_bool || mask.dtype() == DType::F32 ? mask : mask.to(DType::F32)).expand({B, H, Tq, Tk});
+    mask_kind = is_bool ? kBoolMask : kFloatMask;
+    p.mask = m.data_ptr();
+    for (int d = 0; d < 4; ++d) p.mask_strides[d] = m.stride(d);
+  }
+  if (Tk == 0) {  // no key at all: every row is excluded
+    LTX2_CUDA_CHECK(cudaMemsetAsync(out.data_ptr(), 0, out.nbytes(), 0));
+  } else if (D == 64) {
+    launch_for_mask<64>(p, static_cast<int>(B), q.device().index, mask_kind);
+  } else {
+    launch_for_mask<128>(p, static_cast<int>(B), q.device().index, mask_kind);
+  }
+  return q.dtype() == DType::BF16 ? out : out.to(q.dtype());
+}
+
+}  // namespace ltx2::cuda

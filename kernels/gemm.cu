@@ -1,0 +1,190 @@
+// CUDA linear and matmul through cuBLASLt: bf16 operands with float32 accumulation (f32 operands
+// compute in plain float32), bias fused as the epilogue. Row-major products are issued as their
+// column-major transposes (Cᵀ = Bᵀ·Aᵀ), so no operand is copied. One handle and one 32 MiB
+// workspace per device; the algorithm heuristic is cached per problem (the query is host-only).
+#include <map>
+#include <mutex>
+#include <tuple>
+
+#include "core/cuda/memory.h"
+#include "kernels/common.cuh"
+
+namespace ltx2::cuda {
+
+namespace {
+
+constexpr size_t kWorkspaceBytes = 32u << 20;
+
+struct DeviceContext {
+  cublasLtHandle_t handle = nullptr;
+  void* workspace = nullptr;
+};
+
+// Problem key: dtype, transa, transb, m, n, k, batch, strides, bias, pointer alignment.
+using PlanKey =
+    std::tuple<int, int, int, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, bool, uint32_t>;
+
+std::mutex g_mutex;
+std::map<int, DeviceContext> g_contexts;
+std::map<std::pair<int, PlanKey>, cublasLtMatmulAlgo_t> g_algos;
+
+DeviceContext& context(int device) {
+  DeviceContext& c = g_contexts[device];
+  if (!c.handle) {
+    LTX2_CUBLAS_CHECK(cublasLtCreate(&c.handle));
+    c.workspace = cuda_alloc(kWorkspaceBytes, device);
+  }
+  return c;
+}
+
+// The largest power of two (up to 256) dividing every operand's address: the heuristic otherwise
+// assumes 256-byte alignment, and views into a tensor can be less aligned.
+uint32_t common_alignment(const void* a, const void* b, const void* d, const void* bias) {
+  uintptr_t bits = reinterpret_cast<uintptr_t>(a) | reinterpret_cast<uintptr_t>(b) |
+                   reinterpret_cast<uintptr_t>(d) | reinterpret_cast<uintptr_t>(bias) | 256;
+  return static_cast<uint32_t>(bits & (~bits + 1));
+}
+
+cudaDataType_t cuda_type(DType t) {
+  return t == DType::BF16 ? CUDA_R_16BF : CUDA_R_32F;
+}
+
+// RAII holders for the descriptors of one call.
+struct MatmulDesc {
+  cublasLtMatmulDesc_t d = nullptr;
+  ~MatmulDesc() {
+    if (d) cublasLtMatmulDescDestroy(d);
+  }
+};
+struct Layout {
+  cublasLtMatrixLayout_t l = nullptr;
+  ~Layout() {
+    if (l) cublasLtMatrixLayoutDestroy(l);
+  }
+};
+struct Preference {
+  cublasLtMatmulPreference_t p = nullptr;
+  ~Preference() {
+    if (p) cublasLtMatmulPreferenceDestroy(p);
+  }
+};
+
+void make_layout(Layout& out, cudaDataType_t type, int64_t rows, int64_t cols, int64_t ld, int64_t batch,
+                 int64_t batch_stride) {
+  LTX2_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&out.l, type, rows, cols, ld));
+  if (batch > 1) {
+    int32_t count = static_cast<int32_t>(batch);
+    LTX2_CUBLAS_CHECK(
+        cublasLtMatrixLayoutSetAttribute(out.l, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &count, sizeof(count)));
+    LTX2_CUBLAS_CHECK(cublasLtMatrixLayoutSetAttribute(out.l, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET,
+                                                       &batch_stride, sizeof(batch_stride)));
+  }
+}
+
+// Column-major D[m, n] = op(A)[m, k] · op(B)[k, n] (+ bias[m]), batched with the given strides.
+// A is [m, k] (lda) untransposed or [k, m] transposed; likewise B.
+void gemm(const Tensor& out, DType dtype, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k,
+          const void* A, int64_t lda, int64_t stride_a, const void* B, int64_t ldb, int64_t stride_b, void* D,
+          int64_t ldd, int64_t stride_d, int64_t batch, const void* bias) {
+  int device = out.device().index;
+  std::lock_guard<std::mutex> lock(g_mutex);
+  DeviceContext& ctx = context(device);
+  cudaDataType_t type = cuda_type(dtype);
+  MatmulDesc desc;
+  LTX2_CUBLAS_CHECK(cublasLtMatmulDescCreate(&desc.d, CUBLAS_COMPUTE_32F, CUDA_R_32F));
+  cublasOperation_t ta = trans_a ? CUBLAS_OP_T : CUBLAS_OP_N, tb = trans_b ? CUBLAS_OP_T : CUBLAS_OP_N;
+  LTX2_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(desc.d, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof(ta)));
+  LTX2_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(desc.d, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof(tb)));
+  if (bias) {
+    cublasLtEpilogue_t epi = CUBLASLT_EPILOGUE_BIAS;
+    LTX2_CUBLAS_CHECK(
+        cublasLtMatmulDescSetAttribute(desc.d, CUBLASLT_MATMUL_DESC_EPILOGUE, &epi, sizeof(epi)));
+    LTX2_CUBLAS_CHECK(
+        cublasLtMatmulDescSetAttribute(desc.d, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof(bias)));
+  }
+  Layout la, lb, ld;
+  make_layout(la, type, trans_a ? k : m, trans_a ? m : k, lda, batch, stride_a);
+  make_layout(lb, type, trans_b ? n : k, trans_b ? k : n, ldb, batch, stride_b);
+  make_layout(ld, type, m, n, ldd, batch, stride_d);
+
+  uint32_t align = common_alignment(A, B, D, bias);
+  PlanKey key{int(dtype), trans_a, trans_b, m, n, k, batch, stride_a, stride_b, bias != nullptr, align};
+  auto found = g_algos.find({device, key});
+  if (found == g_algos.end()) {
+    Preference pref;
+    LTX2_CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&pref.p));
+    size_t ws = kWorkspaceBytes;
+    LTX2_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(pref.p, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
+                                                           &ws, sizeof(ws)));
+    for (auto attr : {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
+                      CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES})
+      LTX2_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(pref.p, attr, &align, sizeof(align)));
+    cublasLtMatmulHeuristicResult_t result{};
+    int count = 0;
+    LTX2_CUBLAS_CHECK(cublasLtMatmulAlgoGetHeuristic(ctx.handle, desc.d, la.l, lb.l, ld.l, ld.l, pref.p, 1,
+                                                     &result, &count));
+    LTX2_CHECK(count > 0, "cuBLASLt has no algorithm for a {} GEMM m={} n={} k={} batch={}",
+               dtype_name(dtype), m, n, k, batch);
+    found = g_algos.emplace(std::make_pair(device, key), result.algo).first;
+  }
+  float alpha = 1.f, beta = 0.f;
+  LTX2_CUBLAS_CHECK(cublasLtMatmul(ctx.handle, desc.d, &alpha, A, la.l, B, lb.l, &beta, D, ld.l, D, ld.l,
+                                   &found->second, ctx.workspace, kWorkspaceBytes, 0));
+}
+
+void check_operands(const Tensor& a, const Tensor& b, const char* op) {
+  LTX2_CHECK(a.device() == b.device(), "{}: operands on {} and {}", op, a.device().str(), b.device().str());
+  LTX2_CHECK(a.dtype() == b.dtype() && (a.dtype() == DType::BF16 || a.dtype() == DType::F32),
+             "{}: the CUDA path takes two bf16 or two f32 operands, got {} and {}", op, a.str(), b.str());
+}
+
+}  // namespace
+
+Tensor linear(const Tensor& x, const Tensor& w, const Tensor& bias) {
+  check_operands(x, w, "linear");
+  LTX2_CHECK(w.dim() == 2 && x.dim() >= 1 && x.size(-1) == w.size(1),
+             "linear: input {} does not match weight {}", x.str(), w.str());
+  int64_t K = w.size(1), N = w.size(0), M = K ? x.numel() / K : 0;
+  use_device(x);
+  Tensor xc = x.contiguous(), wc = w.contiguous();
+  Tensor bc;
+  if (bias.defined()) {
+    LTX2_CHECK(bias.numel() == N && bias.device() == x.device(), "linear: bias {} for {} outputs", bias.str(),
+               N);
+    bc = bias.to(x.dtype()).contiguous();  // the epilogue reads the bias in the output's dtype
+  }
+  Shape out_shape = x.shape();
+  out_shape.back() = N;
+  Tensor y = Tensor::empty(out_shape, x.dtype(), x.device());
+  if (M == 0 || N == 0) return y;
+  LTX2_CHECK(K > 0, "linear: empty reduction dimension in {}", w.str());
+  // yᵀ[N, M] = w[N, K] · xᵀ[K, M] in column-major terms: w is stored as a column-major [K, N].
+  gemm(y, x.dtype(), true, false, N, M, K, wc.data_ptr(), K, 0, xc.data_ptr(), K, 0, y.data_ptr(), N, 0, 1,
+       bc.defined() ? bc.data_ptr() : nullptr);
+  return y;
+}
+
+Tensor matmul(const Tensor& a, const Tensor& b) {
+  check_operands(a, b, "matmul");
+  LTX2_CHECK(a.dim() >= 2 && b.dim() >= 2 && a.size(-1) == b.size(-2),
+             "matmul: shapes {} and {} do not chain", a.str(), b.str());
+  int64_t M = a.size(-2), K = a.size(-1), N = b.size(-1);
+  int64_t batch = M * K != 0 ? a.numel() / (M * K) : 0;
+  bool shared_b = b.dim() == 2;
+  LTX2_CHECK(shared_b || b.numel() / (K * N) == batch, "matmul: batch of {} and {} differ", a.str(), b.str());
+  use_device(a);
+  Shape out_shape = a.shape();
+  out_shape.back() = N;
+  Tensor y = Tensor::empty(out_shape, a.dtype(), a.device());
+  if (y.numel() == 0) return y;
+  LTX2_CHECK(K > 0, "matmul: empty reduction dimension in {}", a.str());
+  Tensor ac = a.contiguous(), bc = b.contiguous();
+  // A shared right operand folds the batch into the rows of a.
+  int64_t rows = shared_b ? batch * M : M, count = shared_b ? 1 : batch;
+  // yᵀ[N, rows] = bᵀ[N, K] · aᵀ[K, rows]; a row-major [K, N] is a column-major [N, K].
+  gemm(y, a.dtype(), false, false, N, rows, K, bc.data_ptr(), N, K * N, ac.data_ptr(), K, rows * K,
+       y.data_ptr(), N, rows * N, count, nullptr);
+  return y;
+}
+
+}  // namespace ltx2::cuda

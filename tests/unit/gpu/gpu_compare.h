@@ -1,0 +1,59 @@
+// Helpers of the GPU op tests: moving tensors to the GPU as bf16 or f32, and the FlashAttention-
+// style acceptance rule: the GPU bf16 result's error against the CPU float32 result may be at most
+// twice the error of the same computation done naively in bf16 (inputs and intermediates rounded
+// to bf16 on the CPU), plus a small absolute tolerance. NaN never passes.
+#pragma once
+
+#include <cmath>
+#include <string>
+
+#include "core/tensor.h"
+#include "support/catch.h"
+
+namespace ltx2::test {
+
+inline Device gpu() {
+  return Device::cuda(0);
+}
+inline Tensor to_gpu(const Tensor& t, DType dtype) {
+  return t.to(gpu()).to(dtype);
+}
+inline Tensor to_host_f32(const Tensor& t) {
+  return t.to(Device::cpu()).to(DType::F32);
+}
+// Rounds every element to bf16 (CPU f32 in and out).
+inline Tensor round_bf16(const Tensor& t) {
+  return t.to(DType::BF16).to(DType::F32);
+}
+
+// Largest |a - b|; infinity when either holds a NaN or the shapes differ.
+inline double max_error(const Tensor& a, const Tensor& b) {
+  if (a.shape() != b.shape()) return INFINITY;
+  auto va = to_host_f32(a).to_vector(), vb = to_host_f32(b).to_vector();
+  double m = 0;
+  for (size_t i = 0; i < va.size(); ++i) {
+    double d = std::fabs(double(va[i]) - double(vb[i]));
+    if (std::isnan(d)) return INFINITY;
+    m = std::max(m, d);
+  }
+  return m;
+}
+
+// The bf16 acceptance rule above; `gpu_out` may be on the GPU.
+inline void require_bf16_close(const std::string& what, const Tensor& gpu_out, const Tensor& naive,
+                               const Tensor& ref, double atol = 1e-4) {
+  double gpu_err = max_error(gpu_out, ref), naive_err = max_error(naive, ref);
+  INFO(what << ": GPU error " << gpu_err << ", naive bf16 error " << naive_err);
+  REQUIRE(std::isfinite(naive_err));
+  REQUIRE(gpu_err <= 2 * naive_err + atol);
+}
+
+// f32 on the GPU against f32 on the CPU.
+inline void require_f32_close(const std::string& what, const Tensor& gpu_out, const Tensor& ref,
+                              double atol) {
+  double err = max_error(gpu_out, ref);
+  INFO(what << ": GPU f32 error " << err);
+  REQUIRE(err <= atol);
+}
+
+}  // namespace ltx2::test

@@ -1,0 +1,144 @@
+// Every CUDA op against the CPU op on random inputs: bf16 under the FlashAttention-style rule
+// (gpu_compare.h), f32 against a tight absolute tolerance. Attention has its own file.
+#include "core/error.h"
+#include "gpu_compare.h"
+#include "ops/elementwise.h"
+#include "ops/linear.h"
+#include "ops/norm.h"
+#include "ops/reduce.h"
+#include "support/test_util.h"
+
+using namespace ltx2;
+using test::gpu;
+using test::round_bf16;
+using test::to_gpu;
+
+TEST_CASE("gpu: linear (cuBLASLt) with and without bias, bf16 and f32") {
+  Tensor x = test::random_tensor({3, 41, 256}, 1), w = test::random_tensor({96, 256}, 2);
+  Tensor b = test::random_tensor({96}, 3);
+  Tensor ref = ops::linear(x, w, b);
+  Tensor naive = round_bf16(ops::linear(round_bf16(x), round_bf16(w), round_bf16(b)));
+  Tensor got = ops::linear(to_gpu(x, DType::BF16), to_gpu(w, DType::BF16), to_gpu(b, DType::F32));
+  REQUIRE(got.dtype() == DType::BF16);
+  REQUIRE(got.shape() == Shape{3, 41, 96});
+  test::require_bf16_close("linear bf16 + bias", got, naive, ref);
+  test::require_bf16_close("linear bf16", ops::linear(to_gpu(x, DType::BF16), to_gpu(w, DType::BF16)),
+                           round_bf16(ops::linear(round_bf16(x), round_bf16(w))), ops::linear(x, w));
+  test::require_f32_close("linear f32 + bias",
+                          ops::linear(to_gpu(x, DType::F32), to_gpu(w, DType::F32), to_gpu(b, DType::F32)),
+                          ref, 1e-4);
+  REQUIRE_THROWS_AS(ops::linear(to_gpu(x, DType::BF16), to_gpu(w, DType::F32)), Error);
+}
+
+TEST_CASE("gpu: matmul batched, shared and strided right operands") {
+  Tensor a = test::random_tensor({2, 3, 33, 64}, 4), b = test::random_tensor({2, 3, 64, 40}, 5);
+  Tensor ref = ops::matmul(a, b);
+  Tensor naive = round_bf16(ops::matmul(round_bf16(a), round_bf16(b)));
+  test::require_bf16_close("matmul bf16", ops::matmul(to_gpu(a, DType::BF16), to_gpu(b, DType::BF16)), naive,
+                           ref);
+  test::require_f32_close("matmul f32", ops::matmul(to_gpu(a, DType::F32), to_gpu(b, DType::F32)), ref, 1e-4);
+  Tensor shared = test::random_tensor({40, 64}, 6).transpose(0, 1);  // [64, 40], not contiguous
+  Tensor got = ops::matmul(to_gpu(a, DType::BF16), to_gpu(shared, DType::BF16));
+  test::require_bf16_close("matmul shared", got, round_bf16(ops::matmul(round_bf16(a), round_bf16(shared))),
+                           ops::matmul(a, shared));
+}
+
+TEST_CASE("gpu: broadcasting binary ops, bf16, f32 and mixed") {
+  Tensor a = test::random_tensor({2, 3, 1, 5}, 7), b = test::random_tensor({3, 4, 1}, 8);
+  Tensor b_pos = ops::add(ops::unary(b, ops::UnaryOp::Abs), 0.5f);  // keeps Div away from zero
+  for (int op = 0; op <= int(ops::BinaryOp::Min); ++op) {
+    auto bop = static_cast<ops::BinaryOp>(op);
+    Tensor rhs = bop == ops::BinaryOp::Div ? b_pos : b;
+    Tensor ref = ops::binary(a, rhs, bop);
+    Tensor naive = round_bf16(ops::binary(round_bf16(a), round_bf16(rhs), bop));
+    Tensor got = ops::binary(to_gpu(a, DType::BF16), to_gpu(rhs, DType::BF16), bop);
+    REQUIRE(got.dtype() == DType::BF16);
+    test::require_bf16_close("binary " + std::to_string(op), got, naive, ref);
+    test::require_f32_close("binary f32 " + std::to_string(op),
+                            ops::binary(to_gpu(a, DType::F32), to_gpu(rhs, DType::F32), bop), ref, 1e-6);
+    Tensor mixed = ops::binary(to_gpu(a, DType::BF16), to_gpu(rhs, DType::F32), bop);
+    REQUIRE(mixed.dtype() == DType::F32);
+    test::require_f32_close("binary mixed " + std::to_string(op), mixed, ops::binary(round_bf16(a), rhs, bop),
+                            1e-6);
+  }
+  // A transposed (non-contiguous) operand.
+  Tensor t = test::random_tensor({5, 6}, 9).transpose(0, 1);
+  Tensor u = test::random_tensor({6, 5}, 10);
+  test::require_f32_close("binary strided", ops::add(to_gpu(t, DType::F32), to_gpu(u, DType::F32)),
+                          ops::add(t, u), 1e-6);
+  REQUIRE_THROWS_AS(ops::add(to_gpu(a, DType::F32), to_gpu(test::random_tensor({3, 3}, 1), DType::F32)),
+                    Error);
+}
+
+TEST_CASE("gpu: unary ops and activations") {
+  Tensor x = ops::mul(test::random_tensor({7, 129}, 11), 3.f);
+  Tensor pos = ops::add(ops::unary(x, ops::UnaryOp::Abs), 0.1f);  // for log, sqrt, rsqrt, pow
+  for (int op = 0; op <= int(ops::UnaryOp::PowScalar); ++op) {
+    auto uop = static_cast<ops::UnaryOp>(op);
+    bool needs_pos = uop == ops::UnaryOp::Log || uop == ops::UnaryOp::Sqrt || uop == ops::UnaryOp::Rsqrt ||
+                     uop == ops::UnaryOp::PowScalar;
+    Tensor in = needs_pos ? pos : x;
+    float alpha = uop == ops::UnaryOp::PowScalar ? 1.7f : 0.3f;
+    Tensor ref = ops::unary(in, uop, alpha);
+    Tensor naive = round_bf16(ops::unary(round_bf16(in), uop, alpha));
+    test::require_bf16_close("unary " + std::to_string(op), ops::unary(to_gpu(in, DType::BF16), uop, alpha),
+                             naive, ref);
+    double scale = std::max(1.0, test::max_error(ref, ops::mul(ref, 0.f)));
+    test::require_f32_close("unary f32 " + std::to_string(op), ops::unary(to_gpu(in, DType::F32), uop, alpha),
+                            ref, 2e-6 * scale);
+  }
+}
+
+TEST_CASE("gpu: softmax over long and short rows") {
+  for (int64_t L : {37, 1000, 4099}) {
+    Tensor x = ops::mul(test::random_tensor({5, L}, 12 + L), 4.f);
+    Tensor ref = ops::softmax(x);
+    Tensor naive = round_bf16(ops::softmax(round_bf16(x)));
+    test::require_bf16_close("softmax " + std::to_string(L), ops::softmax(to_gpu(x, DType::BF16)), naive, ref,
+                             1e-6);
+    test::require_f32_close("softmax f32", ops::softmax(to_gpu(x, DType::F32)), ref, 1e-6);
+  }
+}
+
+TEST_CASE("gpu: rms_norm and layer_norm with f32 and bf16 parameters") {
+  Tensor x = ops::add(test::random_tensor({2, 9, 384}, 13), 0.3f);
+  Tensor w = test::random_tensor({384}, 14), b = test::random_tensor({384}, 15);
+  Tensor ref = ops::rms_norm(x, w, 1e-6f);
+  Tensor naive = round_bf16(ops::rms_norm(round_bf16(x), round_bf16(w), 1e-6f));
+  test::require_bf16_close("rms_norm", ops::rms_norm(to_gpu(x, DType::BF16), to_gpu(w, DType::BF16), 1e-6f),
+                           naive, ref);
+  test::require_bf16_close("rms_norm f32 weight",
+                           ops::rms_norm(to_gpu(x, DType::BF16), to_gpu(w, DType::F32), 1e-6f),
+                           round_bf16(ops::rms_norm(round_bf16(x), w, 1e-6f)), ref);
+  test::require_f32_close("rms_norm f32 no weight", ops::rms_norm(to_gpu(x, DType::F32), Tensor(), 1e-6f),
+                          ops::rms_norm(x, Tensor(), 1e-6f), 1e-5);
+  Tensor lref = ops::layer_norm(x, w, b, 1e-5f);
+  Tensor lnaive = round_bf16(ops::layer_norm(round_bf16(x), round_bf16(w), round_bf16(b), 1e-5f));
+  test::require_bf16_close(
+      "layer_norm",
+      ops::layer_norm(to_gpu(x, DType::BF16), to_gpu(w, DType::BF16), to_gpu(b, DType::BF16), 1e-5f), lnaive,
+      lref);
+  test::require_f32_close("layer_norm f32 no affine",
+                          ops::layer_norm(to_gpu(x, DType::F32), Tensor(), Tensor(), 1e-5f),
+                          ops::layer_norm(x, Tensor(), Tensor(), 1e-5f), 1e-5);
+  REQUIRE_THROWS_AS(ops::rms_norm(to_gpu(x, DType::BF16), to_gpu(b.slice(0, 0, 100), DType::BF16), 1e-6f),
+                    Error);
+}
+
+TEST_CASE("gpu: reductions over every dimension") {
+  Tensor x = test::random_tensor({4, 67, 300}, 16);
+  for (int op = 0; op <= int(ops::ReduceOp::Min); ++op) {
+    auto rop = static_cast<ops::ReduceOp>(op);
+    for (int dim : {0, 1, -1}) {
+      for (bool keepdim : {false, true}) {
+        Tensor ref = ops::reduce(x, dim, keepdim, rop);
+        Tensor got = ops::reduce(to_gpu(x, DType::BF16), dim, keepdim, rop);
+        REQUIRE(got.shape() == ref.shape());
+        test::require_bf16_close("reduce " + std::to_string(op) + " dim " + std::to_string(dim), got,
+                                 round_bf16(ops::reduce(round_bf16(x), dim, keepdim, rop)), ref);
+        test::require_f32_close("reduce f32", ops::reduce(to_gpu(x, DType::F32), dim, keepdim, rop), ref,
+                                2e-5);
+      }
+    }
+  }
+}
