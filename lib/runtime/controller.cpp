@@ -163,8 +163,7 @@ void Controller::reset_jobs_for_new_fleet() {
 
 uint64_t Controller::submit(const nlohmann::json& params, std::vector<NamedTensor> tensors,
                             std::optional<milliseconds> timeout) {
-  return enqueue(EncodedRecord(params.is_null() ? nlohmann::json::object() : params, std::move(tensors)).bytes(),
-                 timeout);
+  return enqueue(EncodedRecord(params, std::move(tensors)).bytes(), timeout);
 }
 
 uint64_t Controller::submit_record(std::vector<uint8_t> record, std::optional<milliseconds> timeout) {

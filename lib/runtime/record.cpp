@@ -34,9 +34,9 @@ const Tensor& Record::tensor(const std::string& name) const {
 }
 
 EncodedRecord::EncodedRecord(const nlohmann::json& meta, std::vector<NamedTensor> tensors) {
-  LTX2_CHECK(meta.is_object(), "record header must be a JSON object");
+  LTX2_CHECK(meta.is_object() || meta.is_null(), "record header must be a JSON object");
   LTX2_CHECK(!meta.contains("tensors"), "record header key 'tensors' is reserved");
-  nlohmann::json header = meta;
+  nlohmann::json header = meta.is_null() ? nlohmann::json::object() : meta;
   header["tensors"] = nlohmann::json::array();
   for (auto& t : tensors) {
     LTX2_CHECK(t.tensor.defined() && t.tensor.device().is_cpu(), "record tensor '{}' must be a defined CPU tensor",

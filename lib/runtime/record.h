@@ -36,7 +36,7 @@ struct Record {
 };
 
 // A record ready to be written: knows its size, then writes itself into any buffer (shared memory
-// included) without an intermediate copy. Tensors must be on the CPU.
+// included) without an intermediate copy. Tensors must be on the CPU; a null meta is an empty object.
 class EncodedRecord {
  public:
   EncodedRecord(const nlohmann::json& meta, std::vector<NamedTensor> tensors);
