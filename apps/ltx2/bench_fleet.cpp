@@ -3,11 +3,11 @@
 #include "bench_fleet.h"
 
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <nlohmann/json.hpp>
 
 #include "runtime/controller.h"
 #include "runtime/launcher.h"
@@ -57,11 +57,14 @@ size_t drain_job(Controller& c) {
 }  // namespace
 
 CLI::App* add_bench_fleet_command(CLI::App* bench, BenchFleetOptions* opt) {
-  auto* cmd = bench->add_subcommand("fleet", "Job dispatch latency and result-streaming throughput of a fleet "
-                                             "of CPU ranks through shared memory");
+  auto* cmd = bench->add_subcommand("fleet",
+                                    "Job dispatch latency and result-streaming throughput of a fleet "
+                                    "of CPU ranks through shared memory");
   cmd->add_option("--ranks", opt->ranks, "CPU ranks")->check(CLI::Range(1, kMaxRanks));
-  cmd->add_option("--jobs", opt->jobs, "empty jobs timed for the dispatch latency")->check(CLI::Range(1, 1000000));
-  cmd->add_option("--tensors", opt->tensors, "tensors streamed per throughput job")->check(CLI::Range(1, 1000000));
+  cmd->add_option("--jobs", opt->jobs, "empty jobs timed for the dispatch latency")
+      ->check(CLI::Range(1, 1000000));
+  cmd->add_option("--tensors", opt->tensors, "tensors streamed per throughput job")
+      ->check(CLI::Range(1, 1000000));
   cmd->add_option("--tensor-kib", opt->tensor_kib, "size of each streamed tensor in KiB")
       ->check(CLI::Range(1, 1 << 20));
   cmd->add_flag("--json", opt->json, "Print JSON");
@@ -89,7 +92,8 @@ int run_bench_fleet(const BenchFleetOptions& opt) {
     const auto t = SteadyClock::now();
     c.submit({{"count", 0}});
     drain_job(c);
-    if (i >= 10) round_trip_us.push_back(std::chrono::duration<double, std::micro>(SteadyClock::now() - t).count());
+    if (i >= 10)
+      round_trip_us.push_back(std::chrono::duration<double, std::micro>(SteadyClock::now() - t).count());
   }
   // Queued jobs: many empty jobs submitted at once, jobs per second.
   const int burst = std::min(opt.jobs, 64);
@@ -105,20 +109,26 @@ int run_bench_fleet(const BenchFleetOptions& opt) {
     t = SteadyClock::now();
     c.submit({{"count", opt.tensors}, {"elems", elems}, {"all_ranks", all == 1}});
     const size_t bytes = drain_job(c);
-    gbps[all] = static_cast<double>(bytes) / 1e9 / std::chrono::duration<double>(SteadyClock::now() - t).count();
+    gbps[all] =
+        static_cast<double>(bytes) / 1e9 / std::chrono::duration<double>(SteadyClock::now() - t).count();
   }
   c.shutdown();
 
   const double p50 = percentile(round_trip_us, 0.5), p99 = percentile(round_trip_us, 0.99);
   if (opt.json) {
-    nlohmann::json j = {{"ranks", opt.ranks},          {"start_ms", start_ms},
-                        {"job_round_trip_us_p50", p50}, {"job_round_trip_us_p99", p99},
-                        {"queued_jobs_per_s", jobs_per_s}, {"tensor_kib", opt.tensor_kib},
-                        {"stream_rank0_gb_per_s", gbps[0]}, {"stream_all_ranks_gb_per_s", gbps[1]}};
+    nlohmann::json j = {{"ranks", opt.ranks},
+                        {"start_ms", start_ms},
+                        {"job_round_trip_us_p50", p50},
+                        {"job_round_trip_us_p99", p99},
+                        {"queued_jobs_per_s", jobs_per_s},
+                        {"tensor_kib", opt.tensor_kib},
+                        {"stream_rank0_gb_per_s", gbps[0]},
+                        {"stream_all_ranks_gb_per_s", gbps[1]}};
     std::printf("%s\n", j.dump().c_str());
   } else {
     std::printf("fleet of %d CPU ranks: started in %.1f ms\n", opt.ranks, start_ms);
-    std::printf("job round trip (submit -> all terminals), %d jobs: p50 %.1f us, p99 %.1f us\n", opt.jobs, p50, p99);
+    std::printf("job round trip (submit -> all terminals), %d jobs: p50 %.1f us, p99 %.1f us\n", opt.jobs,
+                p50, p99);
     std::printf("queued empty jobs: %.0f jobs/s\n", jobs_per_s);
     std::printf("streaming %d x %d KiB tensors: rank 0 %.2f GB/s, all %d ranks %.2f GB/s\n", opt.tensors,
                 opt.tensor_kib, gbps[0], opt.ranks, gbps[1]);

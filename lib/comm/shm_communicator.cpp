@@ -50,16 +50,22 @@ struct CommSlot {
 };
 static_assert(sizeof(CommSlot) <= kSlotHeaderBytes);
 
-CommHeader* header_of(void* base) { return static_cast<CommHeader*>(base); }
-
-CommSlot* slot_of(uint8_t* base, size_t capacity, int p) {
-  return reinterpret_cast<CommSlot*>(base + kHeaderBytes + static_cast<size_t>(p) * (kSlotHeaderBytes + capacity));
+CommHeader* header_of(void* base) {
+  return static_cast<CommHeader*>(base);
 }
 
-uint8_t* slot_data(CommSlot* s) { return reinterpret_cast<uint8_t*>(s) + kSlotHeaderBytes; }
+CommSlot* slot_of(uint8_t* base, size_t capacity, int p) {
+  return reinterpret_cast<CommSlot*>(base + kHeaderBytes +
+                                     static_cast<size_t>(p) * (kSlotHeaderBytes + capacity));
+}
+
+uint8_t* slot_data(CommSlot* s) {
+  return reinterpret_cast<uint8_t*>(s) + kSlotHeaderBytes;
+}
 
 // Copies the part of the stream range [want, want+len) that lies in the chunk [offset, offset+n).
-void copy_overlap(uint8_t* dst, uint64_t want, uint64_t len, uint64_t offset, const uint8_t* data, uint64_t n) {
+void copy_overlap(uint8_t* dst, uint64_t want, uint64_t len, uint64_t offset, const uint8_t* data,
+                  uint64_t n) {
   const uint64_t begin = std::max(want, offset), end = std::min(want + len, offset + n);
   if (begin < end) std::memcpy(dst + (begin - want), data + (begin - offset), end - begin);
 }
@@ -111,7 +117,8 @@ ShmCommunicator::ShmCommunicator(void* base, size_t bytes, int rank, std::chrono
   LTX2_CHECK(bytes >= kHeaderBytes && h->magic == kMagic, "shm communicator: region is not formatted");
   world_ = static_cast<int>(h->world);
   capacity_ = h->slot_capacity;
-  LTX2_CHECK(bytes >= region_bytes(world_, capacity_), "shm communicator: region of {} bytes is truncated", bytes);
+  LTX2_CHECK(bytes >= region_bytes(world_, capacity_), "shm communicator: region of {} bytes is truncated",
+             bytes);
   LTX2_CHECK(rank >= 0 && rank < world_, "shm communicator: rank {} outside world of {}", rank, world_);
   LTX2_CHECK(timeout.count() > 0, "shm communicator: timeout must be positive");
 }
@@ -122,8 +129,9 @@ void ShmCommunicator::wait_all(const std::function<bool(int)>& arrived, const ch
   for (;;) {
     const uint32_t seen = h->changed.load(std::memory_order_acquire);
     if (h->aborted.load(std::memory_order_acquire) == 1) {
-      throw CommError(fmt::format("{} on rank {}: communicator aborted: {}", current_op_, rank_, h->abort_reason),
-                      __FILE__, __LINE__);
+      throw CommError(
+          fmt::format("{} on rank {}: communicator aborted: {}", current_op_, rank_, h->abort_reason),
+          __FILE__, __LINE__);
     }
     std::vector<int> missing;
     for (int p = 0; p < world_; ++p)
@@ -131,8 +139,8 @@ void ShmCommunicator::wait_all(const std::function<bool(int)>& arrived, const ch
     if (missing.empty()) return;
     const auto now = Clock::now();
     if (now >= deadline) {
-      throw CommTimeout(fmt::format("{} on rank {} timed out after {} ms: rank(s) {} never {}", current_op_, rank_,
-                                    timeout_.count(), fmt::join(missing, ", "), what),
+      throw CommTimeout(fmt::format("{} on rank {} timed out after {} ms: rank(s) {} never {}", current_op_,
+                                    rank_, timeout_.count(), fmt::join(missing, ", "), what),
                         __FILE__, __LINE__);
     }
     futex_wait(&h->changed, seen, std::min<Clock::duration>(deadline - now, kMaxSleep));
@@ -165,8 +173,11 @@ void ShmCommunicator::exchange_rounds(const Signature& sig, const uint8_t* mine,
   CommSlot* own = slot_of(base_, capacity_, rank_);
   for (uint64_t round = 0;; ++round) {
     const uint64_t g = ++generation_;
-    wait_all([&](int p) { return slot_of(base_, capacity_, p)->consumed.load(std::memory_order_acquire) >= g - 1; },
-             "finished reading the previous round", deadline);
+    wait_all(
+        [&](int p) {
+          return slot_of(base_, capacity_, p)->consumed.load(std::memory_order_acquire) >= g - 1;
+        },
+        "finished reading the previous round", deadline);
     const uint64_t offset = round * capacity_;
     const uint64_t n = offset < my_bytes ? std::min<uint64_t>(capacity_, my_bytes - offset) : 0;
     if (n) std::memcpy(slot_data(own), mine + offset, n);
@@ -180,15 +191,18 @@ void ShmCommunicator::exchange_rounds(const Signature& sig, const uint8_t* mine,
     own->published.store(g, std::memory_order_release);
     bump_and_wake(&h->changed);
 
-    wait_all([&](int p) { return slot_of(base_, capacity_, p)->published.load(std::memory_order_acquire) >= g; },
-             "arrived", deadline);
+    wait_all(
+        [&](int p) { return slot_of(base_, capacity_, p)->published.load(std::memory_order_acquire) >= g; },
+        "arrived", deadline);
     uint64_t max_total = 0;
     for (int p = 0; p < world_; ++p) {
       const CommSlot* s = slot_of(base_, capacity_, p);
       if (s->op != sig.op || s->dtype != sig.dtype || s->meta0 != sig.meta0 || s->meta1 != sig.meta1) {
-        LTX2_FAIL("{}: collective mismatch: rank {} called {}(dtype {}, {}, {}) while rank {} called {}(dtype {}, {}, {})",
-                  current_op_, p, op_name(s->op), s->dtype, s->meta0, s->meta1, rank_, op_name(sig.op), sig.dtype,
-                  sig.meta0, sig.meta1);
+        LTX2_FAIL(
+            "{}: collective mismatch: rank {} called {}(dtype {}, {}, {}) while rank {} called {}(dtype {}, "
+            "{}, {})",
+            current_op_, p, op_name(s->op), s->dtype, s->meta0, s->meta1, rank_, op_name(sig.op), sig.dtype,
+            sig.meta0, sig.meta1);
       }
       max_total = std::max(max_total, s->total_bytes);
     }
@@ -204,25 +218,27 @@ void ShmCommunicator::exchange_rounds(const Signature& sig, const uint8_t* mine,
 
 Tensor ShmCommunicator::checked_cpu(const Tensor& x, const char* op) const {
   LTX2_CHECK(x.defined(), "{} on rank {}: undefined tensor", op, rank_);
-  LTX2_CHECK(x.device().is_cpu(), "{} on rank {}: the shared-memory engine takes CPU tensors, got {}", op, rank_,
-             x.str());
+  LTX2_CHECK(x.device().is_cpu(), "{} on rank {}: the shared-memory engine takes CPU tensors, got {}", op,
+             rank_, x.str());
   return x.contiguous();
 }
 
 Tensor ShmCommunicator::all_to_all(const Tensor& send, std::span<const int64_t> send_counts,
                                    std::span<const int64_t> recv_counts) {
   const Tensor x = checked_cpu(send, "all_to_all");
-  LTX2_CHECK(send_counts.size() == static_cast<size_t>(world_) && recv_counts.size() == static_cast<size_t>(world_),
-             "all_to_all on rank {}: {} send / {} recv counts for a world of {}", rank_, send_counts.size(),
-             recv_counts.size(), world_);
+  LTX2_CHECK(
+      send_counts.size() == static_cast<size_t>(world_) && recv_counts.size() == static_cast<size_t>(world_),
+      "all_to_all on rank {}: {} send / {} recv counts for a world of {}", rank_, send_counts.size(),
+      recv_counts.size(), world_);
   int64_t send_total = 0, recv_total = 0;
   for (int p = 0; p < world_; ++p) {
     LTX2_CHECK(send_counts[p] >= 0 && recv_counts[p] >= 0, "all_to_all on rank {}: negative count", rank_);
     send_total += send_counts[p];
     recv_total += recv_counts[p];
   }
-  LTX2_CHECK(send_total == x.numel(), "all_to_all on rank {}: send counts add up to {} but the tensor has {} elements",
-             rank_, send_total, x.numel());
+  LTX2_CHECK(send_total == x.numel(),
+             "all_to_all on rank {}: send counts add up to {} but the tensor has {} elements", rank_,
+             send_total, x.numel());
   const size_t es = dtype_size(x.dtype());
   // Stream: world_ int64 send counts, then the send bytes.
   std::vector<uint8_t> stream(world_ * 8 + x.nbytes());
@@ -239,8 +255,8 @@ Tensor ShmCommunicator::all_to_all(const Tensor& send, std::span<const int64_t> 
                std::vector<int64_t> theirs(world_);
                std::memcpy(theirs.data(), data, world_ * 8);
                LTX2_CHECK(theirs[rank_] == recv_counts[p],
-                          "all_to_all: rank {} sends {} elements to rank {}, which expects {}", p, theirs[rank_],
-                          rank_, recv_counts[p]);
+                          "all_to_all: rank {} sends {} elements to rank {}, which expects {}", p,
+                          theirs[rank_], rank_, recv_counts[p]);
                uint64_t before = 0;
                for (int q = 0; q < rank_; ++q) before += theirs[q];
                src_off[p] = world_ * 8 + before * es;
@@ -280,19 +296,21 @@ Tensor ShmCommunicator::all_reduce_sum(const Tensor& x_in) {
            [&](int p, uint64_t offset, const uint8_t* data, uint64_t n) {
              const uint64_t count = n / es;
              if (dt == DType::F32)
-               accumulate(reinterpret_cast<float*>(dst + offset), reinterpret_cast<const float*>(data), count, p == 0);
+               accumulate(reinterpret_cast<float*>(dst + offset), reinterpret_cast<const float*>(data), count,
+                          p == 0);
              else if (dt == DType::I32)
-               accumulate(reinterpret_cast<int32_t*>(dst + offset), reinterpret_cast<const int32_t*>(data), count,
-                          p == 0);
+               accumulate(reinterpret_cast<int32_t*>(dst + offset), reinterpret_cast<const int32_t*>(data),
+                          count, p == 0);
              else
-               accumulate(reinterpret_cast<int64_t*>(dst + offset), reinterpret_cast<const int64_t*>(data), count,
-                          p == 0);
+               accumulate(reinterpret_cast<int64_t*>(dst + offset), reinterpret_cast<const int64_t*>(data),
+                          count, p == 0);
            });
   return out;
 }
 
 Tensor ShmCommunicator::broadcast(const Tensor& x_in, int root) {
-  LTX2_CHECK(root >= 0 && root < world_, "broadcast on rank {}: root {} outside world of {}", rank_, root, world_);
+  LTX2_CHECK(root >= 0 && root < world_, "broadcast on rank {}: root {} outside world of {}", rank_, root,
+             world_);
   const Tensor x = checked_cpu(x_in, "broadcast");
   Tensor out = rank_ == root ? x.clone() : Tensor::empty(x.shape(), x.dtype());
   auto* dst = static_cast<uint8_t*>(out.data_ptr());

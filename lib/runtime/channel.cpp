@@ -16,8 +16,12 @@ constexpr uint32_t kMagic = 0x4c58464cu;  // "LXFL"
 constexpr uint32_t kVersion = 1;
 constexpr uint64_t kWrap = ~0ull;
 
-size_t align64(size_t n) { return (n + 63) / 64 * 64; }
-size_t align8(size_t n) { return (n + 7) / 8 * 8; }
+size_t align64(size_t n) {
+  return (n + 63) / 64 * 64;
+}
+size_t align8(size_t n) {
+  return (n + 7) / 8 * 8;
+}
 
 struct Offsets {
   size_t setup, jobs, rings, comm, comm_bytes, total;
@@ -37,12 +41,14 @@ Offsets offsets_of(const ChannelSizes& s) {
 }  // namespace
 
 uint64_t monotonic_ns() {
-  return static_cast<uint64_t>(
-      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
-          .count());
+  return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                   std::chrono::steady_clock::now().time_since_epoch())
+                                   .count());
 }
 
-size_t FleetChannel::region_bytes(const ChannelSizes& sizes) { return offsets_of(sizes).total; }
+size_t FleetChannel::region_bytes(const ChannelSizes& sizes) {
+  return offsets_of(sizes).total;
+}
 
 FleetChannel FleetChannel::format(void* base, size_t bytes, const ChannelSizes& s, const EncodedRecord& setup,
                                   std::chrono::milliseconds heartbeat_interval,
@@ -113,9 +119,11 @@ Record FleetChannel::setup_record() const {
   return decode_record(base_ + cb_->setup_offset, cb_->setup_bytes, "setup record");
 }
 
-bool FleetChannel::try_post_job(uint64_t seq, uint64_t job_id, uint64_t attempt, const std::vector<uint8_t>& record) {
-  LTX2_CHECK(record.size() <= cb_->job_capacity, "job {}: record of {} bytes exceeds the job slot of {} bytes",
-             job_id, record.size(), cb_->job_capacity);
+bool FleetChannel::try_post_job(uint64_t seq, uint64_t job_id, uint64_t attempt,
+                                const std::vector<uint8_t>& record) {
+  LTX2_CHECK(record.size() <= cb_->job_capacity,
+             "job {}: record of {} bytes exceeds the job slot of {} bytes", job_id, record.size(),
+             cb_->job_capacity);
   LTX2_CHECK(seq == cb_->jobs_posted.load() + 1, "fleet channel: job {} posted out of order", seq);
   if (seq > cb_->job_slots) {
     for (int r = 0; r < world(); ++r)
@@ -148,8 +156,9 @@ void FleetChannel::push_result(int r, const EncodedRecord& rec, const std::funct
   uint8_t* data = ring_data(r);
   const uint64_t cap = h->capacity;
   const uint64_t need = 8 + align8(rec.size());
-  LTX2_CHECK(need <= cap / 2, "result of {} bytes does not fit the result ring of {} bytes (raise the ring size)",
-             rec.size(), cap);
+  LTX2_CHECK(need <= cap / 2,
+             "result of {} bytes does not fit the result ring of {} bytes (raise the ring size)", rec.size(),
+             cap);
   for (;;) {
     const uint32_t seen = cb_->ring_space.load(std::memory_order_acquire);
     const uint64_t head = h->head.load(std::memory_order_relaxed);
@@ -190,7 +199,8 @@ std::optional<Record> FleetChannel::pop_result(int r) {
       continue;
     }
     const std::string what = "result record from rank " + std::to_string(r);
-    LTX2_CHECK(len <= cap - pos - 8 && tail + 8 + align8(len) <= head, "corrupt {}: frame of {} bytes", what, len);
+    LTX2_CHECK(len <= cap - pos - 8 && tail + 8 + align8(len) <= head, "corrupt {}: frame of {} bytes", what,
+               len);
     Record rec = decode_record(data + pos + 8, len, what);
     h->tail.store(tail + 8 + align8(len), std::memory_order_release);
     comm::bump_and_wake(&cb_->ring_space);

@@ -80,7 +80,7 @@ struct alignas(64) JobSlot {
   std::atomic<uint64_t> seq;  // job number held (0: never used)
   uint64_t job_id;            // the controller's id (stable across fleet restarts)
   uint64_t attempt;
-  uint64_t bytes;             // record length
+  uint64_t bytes;  // record length
 };
 
 struct alignas(64) RingHeader {

@@ -1,10 +1,9 @@
 // The driver-side fleet controller (behaviour in controller.h, protocol in channel.h).
 #include "runtime/controller.h"
 
+#include <fmt/ranges.h>
 #include <sys/wait.h>
 #include <unistd.h>
-
-#include <fmt/ranges.h>
 
 #include <cerrno>
 #include <thread>
@@ -31,7 +30,9 @@ int64_t ms_since(SteadyClock::time_point t) {
 
 JobFailed::JobFailed(const std::string& message, uint64_t job_id, bool asymmetric,
                      std::vector<std::string> rank_errors)
-    : Error(message, __FILE__, __LINE__), job_id_(job_id), asymmetric_(asymmetric),
+    : Error(message, __FILE__, __LINE__),
+      job_id_(job_id),
+      asymmetric_(asymmetric),
       rank_errors_(std::move(rank_errors)) {}
 
 FleetBroken::FleetBroken(const std::string& message, uint64_t job_id)
@@ -78,11 +79,17 @@ Controller::Controller(FleetOptions options) : opt_(std::move(options)) {
   opt_.sizes.world = static_cast<int>(opt_.devices.size());
 }
 
-Controller::~Controller() { fleet_.reset(); }
+Controller::~Controller() {
+  fleet_.reset();
+}
 
-std::vector<pid_t> Controller::worker_pids() const { return fleet_ ? fleet_->pids : std::vector<pid_t>{}; }
+std::vector<pid_t> Controller::worker_pids() const {
+  return fleet_ ? fleet_->pids : std::vector<pid_t>{};
+}
 
-std::string Controller::shm_name() const { return fleet_ ? fleet_->region.name() : std::string(); }
+std::string Controller::shm_name() const {
+  return fleet_ ? fleet_->region.name() : std::string();
+}
 
 void Controller::interrupted() {
   fleet_.reset();
@@ -101,9 +108,10 @@ void Controller::spawn_fleet() {
   auto fleet = std::make_unique<Fleet>();
   const std::string name = fmt::format("/{}-{}-{}", opt_.shm_prefix, getpid(), ++generation_);
   fleet->region = ShmRegion::create(name, FleetChannel::region_bytes(opt_.sizes));
-  fleet->channel = FleetChannel::format(fleet->region.data(), fleet->region.size(), opt_.sizes,
-                                        EncodedRecord({{"runner", opt_.runner}, {"config", opt_.setup_config}}, {}),
-                                        opt_.heartbeat_interval, opt_.collective_timeout);
+  fleet->channel =
+      FleetChannel::format(fleet->region.data(), fleet->region.size(), opt_.sizes,
+                           EncodedRecord({{"runner", opt_.runner}, {"config", opt_.setup_config}}, {}),
+                           opt_.heartbeat_interval, opt_.collective_timeout);
   const int world = opt_.sizes.world;
   for (int r = 0; r < world; ++r) {
     fleet->channel.rank(r).device_type = static_cast<uint32_t>(opt_.devices[r].type);
@@ -112,8 +120,9 @@ void Controller::spawn_fleet() {
   fleet->pids.assign(world, -1);
   fleet->exit_status.assign(world, 0);
   for (int r = 0; r < world; ++r) {
-    fleet->pids[r] = spawn_worker(opt_.worker_exe, {"--worker", "--fleet-shm", name, "--rank", std::to_string(r),
-                                                    "--driver-pid", std::to_string(getpid())});
+    fleet->pids[r] =
+        spawn_worker(opt_.worker_exe, {"--worker", "--fleet-shm", name, "--rank", std::to_string(r),
+                                       "--driver-pid", std::to_string(getpid())});
   }
   fleet_ = std::move(fleet);
   try {
@@ -172,8 +181,8 @@ uint64_t Controller::submit_record(std::vector<uint8_t> record, std::optional<mi
 }
 
 uint64_t Controller::enqueue(std::vector<uint8_t> record, std::optional<milliseconds> timeout) {
-  LTX2_CHECK(jobs_.size() < opt_.max_queued_jobs, "fleet: the job queue is full ({} jobs); read results first",
-             opt_.max_queued_jobs);
+  LTX2_CHECK(jobs_.size() < opt_.max_queued_jobs,
+             "fleet: the job queue is full ({} jobs); read results first", opt_.max_queued_jobs);
   const size_t capacity = opt_.sizes.job_capacity / 64 * 64;
   LTX2_CHECK(record.size() <= capacity, "fleet: job record of {} bytes exceeds the job slot of {} bytes",
              record.size(), capacity);
@@ -219,14 +228,16 @@ void Controller::handle_result(int rank, Record rec) {
   PendingJob& job = jobs_[index];
   const std::string type = m["type"];
   if (type == "terminal") {
-    job.terminals[rank] = Terminal{m.value("ok", false), m.value("data", nlohmann::json()), m.value("error", "")};
+    job.terminals[rank] = Terminal{m.value("ok", false), m.value("data", nlohmann::json()),
+                                   m.value("error", ""), m.value("collectives", uint64_t{0})};
     bool all = true;
     for (const auto& t : job.terminals) all = all && t.has_value();
     if (all) finalize(index);
     return;
   }
   JobEvent ev;
-  LTX2_CHECK(type == "output" || type == "progress", "corrupt result record from rank {}: type '{}'", rank, type);
+  LTX2_CHECK(type == "output" || type == "progress", "corrupt result record from rank {}: type '{}'", rank,
+             type);
   ev.kind = type == "output" ? JobEvent::Kind::Output : JobEvent::Kind::Progress;
   ev.job_id = job_id;
   ev.rank = rank;
@@ -259,8 +270,10 @@ void Controller::finalize(size_t index) {
   const bool asymmetric = failed.size() != job.terminals.size();
   std::string message;
   if (asymmetric) {
-    message = fmt::format("job {} failed on rank(s) {} only (asymmetric; the other ranks finished): {}", job.id,
-                          fmt::join(failed, ", "), errors[failed[0]]);
+    message = fmt::format(
+        "job {} failed on rank(s) {} only (asymmetric; the other ranks finished; rank {} failed "
+        "after {} collective(s)): {}",
+        job.id, fmt::join(failed, ", "), failed[0], job.terminals[failed[0]]->collectives, errors[failed[0]]);
     spdlog::error("{}", message);
   } else {
     message = fmt::format("job {} failed: {}", job.id, errors[0]);
@@ -290,8 +303,8 @@ std::optional<std::string> Controller::check_health() {
       std::vector<int> running;
       for (size_t r = 0; r < j.terminals.size(); ++r)
         if (!j.terminals[r]) running.push_back(static_cast<int>(r));
-      return fmt::format("job {} passed its timeout of {} ms (rank(s) {} still running)", j.id, j.timeout->count(),
-                         fmt::join(running, ", "));
+      return fmt::format("job {} passed its timeout of {} ms (rank(s) {} still running)", j.id,
+                         j.timeout->count(), fmt::join(running, ", "));
     }
     break;
   }
@@ -313,7 +326,8 @@ void Controller::fail_fleet(const std::string& reason) {
     try {
       spawn_fleet();
     } catch (const std::exception& e) {
-      failure = fmt::format("job {} failed: fleet broken: {}; restarting it failed: {}", job.id, reason, e.what());
+      failure =
+          fmt::format("job {} failed: fleet broken: {}; restarting it failed: {}", job.id, reason, e.what());
     }
   }
   reset_jobs_for_new_fleet();

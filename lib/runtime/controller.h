@@ -46,7 +46,7 @@ struct FleetOptions {
   nlohmann::json setup_config = nlohmann::json::object();
   std::string worker_exe = "/proc/self/exe";
   std::string shm_prefix = "ltx2-fleet";  // region names are /<prefix>-<driver pid>-<generation>
-  ChannelSizes sizes;                      // sizes.world is set from devices
+  ChannelSizes sizes;                     // sizes.world is set from devices
   size_t max_queued_jobs = 16;
   std::chrono::milliseconds ready_timeout{std::chrono::minutes(10)};
   std::chrono::milliseconds heartbeat_interval{200};
@@ -54,24 +54,25 @@ struct FleetOptions {
   std::chrono::milliseconds collective_timeout{std::chrono::minutes(5)};
   std::chrono::milliseconds graceful_timeout{std::chrono::seconds(10)};
   std::optional<std::chrono::milliseconds> job_timeout;  // default for jobs submitted without one
-  int max_retries = 0;  // fleet restarts per job after a fatal error
+  int max_retries = 0;                                   // fleet restarts per job after a fatal error
 };
 
 struct JobEvent {
   enum class Kind { Progress, Output, Retry, Done };
   Kind kind = Kind::Output;
   uint64_t job_id = 0;
-  int rank = -1;       // the rank that produced it (-1 for Retry and Done)
-  std::string name;    // progress stage or output name
-  nlohmann::json data; // output data; progress {"fraction"}; Retry {"attempt", "reason"};
-                       // Done: the per-rank terminal values, in rank order
+  int rank = -1;        // the rank that produced it (-1 for Retry and Done)
+  std::string name;     // progress stage or output name
+  nlohmann::json data;  // output data; progress {"fraction"}; Retry {"attempt", "reason"};
+                        // Done: the per-rank terminal values, in rank order
   std::vector<NamedTensor> tensors;
 };
 
 // A job failed in the runner on every rank (symmetric) or on some (asymmetric). The fleet is fine.
 class JobFailed : public Error {
  public:
-  JobFailed(const std::string& message, uint64_t job_id, bool asymmetric, std::vector<std::string> rank_errors);
+  JobFailed(const std::string& message, uint64_t job_id, bool asymmetric,
+            std::vector<std::string> rank_errors);
   uint64_t job_id() const { return job_id_; }
   bool asymmetric() const { return asymmetric_; }
   // Per rank: its error message, empty for a rank that finished cleanly.
@@ -116,7 +117,8 @@ class Controller {
                   std::optional<std::chrono::milliseconds> timeout = std::nullopt);
   // Queues a pre-encoded job record (e.g. replayed from a file); a corrupt one is rejected with an
   // ltx2::Error naming the fault and nothing is queued.
-  uint64_t submit_record(std::vector<uint8_t> record, std::optional<std::chrono::milliseconds> timeout = std::nullopt);
+  uint64_t submit_record(std::vector<uint8_t> record,
+                         std::optional<std::chrono::milliseconds> timeout = std::nullopt);
   // The next event of the oldest unfinished job, waiting at most `wait`; nullopt if none came.
   // Throws JobFailed, FleetBroken or Interrupted as described above.
   std::optional<JobEvent> next(std::chrono::milliseconds wait);
@@ -134,6 +136,7 @@ class Controller {
     bool ok = false;
     nlohmann::json value;
     std::string error;
+    uint64_t collectives = 0;  // collectives the rank entered during the job
   };
   using Item = std::variant<JobEvent, std::exception_ptr>;
   struct PendingJob {

@@ -63,7 +63,8 @@ std::vector<Device> plan_devices(const std::vector<int>& gpus, int cpu_ranks) {
   }
   const int visible = visible_gpu_count();
   if (gpus.empty()) {
-    LTX2_CHECK(visible > 0, "no GPU is visible (CUDA_VISIBLE_DEVICES or driver); use --ranks N for CPU ranks");
+    LTX2_CHECK(visible > 0,
+               "no GPU is visible (CUDA_VISIBLE_DEVICES or driver); use --ranks N for CPU ranks");
     for (int g = 0; g < visible; ++g) out.push_back(Device::cuda(g));
     return out;
   }

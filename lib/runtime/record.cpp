@@ -13,7 +13,9 @@ constexpr uint32_t kMagic = 0x4352584cu;  // "LXRC"
 constexpr size_t kFixed = 16;
 constexpr size_t kAlign = 64;
 
-size_t align_up(size_t n) { return (n + kAlign - 1) / kAlign * kAlign; }
+size_t align_up(size_t n) {
+  return (n + kAlign - 1) / kAlign * kAlign;
+}
 
 bool dtype_from_name(const std::string& name, DType* out) {
   for (DType t : {DType::F32, DType::BF16, DType::F16, DType::I32, DType::I64, DType::U8, DType::Bool}) {
@@ -39,8 +41,8 @@ EncodedRecord::EncodedRecord(const nlohmann::json& meta, std::vector<NamedTensor
   nlohmann::json header = meta.is_null() ? nlohmann::json::object() : meta;
   header["tensors"] = nlohmann::json::array();
   for (auto& t : tensors) {
-    LTX2_CHECK(t.tensor.defined() && t.tensor.device().is_cpu(), "record tensor '{}' must be a defined CPU tensor",
-               t.name);
+    LTX2_CHECK(t.tensor.defined() && t.tensor.device().is_cpu(),
+               "record tensor '{}' must be a defined CPU tensor", t.name);
     t.tensor = t.tensor.contiguous();
     offsets_.push_back(payload_bytes_);
     header["tensors"].push_back({{"name", t.name},
@@ -91,33 +93,34 @@ Record decode_record(const uint8_t* data, size_t size, const std::string& what) 
              "corrupt {}: payload of {} bytes overruns the {}-byte record", what, payload_len, size);
   nlohmann::json header = nlohmann::json::parse(data + kFixed, data + kFixed + header_len, nullptr, false);
   LTX2_CHECK(!header.is_discarded() && header.is_object(), "corrupt {}: header is not a JSON object", what);
-  LTX2_CHECK(header.contains("tensors") && header["tensors"].is_array(), "corrupt {}: header has no 'tensors' list",
-             what);
+  LTX2_CHECK(header.contains("tensors") && header["tensors"].is_array(),
+             "corrupt {}: header has no 'tensors' list", what);
   Record rec;
   for (const auto& t : header["tensors"]) {
     LTX2_CHECK(t.is_object() && t.contains("name") && t["name"].is_string() && t.contains("dtype") &&
-                   t["dtype"].is_string() && t.contains("shape") && t["shape"].is_array() && t.contains("offset") &&
-                   t["offset"].is_number_unsigned() && t.contains("bytes") && t["bytes"].is_number_unsigned(),
+                   t["dtype"].is_string() && t.contains("shape") && t["shape"].is_array() &&
+                   t.contains("offset") && t["offset"].is_number_unsigned() && t.contains("bytes") &&
+                   t["bytes"].is_number_unsigned(),
                "corrupt {}: malformed tensor entry {}", what, t.dump());
     const std::string name = t["name"];
     DType dtype;
-    LTX2_CHECK(dtype_from_name(t["dtype"].get<std::string>(), &dtype), "corrupt {}: tensor '{}' has unknown dtype {}",
-               what, name, t["dtype"].dump());
+    LTX2_CHECK(dtype_from_name(t["dtype"].get<std::string>(), &dtype),
+               "corrupt {}: tensor '{}' has unknown dtype {}", what, name, t["dtype"].dump());
     Shape shape;
     uint64_t numel = 1;
     for (const auto& d : t["shape"]) {
-      LTX2_CHECK(d.is_number_unsigned() && d.get<uint64_t>() < (1ull << 40), "corrupt {}: tensor '{}' has bad shape {}",
-                 what, name, t["shape"].dump());
+      LTX2_CHECK(d.is_number_unsigned() && d.get<uint64_t>() < (1ull << 40),
+                 "corrupt {}: tensor '{}' has bad shape {}", what, name, t["shape"].dump());
       numel *= d.get<uint64_t>();
       LTX2_CHECK(numel < (1ull << 40), "corrupt {}: tensor '{}' is too large", what, name);
       shape.push_back(d.get<int64_t>());
     }
     const uint64_t offset = t["offset"], bytes = t["bytes"];
-    LTX2_CHECK(bytes == numel * dtype_size(dtype), "corrupt {}: tensor '{}' has {} bytes for shape {} {}", what, name,
-               bytes, shape_str(shape), dtype_name(dtype));
+    LTX2_CHECK(bytes == numel * dtype_size(dtype), "corrupt {}: tensor '{}' has {} bytes for shape {} {}",
+               what, name, bytes, shape_str(shape), dtype_name(dtype));
     LTX2_CHECK(offset % kAlign == 0 && offset <= payload_len && bytes <= payload_len - offset,
-               "corrupt {}: tensor '{}' [{}, +{}) lies outside the {}-byte payload", what, name, offset, bytes,
-               payload_len);
+               "corrupt {}: tensor '{}' [{}, +{}) lies outside the {}-byte payload", what, name, offset,
+               bytes, payload_len);
     Tensor tensor = Tensor::empty(shape, dtype);
     if (bytes) std::memcpy(tensor.data_ptr(), data + prefix + offset, bytes);
     rec.tensors.push_back({name, std::move(tensor)});

@@ -26,7 +26,9 @@ bool register_runner(const std::string& name, RunnerFactory factory) {
   return true;
 }
 
-bool runner_registered(const std::string& name) { return registry().count(name) != 0; }
+bool runner_registered(const std::string& name) {
+  return registry().count(name) != 0;
+}
 
 std::unique_ptr<Runner> make_runner(const std::string& name) {
   auto it = registry().find(name);

@@ -14,10 +14,9 @@
 //   fleet down (a desynchronised collective cannot be unwound) and may restart it and retry.
 #pragma once
 
-#include <nlohmann/json.hpp>
-
 #include <functional>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -33,8 +32,8 @@ class JobError : public Error {
   using Error::Error;
 };
 
-#define LTX2_JOB_CHECK(cond, ...)                                                                    \
-  do {                                                                                               \
+#define LTX2_JOB_CHECK(cond, ...)                                                                 \
+  do {                                                                                            \
     if (!(cond)) throw ::ltx2::runtime::JobError(::fmt::format(__VA_ARGS__), __FILE__, __LINE__); \
   } while (0)
 
@@ -53,13 +52,14 @@ class ResultSink {
   // A progress event (stage name, fraction done in [0, 1]).
   virtual void progress(const std::string& stage, double fraction) = 0;
   // An output: a name, JSON data and tensors (CPU), streamed to the driver now.
-  virtual void output(const std::string& name, const nlohmann::json& data, std::vector<NamedTensor> tensors = {}) = 0;
+  virtual void output(const std::string& name, const nlohmann::json& data,
+                      std::vector<NamedTensor> tensors = {}) = 0;
 };
 
 struct RunnerContext {
   int rank = 0;
   int world_size = 1;
-  Device device;               // the device this rank owns (cpu, or cuda:k of the visible set)
+  Device device;                       // the device this rank owns (cpu, or cuda:k of the visible set)
   comm::Communicator* comm = nullptr;  // the collectives among the ranks, on `device`
 };
 

@@ -17,7 +17,8 @@ namespace {
 
 void* map_fd(int fd, size_t bytes, const std::string& name) {
   void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-  LTX2_CHECK(p != MAP_FAILED, "shared memory {}: mmap of {} bytes failed: {}", name, bytes, std::strerror(errno));
+  LTX2_CHECK(p != MAP_FAILED, "shared memory {}: mmap of {} bytes failed: {}", name, bytes,
+             std::strerror(errno));
   return p;
 }
 
@@ -31,7 +32,8 @@ ShmRegion ShmRegion::create(const std::string& name, size_t bytes) {
   if (rc != 0) {
     close(fd);
     shm_unlink(name.c_str());
-    LTX2_FAIL("shared memory {}: cannot reserve {} MiB in /dev/shm: {}", name, bytes >> 20, std::strerror(rc));
+    LTX2_FAIL("shared memory {}: cannot reserve {} MiB in /dev/shm: {}", name, bytes >> 20,
+              std::strerror(rc));
   }
   ShmRegion r;
   r.name_ = name;
@@ -69,7 +71,9 @@ ShmRegion ShmRegion::open(const std::string& name) {
   return r;
 }
 
-ShmRegion::~ShmRegion() { release(); }
+ShmRegion::~ShmRegion() {
+  release();
+}
 
 ShmRegion::ShmRegion(ShmRegion&& o) noexcept
     : data_(std::exchange(o.data_, nullptr)),

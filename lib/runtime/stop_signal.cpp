@@ -28,7 +28,11 @@ void install_stop_signal_handlers() {
   sigaction(SIGTERM, &sa, nullptr);
 }
 
-bool stop_requested() { return g_signal.load() != 0; }
-int stop_signal_number() { return g_signal.load(); }
+bool stop_requested() {
+  return g_signal.load() != 0;
+}
+int stop_signal_number() {
+  return g_signal.load();
+}
 
 }  // namespace ltx2::runtime

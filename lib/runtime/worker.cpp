@@ -9,6 +9,7 @@
 #include <string>
 #include <thread>
 
+#include "comm/device_comm.h"
 #include "comm/futex.h"
 #include "comm/shm_communicator.h"
 #include "core/log.h"
@@ -30,10 +31,14 @@ struct WorkerArgs {
 bool parse_args(int argc, char** argv, WorkerArgs* out) {
   for (int i = 2; i + 1 < argc; i += 2) {
     const std::string key = argv[i], value = argv[i + 1];
-    if (key == "--fleet-shm") out->shm = value;
-    else if (key == "--rank") out->rank = std::atoi(value.c_str());
-    else if (key == "--driver-pid") out->driver = static_cast<pid_t>(std::atoi(value.c_str()));
-    else return false;
+    if (key == "--fleet-shm")
+      out->shm = value;
+    else if (key == "--rank")
+      out->rank = std::atoi(value.c_str());
+    else if (key == "--driver-pid")
+      out->driver = static_cast<pid_t>(std::atoi(value.c_str()));
+    else
+      return false;
   }
   return !out->shm.empty() && out->rank >= 0 && out->driver > 0 && argc % 2 == 0;
 }
@@ -47,11 +52,13 @@ class RingSink : public ResultSink {
   void progress(const std::string& stage, double fraction) override {
     push({{"type", "progress"}, {"name", stage}, {"data", {{"fraction", fraction}}}}, {});
   }
-  void output(const std::string& name, const nlohmann::json& data, std::vector<NamedTensor> tensors) override {
+  void output(const std::string& name, const nlohmann::json& data,
+              std::vector<NamedTensor> tensors) override {
     push({{"type", "output"}, {"name", name}, {"data", data}}, std::move(tensors));
   }
   void terminal(bool ok, const nlohmann::json& value, const std::string& error, uint64_t collectives) {
-    push({{"type", "terminal"}, {"ok", ok}, {"data", value}, {"error", error}, {"collectives", collectives}}, {});
+    push({{"type", "terminal"}, {"ok", ok}, {"data", value}, {"error", error}, {"collectives", collectives}},
+         {});
   }
 
  private:
@@ -85,7 +92,8 @@ class Worker {
   bool keep_waiting() const { return driver_alive() && ch_.control().shutdown.load() == 0; }
 
   void beat() {
-    const auto interval = std::chrono::milliseconds(std::max<uint64_t>(1, ch_.control().heartbeat_interval_ms));
+    const auto interval =
+        std::chrono::milliseconds(std::max<uint64_t>(1, ch_.control().heartbeat_interval_ms));
     while (!stop_heartbeat_.load()) {
       me_.heartbeat_ns.store(monotonic_ns(), std::memory_order_release);
       std::this_thread::sleep_for(std::min<std::chrono::milliseconds>(interval, kPollInterval));
@@ -100,14 +108,16 @@ class Worker {
   int fail(const std::string& message) {
     spdlog::error("{}", message);
     ch_.record_error(args_.rank, message);
-    comm::ShmCommunicator::abort(ch_.comm_base(), "rank " + std::to_string(args_.rank) + " failed: " + message);
+    comm::ShmCommunicator::abort(ch_.comm_base(),
+                                 "rank " + std::to_string(args_.rank) + " failed: " + message);
     set_state(RankState::Failed);
     return 3;
   }
 
   int serve() {
     const int rank = args_.rank;
-    std::unique_ptr<comm::ShmCommunicator> comm;
+    std::unique_ptr<comm::ShmCommunicator> host_comm;  // CPU ranks use it; GPU engines bootstrap over it
+    std::unique_ptr<comm::Communicator> device_comm;   // the GPU engine's, for GPU ranks
     std::unique_ptr<Runner> runner;
     RunnerContext ctx;
     try {
@@ -115,11 +125,11 @@ class Worker {
       const Device device = me_.device_type == static_cast<uint32_t>(DeviceType::CUDA)
                                 ? Device::cuda(me_.device_index)
                                 : Device::cpu();
-      LTX2_CHECK(device.is_cpu(),
-                 "rank {} was given {} but this build has no GPU communicator yet; use --ranks N", rank, device.str());
-      comm = std::make_unique<comm::ShmCommunicator>(
-          ch_.comm_base(), ch_.comm_bytes(), rank, std::chrono::milliseconds(ch_.control().collective_timeout_ms));
-      ctx = RunnerContext{rank, ch_.world(), device, comm.get()};
+      const std::chrono::milliseconds timeout(ch_.control().collective_timeout_ms);
+      host_comm = std::make_unique<comm::ShmCommunicator>(ch_.comm_base(), ch_.comm_bytes(), rank, timeout);
+      if (!device.is_cpu())
+        device_comm = comm::make_device_comm({rank, ch_.world(), device, host_comm.get(), timeout});
+      ctx = RunnerContext{rank, ch_.world(), device, device_comm ? device_comm.get() : host_comm.get()};
       const Record setup = ch_.setup_record();
       runner = make_runner(setup.meta.at("runner").get<std::string>());
       runner->setup(setup.meta.at("config"), ctx);
@@ -147,7 +157,7 @@ class Worker {
       }
       me_.current_job.store(seq);
       set_state(RankState::Running);
-      const uint64_t entered_before = comm->collectives_entered();
+      const uint64_t entered_before = ctx.comm->collectives_entered();
       RingSink sink(ch_, rank, posted->job_id, [this] { return keep_waiting(); });
       try {
         nlohmann::json value;
@@ -161,7 +171,7 @@ class Worker {
         } catch (const Error& e) {  // JobError, failed checks, a corrupt record: this job fails
           job_error = e.what();
         }
-        sink.terminal(job_error.empty(), value, job_error, comm->collectives_entered() - entered_before);
+        sink.terminal(job_error.empty(), value, job_error, ctx.comm->collectives_entered() - entered_before);
       } catch (const std::exception& e) {
         return fail(fmt::format("job {}: {}", posted->job_id, e.what()));
       } catch (...) {

@@ -13,7 +13,9 @@
 
 namespace ltx2::test {
 
-std::string fleet_shm_prefix() { return "ltx2t-" + std::to_string(getpid()); }
+std::string fleet_shm_prefix() {
+  return "ltx2t-" + std::to_string(getpid());
+}
 
 runtime::FleetOptions fleet_options(int ranks, const nlohmann::json& setup) {
   runtime::FleetOptions o;

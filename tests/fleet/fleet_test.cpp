@@ -110,6 +110,14 @@ TEST_CASE("fleet: start names the rank that failed or did not come up") {
   require_clean();
   {
     auto opt = fleet_options(2);
+    opt.devices = {Device::cpu(), Device::cuda(0)};
+    Controller c(opt);
+    REQUIRE_THROWS_WITH(c.start(),
+                        Catch::Contains("rank 1 owns cuda:0 but this executable has no GPU communicator"));
+  }
+  require_clean();
+  {
+    auto opt = fleet_options(2);
     opt.runner = "no.such.runner";
     Controller c(opt);
     REQUIRE_THROWS_WITH(c.start(), Catch::Contains("unknown runner 'no.such.runner'"));
@@ -149,7 +157,8 @@ void failure_round(Controller& c) {
   auto asym = finish_job(c);
   REQUIRE(asym.failed);
   REQUIRE(asym.asymmetric);
-  REQUIRE_THAT(asym.error, Catch::Contains("rank(s) 1 only") && Catch::Contains("rank 1 disagrees"));
+  REQUIRE_THAT(asym.error, Catch::Contains("rank(s) 1 only") && Catch::Contains("after 1 collective(s)") &&
+                               Catch::Contains("rank 1 disagrees"));
   REQUIRE(c.worker_pids() == pids);  // same workers: nothing was restarted
 
   // Fatal errors: broken within a bounded time, restarted, the job retried and done.

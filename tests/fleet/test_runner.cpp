@@ -25,7 +25,8 @@ class FaultyRunner : public Runner {
  public:
   void setup(const nlohmann::json& config, const RunnerContext& ctx) override {
     ctx_ = ctx;
-    if (config.value("fail_setup_rank", -1) == ctx.rank) throw std::runtime_error("setup exploded on purpose");
+    if (config.value("fail_setup_rank", -1) == ctx.rank)
+      throw std::runtime_error("setup exploded on purpose");
     if (config.value("hang_setup_rank", -1) == ctx.rank) hang();
   }
 
@@ -42,7 +43,8 @@ class FaultyRunner : public Runner {
     if (mine && fail == "exception") throw std::logic_error("unexpected failure on purpose");
     if (mine && fail == "kill") raise(SIGKILL);
     if (mine && (fail == "hang_collective" || fail == "stall")) hang();
-    if (p.contains("sleep_ms")) std::this_thread::sleep_for(std::chrono::milliseconds(p["sleep_ms"].get<int>()));
+    if (p.contains("sleep_ms"))
+      std::this_thread::sleep_for(std::chrono::milliseconds(p["sleep_ms"].get<int>()));
 
     out.progress("reduce", 0.0);
     bool has_x = false;

@@ -21,8 +21,12 @@ void require_all_ok(const std::vector<RankOutcome>& out) {
 }
 
 // Elements rank r sends to rank p in the all_to_all cases.
-int64_t a2a_count(int r, int p, int64_t scale) { return ((r + 2 * p) % 3) * scale; }
-float a2a_value(int r, int p, int64_t k) { return static_cast<float>(r * 100000 + p * 10000 + k); }
+int64_t a2a_count(int r, int p, int64_t scale) {
+  return ((r + 2 * p) % 3) * scale;
+}
+float a2a_value(int r, int p, int64_t k) {
+  return static_cast<float>(r * 100000 + p * 10000 + k);
+}
 
 void check_all_to_all(CommHarness& h, int64_t scale) {
   auto out = h.run(kWorld, 5000ms, [&](comm::Communicator& c) {
@@ -49,9 +53,13 @@ void check_all_to_all(CommHarness& h, int64_t scale) {
 
 }  // namespace
 
-void comm_suite_all_to_all(CommHarness& h) { check_all_to_all(h, 1); }
+void comm_suite_all_to_all(CommHarness& h) {
+  check_all_to_all(h, 1);
+}
 
-void comm_suite_all_to_all_large(CommHarness& h) { check_all_to_all(h, 5000); }
+void comm_suite_all_to_all_large(CommHarness& h) {
+  check_all_to_all(h, 5000);
+}
 
 void comm_suite_all_gather(CommHarness& h) {
   auto out = h.run(kWorld, 5000ms, [](comm::Communicator& c) {

@@ -29,7 +29,8 @@ class CommHarness {
   virtual ~CommHarness() = default;
   // Runs body on every rank concurrently with fresh communicators whose collectives time out
   // after `timeout`; returns once every rank's body has returned or thrown.
-  virtual std::vector<RankOutcome> run(int world, std::chrono::milliseconds timeout, const CommBody& body) = 0;
+  virtual std::vector<RankOutcome> run(int world, std::chrono::milliseconds timeout,
+                                       const CommBody& body) = 0;
 };
 
 void comm_suite_all_to_all(CommHarness& h);
@@ -46,19 +47,19 @@ void comm_suite_mismatched_counts_throw(CommHarness& h);
 }  // namespace ltx2::test
 
 #define LTX2_COMM_SUITE_CASE(Harness, engine, fn, what) \
-  TEST_CASE(engine ": " what) {                          \
-    Harness harness;                                     \
-    ::ltx2::test::fn(harness);                           \
+  TEST_CASE(engine ": " what) {                         \
+    Harness harness;                                    \
+    ::ltx2::test::fn(harness);                          \
   }
 
-#define LTX2_COMM_SUITE(Harness, engine)                                                                  \
+#define LTX2_COMM_SUITE(Harness, engine)                                                                   \
   LTX2_COMM_SUITE_CASE(Harness, engine, comm_suite_all_to_all, "all_to_all with uneven and zero counts")   \
-  LTX2_COMM_SUITE_CASE(Harness, engine, comm_suite_all_to_all_large, "all_to_all larger than one round")  \
-  LTX2_COMM_SUITE_CASE(Harness, engine, comm_suite_all_gather, "all_gather stacks ranks in order")        \
-  LTX2_COMM_SUITE_CASE(Harness, engine, comm_suite_all_reduce, "all_reduce_sum is exact and identical")   \
-  LTX2_COMM_SUITE_CASE(Harness, engine, comm_suite_broadcast, "broadcast from a non-zero root")           \
-  LTX2_COMM_SUITE_CASE(Harness, engine, comm_suite_barrier, "barrier waits for the slowest rank")         \
-  LTX2_COMM_SUITE_CASE(Harness, engine, comm_suite_world_of_one, "a world of one rank")                   \
+  LTX2_COMM_SUITE_CASE(Harness, engine, comm_suite_all_to_all_large, "all_to_all larger than one round")   \
+  LTX2_COMM_SUITE_CASE(Harness, engine, comm_suite_all_gather, "all_gather stacks ranks in order")         \
+  LTX2_COMM_SUITE_CASE(Harness, engine, comm_suite_all_reduce, "all_reduce_sum is exact and identical")    \
+  LTX2_COMM_SUITE_CASE(Harness, engine, comm_suite_broadcast, "broadcast from a non-zero root")            \
+  LTX2_COMM_SUITE_CASE(Harness, engine, comm_suite_barrier, "barrier waits for the slowest rank")          \
+  LTX2_COMM_SUITE_CASE(Harness, engine, comm_suite_world_of_one, "a world of one rank")                    \
   LTX2_COMM_SUITE_CASE(Harness, engine, comm_suite_missing_peer_times_out, "a missing peer times out")     \
   LTX2_COMM_SUITE_CASE(Harness, engine, comm_suite_mismatched_collectives_throw, "mismatched collectives") \
   LTX2_COMM_SUITE_CASE(Harness, engine, comm_suite_mismatched_counts_throw, "mismatched all_to_all counts")

@@ -1,10 +1,11 @@
 // The Communicator suite on the shared-memory engine, ranks as threads over one buffer (the same
 // code path as processes mapping one shm object: futexes here are process-shared).
+#include "comm/shm_communicator.h"
+
 #include <cstdlib>
 #include <memory>
 #include <thread>
 
-#include "comm/shm_communicator.h"
 #include "comm_suite.h"
 #include "support/catch.h"
 
@@ -18,7 +19,8 @@ class ShmThreadHarness : public ltx2::test::CommHarness {
                                            const ltx2::test::CommBody& body) override {
     const size_t slot = 8192;  // small slots so the suite's larger cases take several rounds
     const size_t bytes = ShmCommunicator::region_bytes(world, slot);
-    std::unique_ptr<void, decltype(&std::free)> region(std::aligned_alloc(64, (bytes + 63) / 64 * 64), &std::free);
+    std::unique_ptr<void, decltype(&std::free)> region(std::aligned_alloc(64, (bytes + 63) / 64 * 64),
+                                                       &std::free);
     ShmCommunicator::format_region(region.get(), bytes, world, slot);
     std::vector<ltx2::test::RankOutcome> out(world);
     std::vector<std::thread> threads;

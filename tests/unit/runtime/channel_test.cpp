@@ -1,10 +1,11 @@
 // The fleet channel within one process: job slots, result rings (wrap-around, back-pressure),
 // error records.
+#include "runtime/channel.h"
+
 #include <cstdlib>
 #include <memory>
 
 #include "core/error.h"
-#include "runtime/channel.h"
 #include "support/catch.h"
 
 namespace {
@@ -27,7 +28,8 @@ struct Region {
     const size_t bytes = FleetChannel::region_bytes(sizes);
     mem.reset(static_cast<uint8_t*>(std::aligned_alloc(64, bytes)));
     std::fill(mem.get(), mem.get() + bytes, 0);
-    ch = FleetChannel::format(mem.get(), bytes, sizes, EncodedRecord({{"runner", "x"}, {"config", {{"k", 1}}}}, {}),
+    ch = FleetChannel::format(mem.get(), bytes, sizes,
+                              EncodedRecord({{"runner", "x"}, {"config", {{"k", 1}}}}, {}),
                               std::chrono::milliseconds(50), std::chrono::milliseconds(100));
   }
 };
@@ -59,7 +61,8 @@ TEST_CASE("channel: a job slot is reused only once every rank finished the job i
   REQUIRE_FALSE(r.ch.posted_job(4));
   REQUIRE_THROWS_WITH(r.ch.posted_job(1), Catch::Contains("holds job 3 where job 1 was expected"));
   REQUIRE_THROWS_WITH(r.ch.try_post_job(5, 104, 0, job), Catch::Contains("out of order"));
-  REQUIRE_THROWS_WITH(r.ch.try_post_job(4, 103, 0, std::vector<uint8_t>(5000)), Catch::Contains("exceeds the job slot"));
+  REQUIRE_THROWS_WITH(r.ch.try_post_job(4, 103, 0, std::vector<uint8_t>(5000)),
+                      Catch::Contains("exceeds the job slot"));
 }
 
 TEST_CASE("channel: result rings keep order across many wrap-arounds") {
@@ -69,7 +72,8 @@ TEST_CASE("channel: result rings keep order across many wrap-arounds") {
   for (int round = 0; round < 200; ++round) {
     for (int k = 0; k < 1 + round % 4; ++k) {
       const int64_t n = 1 + (round * 7 + k) % 90;  // records of 64 to ~500 bytes
-      r.ch.push_result(1, EncodedRecord({{"i", pushed}}, {{"t", Tensor::full({n}, static_cast<float>(pushed))}}),
+      r.ch.push_result(1,
+                       EncodedRecord({{"i", pushed}}, {{"t", Tensor::full({n}, static_cast<float>(pushed))}}),
                        never_wait);
       ++pushed;
     }
@@ -87,11 +91,13 @@ TEST_CASE("channel: a full ring pushes back and an oversized result is refused")
   Region r(1, 4096);
   int waited = 0;
   auto give_up_after_one_wait = [&] { return waited++ == 0; };
-  REQUIRE_THROWS_WITH(r.ch.push_result(0, EncodedRecord({}, {{"t", Tensor::zeros({1000})}}), give_up_after_one_wait),
-                      Catch::Contains("does not fit the result ring"));
+  REQUIRE_THROWS_WITH(
+      r.ch.push_result(0, EncodedRecord({}, {{"t", Tensor::zeros({1000})}}), give_up_after_one_wait),
+      Catch::Contains("does not fit the result ring"));
   int pushed = 0;
   try {
-    for (;; ++pushed) r.ch.push_result(0, EncodedRecord({}, {{"t", Tensor::zeros({100})}}), [] { return false; });
+    for (;; ++pushed)
+      r.ch.push_result(0, EncodedRecord({}, {{"t", Tensor::zeros({100})}}), [] { return false; });
   } catch (const Error& e) {
     REQUIRE_THAT(e.what(), Catch::Contains("gave up waiting for space"));
   }

@@ -1,11 +1,12 @@
 // Device planning (--gpus / --ranks / CUDA_VISIBLE_DEVICES) and worker process start/stop.
+#include "runtime/launcher.h"
+
 #include <signal.h>
 #include <sys/wait.h>
 
 #include <cstdlib>
 #include <optional>
 
-#include "runtime/launcher.h"
 #include "support/catch.h"
 
 namespace {
@@ -21,8 +22,10 @@ class VisibleDevices {
     setenv("CUDA_VISIBLE_DEVICES", value, 1);
   }
   ~VisibleDevices() {
-    if (old_) setenv("CUDA_VISIBLE_DEVICES", old_->c_str(), 1);
-    else unsetenv("CUDA_VISIBLE_DEVICES");
+    if (old_)
+      setenv("CUDA_VISIBLE_DEVICES", old_->c_str(), 1);
+    else
+      unsetenv("CUDA_VISIBLE_DEVICES");
   }
 
  private:

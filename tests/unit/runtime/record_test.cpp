@@ -1,9 +1,10 @@
 // Job/result records: round trips, and rejection (never a crash) of corrupt bytes.
+#include "runtime/record.h"
+
 #include <cstring>
 #include <random>
 
 #include "core/error.h"
-#include "runtime/record.h"
 #include "support/catch.h"
 #include "support/test_util.h"
 
@@ -67,21 +68,25 @@ TEST_CASE("record: specific corruptions name the fault") {
   REQUIRE_THROWS_WITH(decode(with_header(R"([1,2])", 0)), Catch::Contains("not a JSON object"));
   REQUIRE_THROWS_WITH(decode(with_header(R"({"a":1})", 0)), Catch::Contains("no 'tensors' list"));
   REQUIRE_THROWS_WITH(
-      decode(with_header(R"({"tensors":[{"name":"x","dtype":"f64","shape":[2],"offset":0,"bytes":16}]})", 64)),
+      decode(
+          with_header(R"({"tensors":[{"name":"x","dtype":"f64","shape":[2],"offset":0,"bytes":16}]})", 64)),
       Catch::Contains("unknown dtype"));
   REQUIRE_THROWS_WITH(
-      decode(with_header(R"({"tensors":[{"name":"x","dtype":"f32","shape":[-2],"offset":0,"bytes":8}]})", 64)),
+      decode(
+          with_header(R"({"tensors":[{"name":"x","dtype":"f32","shape":[-2],"offset":0,"bytes":8}]})", 64)),
       Catch::Contains("bad shape"));
   REQUIRE_THROWS_WITH(
       decode(with_header(R"({"tensors":[{"name":"x","dtype":"f32","shape":[3],"offset":0,"bytes":8}]})", 64)),
       Catch::Contains("has 8 bytes for shape"));
   REQUIRE_THROWS_WITH(
-      decode(with_header(R"({"tensors":[{"name":"x","dtype":"f32","shape":[32],"offset":0,"bytes":128}]})", 64)),
+      decode(
+          with_header(R"({"tensors":[{"name":"x","dtype":"f32","shape":[32],"offset":0,"bytes":128}]})", 64)),
       Catch::Contains("outside the 64-byte payload"));
   REQUIRE_THROWS_WITH(
       decode(with_header(R"({"tensors":[{"name":"x","dtype":"f32","shape":[1],"offset":4,"bytes":4}]})", 64)),
       Catch::Contains("outside"));
-  REQUIRE_THROWS_WITH(decode(with_header(R"({"tensors":[{"name":"x"}]})", 0)), Catch::Contains("malformed tensor"));
+  REQUIRE_THROWS_WITH(decode(with_header(R"({"tensors":[{"name":"x"}]})", 0)),
+                      Catch::Contains("malformed tensor"));
   auto bad_magic = with_header(R"({"tensors":[]})", 0);
   bad_magic[0] ^= 1;
   REQUIRE_THROWS_WITH(decode(bad_magic), Catch::Contains("bad magic"));
