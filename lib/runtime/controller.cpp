@@ -39,7 +39,7 @@ FleetBroken::FleetBroken(const std::string& message, uint64_t job_id)
     : Error(message, __FILE__, __LINE__), job_id_(job_id) {}
 
 // One generation of workers and its shared memory. Destroying it kills and reaps every worker
-// still alive and releases the region (unlinking the name if that has not happened yet).
+// still alive and releases the region.
 struct Controller::Fleet {
   ShmRegion region;
   FleetChannel channel;
@@ -87,10 +87,6 @@ std::vector<pid_t> Controller::worker_pids() const {
   return fleet_ ? fleet_->pids : std::vector<pid_t>{};
 }
 
-std::string Controller::shm_name() const {
-  return fleet_ ? fleet_->region.name() : std::string();
-}
-
 void Controller::interrupted() {
   fleet_.reset();
   throw Interrupted(fmt::format("stopped by signal {}; the fleet was killed", stop_signal_number()), __FILE__,
@@ -120,9 +116,9 @@ void Controller::spawn_fleet() {
   fleet->pids.assign(world, -1);
   fleet->exit_status.assign(world, 0);
   for (int r = 0; r < world; ++r) {
-    fleet->pids[r] =
-        spawn_worker(opt_.worker_exe, {"--worker", "--fleet-shm", name, "--rank", std::to_string(r),
-                                       "--driver-pid", std::to_string(getpid())});
+    fleet->pids[r] = spawn_worker(
+        opt_.worker_exe, {"--worker", "--rank", std::to_string(r), "--driver-pid", std::to_string(getpid())},
+        fleet->region.fd());
   }
   fleet_ = std::move(fleet);
   try {
@@ -131,8 +127,7 @@ void Controller::spawn_fleet() {
     fleet_.reset();
     throw;
   }
-  fleet_->region.unlink();  // every worker has it mapped: nothing can leak from here on
-  spdlog::debug("fleet: {} ranks ready ({})", world, name);
+  spdlog::debug("fleet: {} ranks ready", world);
 }
 
 void Controller::wait_ready() {

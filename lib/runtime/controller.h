@@ -20,7 +20,8 @@
 // - SIGINT/SIGTERM (stop_signal.h): the fleet is killed and reaped, next() throws Interrupted.
 // Better than the reference: no poisoned controller (restart instead), a job queue, per-job and
 // default timeouts checked continuously (not only while idle), heartbeats, and the shm name is
-// unlinked once every worker has mapped it, so even a SIGKILLed driver leaves nothing behind.
+// removed the moment the object exists (workers inherit a descriptor), so even a SIGKILLed driver
+// leaves nothing behind.
 #pragma once
 
 #include <sys/types.h>
@@ -45,7 +46,7 @@ struct FleetOptions {
   std::string runner;           // registered runner name, made in every worker
   nlohmann::json setup_config = nlohmann::json::object();
   std::string worker_exe = "/proc/self/exe";
-  std::string shm_prefix = "ltx2-fleet";  // region names are /<prefix>-<driver pid>-<generation>
+  std::string shm_prefix = "ltx2-fleet";  // transient names /<prefix>-<driver pid>-<generation>
   ChannelSizes sizes;                     // sizes.world is set from devices
   size_t max_queued_jobs = 16;
   std::chrono::milliseconds ready_timeout{std::chrono::minutes(10)};
@@ -128,8 +129,6 @@ class Controller {
 
   size_t unfinished_jobs() const { return jobs_.size(); }
   std::vector<pid_t> worker_pids() const;
-  // The shared-memory name of the running fleet ("" when stopped); already unlinked once ready.
-  std::string shm_name() const;
 
  private:
   struct Terminal {

@@ -31,7 +31,7 @@ TEST_CASE("fleet: jobs run on every rank in order and stream their results") {
     Controller c(fleet_options(3));
     c.start();
     REQUIRE(c.worker_pids().size() == 3);
-    REQUIRE(ltx2::test::leftover_shm().empty());  // unlinked as soon as every rank is ready
+    REQUIRE(ltx2::test::leftover_shm().empty());  // the name is gone even while the fleet runs
 
     // Several jobs queued at once run one at a time, in order.
     const uint64_t a = c.submit({}, {{"x", Tensor::from_vector({1, 2}, {2})}});
