@@ -241,6 +241,22 @@ TEST_CASE("fleet: a worker killed while idle is noticed at the next job") {
   require_clean();
 }
 
+TEST_CASE("fleet: a frozen worker (no heartbeats) breaks the fleet") {
+  {
+    auto opt = fleet_options(2);
+    opt.heartbeat_timeout = 300ms;
+    Controller c(opt);
+    c.start();
+    c.submit({{"sleep_ms", 2000}});
+    REQUIRE_FALSE(c.next(20ms).has_value());
+    kill(c.worker_pids()[0], SIGSTOP);
+    auto out = finish_job(c, 3s);
+    REQUIRE(out.broken);
+    REQUIRE_THAT(out.error, Catch::Contains("rank 0 sent no heartbeat for"));
+  }
+  require_clean();
+}
+
 TEST_CASE("fleet: shutdown mid-job waits for the grace period, then kills") {
   {
     auto opt = fleet_options(2);
