@@ -75,7 +75,6 @@ class Worker {
   Worker(const WorkerArgs& args, FleetChannel ch) : args_(args), ch_(ch), me_(ch.rank(args.rank)) {}
 
   int run() {
-    me_.pid = getpid();
     me_.heartbeat_ns.store(monotonic_ns());
     std::thread heartbeat([this] { beat(); });
     const int rc = serve();
@@ -152,7 +151,6 @@ class Worker {
         if (!driver_alive()) return fail("the driver is gone");
         comm::futex_wait(&ch_.control().jobs_changed, seen, kPollInterval);
       }
-      me_.current_job.store(seq);
       set_state(RankState::Running);
       const uint64_t entered_before = ctx.comm->collectives_entered();
       RingSink sink(ch_, rank, posted->job_id, [this] { return keep_waiting(); });
@@ -174,7 +172,6 @@ class Worker {
       } catch (...) {
         return fail(fmt::format("job {}: an exception that is not a std::exception", posted->job_id));
       }
-      me_.current_job.store(0);
       me_.jobs_done.store(seq, std::memory_order_release);
       set_state(RankState::Ready);
     }
