@@ -24,7 +24,7 @@ ShmRegion ShmRegion::create(const std::string& name, size_t bytes) {
   const int rc = posix_fallocate(fd, 0, static_cast<off_t>(bytes));
   LTX2_CHECK(rc == 0, "shared memory {}: cannot reserve {} MiB in /dev/shm: {}", name, bytes >> 20,
              std::strerror(rc));
-  void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd, 0);
   LTX2_CHECK(p != MAP_FAILED, "shared memory {}: mmap of {} bytes failed: {}", name, bytes,
              std::strerror(errno));
   r.data_ = p;
@@ -35,7 +35,8 @@ ShmRegion ShmRegion::create(const std::string& name, size_t bytes) {
 ShmRegion ShmRegion::adopt(int fd) {
   struct stat st {};
   const bool sized = fstat(fd, &st) == 0 && st.st_size > 0;
-  void* p = sized ? mmap(nullptr, static_cast<size_t>(st.st_size), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)
+  void* p = sized ? mmap(nullptr, static_cast<size_t>(st.st_size), PROT_READ | PROT_WRITE,
+                         MAP_SHARED | MAP_POPULATE, fd, 0)
                   : MAP_FAILED;
   const int err = errno;
   close(fd);
