@@ -75,6 +75,38 @@ TEST_CASE("fleet: jobs run on every rank in order and stream their results") {
   require_clean();
 }
 
+TEST_CASE("fleet: results stream while the job runs, through a ring smaller than the output") {
+  {
+    Controller c(fleet_options(2));  // 1 MiB result rings
+    c.start();
+    c.submit({{"tiles", 64}, {"tile_elems", 16384}});  // 64 x 64 KiB = 4 MiB from rank 0
+    auto big = finish_job(c);
+    REQUIRE(big.done);
+    int tiles = 0;
+    for (const auto& ev : big.events) {
+      if (ev.kind != JobEvent::Kind::Output || ev.name != "tile") continue;
+      REQUIRE(ev.data["index"] == tiles);
+      REQUIRE(ev.tensors.at(0).tensor.item({16383}) == static_cast<float>(tiles));
+      ++tiles;
+    }
+    REQUIRE(tiles == 64);
+
+    c.submit({{"tiles", 4}, {"tile_delay_ms", 150}});
+    const auto begin = std::chrono::steady_clock::now();
+    double first_tile = -1, done = -1;
+    while (done < 0) {
+      auto ev = c.next(100ms);
+      if (!ev) continue;
+      const double at = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
+      if (ev->kind == JobEvent::Kind::Output && ev->name == "tile" && first_tile < 0) first_tile = at;
+      if (ev->kind == JobEvent::Kind::Done) done = at;
+    }
+    REQUIRE(done >= 0.55);
+    REQUIRE(first_tile < done - 0.3);  // the first tile came while three more were still to be made
+  }
+  require_clean();
+}
+
 TEST_CASE("fleet: a bounded queue refuses jobs beyond its size") {
   {
     auto opt = fleet_options(2);
