@@ -340,10 +340,28 @@ void Controller::fail_fleet(const std::string& reason) {
   post_jobs();
 }
 
+bool Controller::poll_fleet() {
+  last_poll_ = SteadyClock::now();
+  std::optional<std::string> broken;
+  try {
+    post_jobs();
+    drain_results();
+  } catch (const std::exception& e) {  // a corrupt or out-of-order result
+    broken = e.what();
+  }
+  if (!broken) broken = check_health();
+  if (!broken) return false;
+  fail_fleet(*broken);
+  return true;
+}
+
 std::optional<JobEvent> Controller::next(milliseconds wait) {
   const auto until = SteadyClock::now() + wait;
   for (;;) {
     if (stop_requested()) interrupted();
+    // Polled at least every kPoll even while events are buffered, so a job that keeps streaming
+    // still meets its timeout and a dead rank is still noticed.
+    if (fleet_ && SteadyClock::now() - last_poll_ >= kPoll && poll_fleet()) continue;
     while (!jobs_.empty()) {
       PendingJob& front = jobs_.front();
       if (!front.events.empty()) {
@@ -359,19 +377,7 @@ std::optional<JobEvent> Controller::next(milliseconds wait) {
     LTX2_CHECK(!jobs_.empty(), "fleet: next() called with no job submitted");
     LTX2_CHECK(fleet_ != nullptr, "fleet: not running; call start()");
     const uint32_t seen = fleet_->channel.control().results_changed.load(std::memory_order_acquire);
-    std::optional<std::string> broken;
-    try {
-      post_jobs();
-      drain_results();
-    } catch (const std::exception& e) {
-      broken = e.what();
-    }
-    if (!broken && !jobs_.front().events.empty()) continue;
-    if (!broken) broken = check_health();
-    if (broken) {
-      fail_fleet(*broken);
-      continue;
-    }
+    if (poll_fleet() || !jobs_.front().events.empty()) continue;
     const auto now = SteadyClock::now();
     if (now >= until) return std::nullopt;
     comm::futex_wait(&fleet_->channel.control().results_changed, seen,

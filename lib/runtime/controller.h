@@ -158,6 +158,8 @@ class Controller {
   void handle_result(int rank, Record rec);
   void finalize(size_t index);
   std::optional<std::string> check_health();
+  // Posts, drains and checks health; on a fatal error fails the fleet and returns true.
+  bool poll_fleet();
   void fail_fleet(const std::string& reason);
   void reset_jobs_for_new_fleet();
   [[noreturn]] void interrupted();
@@ -167,6 +169,7 @@ class Controller {
   std::deque<PendingJob> jobs_;
   uint64_t next_job_id_ = 1;
   uint64_t generation_ = 0;
+  std::chrono::steady_clock::time_point last_poll_{};
 };
 
 }  // namespace ltx2::runtime

@@ -273,6 +273,20 @@ TEST_CASE("fleet: a worker killed while idle is noticed at the next job") {
   require_clean();
 }
 
+TEST_CASE("fleet: a job that keeps streaming still meets its timeout") {
+  {
+    Controller c(fleet_options(2));
+    c.start();
+    c.submit({{"tiles", 100000000}}, {}, 300ms);
+    auto out = finish_job(c, 3s);  // consumes the tiles as fast as they come
+    REQUIRE(out.broken);
+    REQUIRE_THAT(out.error, Catch::Contains("passed its timeout of 300 ms"));
+    REQUIRE(out.events.size() > 10);
+    REQUIRE(out.seconds < 1.5);
+  }
+  require_clean();
+}
+
 TEST_CASE("fleet: a frozen worker (no heartbeats) breaks the fleet") {
   {
     auto opt = fleet_options(2);
