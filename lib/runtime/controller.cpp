@@ -95,6 +95,7 @@ void Controller::interrupted() {
 
 void Controller::start() {
   LTX2_CHECK(!fleet_, "fleet: start() called while the fleet is running");
+  stopped_reason_.clear();
   spawn_fleet();
   reset_jobs_for_new_fleet();
   post_jobs();
@@ -311,7 +312,19 @@ void Controller::fail_fleet(const std::string& reason) {
   fleet_.reset();  // SIGKILL + reap every worker, release the shared memory
   size_t k = 0;
   while (k < jobs_.size() && jobs_[k].complete) ++k;
-  if (k == jobs_.size()) throw FleetBroken("fleet broken while idle: " + reason, 0);
+  if (k == jobs_.size()) {  // no job is affected: restart quietly if retries are allowed
+    spdlog::error("fleet broken while idle: {}", reason);
+    stopped_reason_ = reason;
+    if (opt_.max_retries > 0) {
+      try {
+        spawn_fleet();
+        stopped_reason_.clear();
+      } catch (const std::exception& e) {
+        stopped_reason_ += std::string("; restarting it failed: ") + e.what();
+      }
+    }
+    return;
+  }
   PendingJob& job = jobs_[k];
   spdlog::error("fleet broken during job {} (attempt {}): {}", job.id, job.attempt + 1, reason);
   std::string failure;
@@ -327,6 +340,7 @@ void Controller::fail_fleet(const std::string& reason) {
   }
   reset_jobs_for_new_fleet();
   if (!failure.empty()) {  // delivered in order by next(); later jobs wait for start()
+    stopped_reason_ = failure;
     job.complete = true;
     job.events.push_back(std::make_exception_ptr(FleetBroken(failure, job.id)));
     return;
@@ -375,7 +389,8 @@ std::optional<JobEvent> Controller::next(milliseconds wait) {
       jobs_.pop_front();
     }
     LTX2_CHECK(!jobs_.empty(), "fleet: next() called with no job submitted");
-    LTX2_CHECK(fleet_ != nullptr, "fleet: not running; call start()");
+    LTX2_CHECK(fleet_ != nullptr, "fleet: not running; call start(){}",
+               stopped_reason_.empty() ? "" : " (it broke: " + stopped_reason_ + ")");
     const uint32_t seen = fleet_->channel.control().results_changed.load(std::memory_order_acquire);
     if (poll_fleet() || !jobs_.front().events.empty()) continue;
     const auto now = SteadyClock::now();

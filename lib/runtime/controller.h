@@ -17,6 +17,8 @@
 //   retries left the fleet is restarted, the job and those queued behind it are re-posted and
 //   next() yields a Retry event (drop what that job streamed so far); otherwise next() throws
 //   FleetBroken, the job is dropped, and start() may be called again for the queued ones.
+// - the fleet breaks while no job is running: it is restarted at once if retries are allowed,
+//   else stopped (next() then says why).
 // - SIGINT/SIGTERM (stop_signal.h): the fleet is killed and reaped, next() throws Interrupted.
 // Better than the reference: no poisoned controller (restart instead), a job queue, per-job and
 // default timeouts checked continuously (not only while idle), heartbeats, and the shm name is
@@ -170,6 +172,7 @@ class Controller {
   uint64_t next_job_id_ = 1;
   uint64_t generation_ = 0;
   std::chrono::steady_clock::time_point last_poll_{};
+  std::string stopped_reason_;  // why the fleet stopped on its own, for "not running" errors
 };
 
 }  // namespace ltx2::runtime

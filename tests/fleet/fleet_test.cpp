@@ -2,6 +2,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <fstream>
 #include <thread>
 
@@ -248,7 +249,7 @@ TEST_CASE("fleet: without retries a fatal error breaks the fleet and start() ser
     REQUIRE_THAT(out.error, Catch::Contains("rank 0") && Catch::Contains("killed by signal 9"));
     REQUIRE_FALSE(c.running());
     REQUIRE(ltx2::test::child_pids().empty());
-    REQUIRE_THROWS_WITH(c.next(10ms), Catch::Contains("not running"));
+    REQUIRE_THROWS_WITH(c.next(10ms), Catch::Contains("not running; call start() (it broke: job 1 failed"));
     c.start();
     auto again = finish_job(c);
     REQUIRE((again.done && again.done->job_id == queued));
@@ -269,6 +270,31 @@ TEST_CASE("fleet: a worker killed while idle is noticed at the next job") {
     auto out = finish_job(c);
     REQUIRE(out.done);
     REQUIRE(out.retries == 1);
+  }
+  require_clean();
+}
+
+TEST_CASE("fleet: a fleet that breaks while idle restarts before the next job") {
+  {
+    auto opt = fleet_options(2);
+    opt.max_retries = 1;
+    Controller c(opt);
+    c.start();
+    c.submit({});
+    auto ev = c.next(2s);  // the first event; the rest of the job stays buffered
+    REQUIRE(ev.has_value());
+    std::this_thread::sleep_for(50ms);  // the job finishes on every rank
+    const pid_t victim = c.worker_pids()[0];
+    kill(victim, SIGKILL);
+    std::this_thread::sleep_for(50ms);
+    auto rest = finish_job(c);  // delivered in full; the death is noticed meanwhile, no job affected
+    REQUIRE(rest.done);
+    REQUIRE(rest.retries == 0);
+    REQUIRE(c.running());
+    const auto pids = c.worker_pids();
+    REQUIRE(std::find(pids.begin(), pids.end(), victim) == pids.end());  // a fresh fleet
+    c.submit({});
+    REQUIRE(finish_job(c).done);
   }
   require_clean();
 }
