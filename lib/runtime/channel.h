@@ -125,6 +125,10 @@ class FleetChannel {
   void push_result(int r, const EncodedRecord& rec, const std::function<bool()>& keep_waiting);
   // Driver: pops the next record of ring r (nullopt when empty). Throws on a corrupt record.
   std::optional<Record> pop_result(int r);
+  // Bytes ever written to / consumed from ring r (a drain can stop at a snapshot of the first, so
+  // a fast producer cannot keep it going forever).
+  uint64_t ring_written(int r) const;
+  uint64_t ring_consumed(int r) const;
 
   // Rank r: records a fatal error message (first one wins).
   void record_error(int r, const std::string& message);

@@ -206,8 +206,15 @@ void Controller::post_jobs() {
 }
 
 void Controller::drain_results() {
-  for (int r = 0; r < opt_.sizes.world; ++r)
-    while (auto rec = fleet_->channel.pop_result(r)) handle_result(r, std::move(*rec));
+  FleetChannel& ch = fleet_->channel;
+  for (int r = 0; r < opt_.sizes.world; ++r) {
+    const uint64_t end = ch.ring_written(r);  // what is there now, not what keeps coming
+    while (ch.ring_consumed(r) < end) {
+      auto rec = ch.pop_result(r);
+      if (!rec) break;
+      handle_result(r, std::move(*rec));
+    }
+  }
 }
 
 void Controller::handle_result(int rank, Record rec) {
