@@ -114,8 +114,8 @@ int bench_gemm(const BenchOptions& opt, Device device) {
 
 CLI::App* add_bench_command(CLI::App& app, BenchOptions& opt) {
   auto* bench = app.add_subcommand("bench",
-                                   "Measure the CUDA kernels at the LTX-2 shapes "
-                                   "(TFLOP/s, median ms, MFU)");
+                                   "Benchmarks: the CUDA kernels at the LTX-2 shapes "
+                                   "(TFLOP/s, median ms, MFU), the fleet; they measure, they do not test");
   bench->require_subcommand(1);
   for (auto* sub : {bench->add_subcommand("attention", "Flash attention, 32 heads x 128, self-attention"),
                     bench->add_subcommand("gemm", "The transformer block's linear layers (bf16, bias)")}) {

@@ -1,15 +1,18 @@
-// `ltx2`: the engine's tool: inspect checkpoints, check parity against reference fixtures, bench
-// the CUDA kernels.
+// `ltx2`: the engine's tool: inspect checkpoints, check parity against reference fixtures,
+// benchmarks (CUDA kernels, the fleet).
 #include <CLI/CLI.hpp>
 #include <cstdio>
 
 #include "bench_command.h"
+#include "bench_fleet.h"
 #include "check/check_command.h"
 #include "core/error.h"
 #include "core/log.h"
 #include "inspect_command.h"
+#include "runtime/worker.h"
 
 int main(int argc, char** argv) {
+  if (auto rc = ltx2::runtime::run_worker_if_requested(argc, argv)) return *rc;  // a fleet worker
   ltx2::init_logging();
   CLI::App app{"ltx2: native engine for the LTX-2 audio+video diffusion models"};
   app.require_subcommand(1);
@@ -33,6 +36,8 @@ int main(int argc, char** argv) {
 
   ltx2::BenchOptions bench_opt;
   auto* bench = ltx2::add_bench_command(app, bench_opt);
+  ltx2::BenchFleetOptions bench_fleet_opt;
+  auto* bench_fleet = ltx2::add_bench_fleet_command(bench, &bench_fleet_opt);
 
   try {
     app.parse(argc, argv);
@@ -42,6 +47,7 @@ int main(int argc, char** argv) {
   }
   try {
     if (*inspect) return ltx2::run_inspect(inspect_paths, inspect_json);
+    if (*bench_fleet) return ltx2::run_bench_fleet(bench_fleet_opt);
     if (*bench) return ltx2::run_bench(*bench, bench_opt);
     if (*check) {
       if (check_opt.dirs.empty() && !check_opt.list_kinds) {
