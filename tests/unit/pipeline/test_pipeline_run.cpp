@@ -1,0 +1,122 @@
+// Pipeline run pieces: latent state and conditionings, noise sources, image preprocessing, LoRA
+// switching on transformer weights, and request validation before any work.
+#include <filesystem>
+
+#include "core/error.h"
+#include "pipeline/distilled_pipeline.h"
+#include "pipeline/image_conditioning.h"
+#include "pipeline/latent_state.h"
+#include "pipeline/noise_source.h"
+#include "pipeline/transformer_loras.h"
+#include "support/catch.h"
+#include "support/test_util.h"
+
+using namespace ltx2;
+using namespace ltx2::pipeline;
+
+TEST_CASE("latent state: latent-index conditioning keeps the image tokens through the noiser") {
+  LatentState s = create_video_state({1, 4, 3, 2, 2}, 24.0);
+  REQUIRE(s.latent.shape() == Shape{1, 12, 4});
+  const Tensor image = test::random_tensor({1, 4, 1, 2, 2}, 3);
+  apply_conditioning(s, VideoConditionByLatentIndex{image, 1.0f, 1}, {3, 2, 2}, 24.0);
+  apply_noise(s, test::random_tensor({1, 12, 4}, 4), 1.0f);
+  // Tokens 4..7 (latent frame 1) are the image's, mask 0, timestep 0; others stay noise.
+  const Tensor tokens = s.latent.narrow(1, 4, 4);
+  REQUIRE(test::max_abs_diff(tokens, image.reshape({1, 4, 4}).transpose(1, 2).contiguous()) == 0.0f);
+  REQUIRE(state_timesteps(s, 0.5f).item({0, 5, 0}) == 0.0f);
+  REQUIRE(state_timesteps(s, 0.5f).item({0, 0, 0}) == 0.5f);
+  REQUIRE(test::max_abs_diff(s.latent.narrow(1, 0, 4), test::random_tensor({1, 12, 4}, 4).narrow(1, 0, 4)) == 0.0f);
+}
+
+TEST_CASE("latent state: keyframe tokens are appended at their frame and removed after the loop") {
+  LatentState s = create_video_state({1, 4, 2, 2, 2}, 24.0);
+  apply_conditioning(s, VideoConditionByKeyframeIndex{test::random_tensor({1, 4, 1, 2, 2}, 5), 8, 0.5f}, {2, 2, 2},
+                     24.0);
+  REQUIRE(s.latent.size(1) == 12);
+  REQUIRE(s.positions.size(2) == 12);
+  REQUIRE(s.denoise_mask.item({0, 11, 0}) == 0.5f);
+  REQUIRE(s.latent.item({0, 10, 1}) == 0.0f);
+  REQUIRE(s.positions.item({0, 0, 8, 0}) == Approx(8.0 / 24.0));
+  clear_conditioning(s);
+  REQUIRE(s.latent.size(1) == 8);
+  REQUIRE(s.positions.size(2) == 8);
+  REQUIRE(s.keyframes_mask.size(1) == 8);
+}
+
+TEST_CASE("noise: a Philox draw does not depend on how it is sliced; recorded draws replay in order") {
+  PhiloxNoiseSource a(7), b(7);
+  const Tensor whole = a.draw(NoiseDraw::Stage2Video, {1, 5, 16});
+  NoiseGenerator gen(7);
+  std::vector<float> pieces(80);
+  gen.fill(static_cast<uint64_t>(NoiseDraw::Stage2Video), 0, 13, pieces.data());
+  gen.fill(static_cast<uint64_t>(NoiseDraw::Stage2Video), 13, 50, pieces.data() + 13);
+  gen.fill(static_cast<uint64_t>(NoiseDraw::Stage2Video), 63, 17, pieces.data() + 63);
+  REQUIRE(whole.to_vector() == pieces);
+  REQUIRE(b.draw(NoiseDraw::Stage2Video, {1, 5, 16}).to_vector() == pieces);
+  REQUIRE(a.draw(NoiseDraw::Stage1Video, {1, 5, 16}).to_vector() != pieces);
+
+  RecordedNoiseSource rec({test::random_tensor({1, 2, 3}, 1), test::random_tensor({1, 4, 3}, 2)});
+  REQUIRE(test::max_abs_diff(rec.draw(NoiseDraw::Stage1Video, {1, 2, 3}), test::random_tensor({1, 2, 3}, 1)) == 0.0f);
+  REQUIRE_THROWS_WITH(rec.draw(NoiseDraw::Stage1Audio, {1, 2, 3}), Catch::Matchers::Contains("needs"));
+}
+
+TEST_CASE("image conditioning: cover resize, centre crop and [-1, 1] range") {
+  // 2 x 4 image to 2 x 2: scale 1 (no resize), columns 1..2 kept.
+  std::vector<float> v;
+  for (int y = 0; y < 2; ++y)
+    for (int x = 0; x < 4; ++x)
+      for (int c = 0; c < 3; ++c) v.push_back(static_cast<float>(y * 100 + x * 10 + c));
+  const Tensor out = preprocess_image(Tensor::from_vector(v, {2, 4, 3}), 2, 2);
+  REQUIRE(out.shape() == Shape{1, 3, 1, 2, 2});
+  REQUIRE(out.item({0, 2, 0, 1, 0}) == Approx(112.0 / 127.5 - 1.0));
+  // A constant image stays constant when upscaled.
+  const Tensor grey = preprocess_image(Tensor::full({3, 5, 3}, 127.5f), 8, 8);
+  REQUIRE(test::max_abs_diff(grey, Tensor::zeros({1, 3, 1, 8, 8})) < 1e-6f);
+  REQUIRE_THROWS_WITH(load_conditioning_image({"x.png", 0, 1.0, 18}, 64, 64),
+                      Catch::Matchers::Contains("crf"));
+}
+
+TEST_CASE("transformer loras: fused for a stage, the clean weights restored bit for bit") {
+  models::transformer::TransformerWeights w;
+  w.blocks.resize(1);
+  const Tensor clean = test::random_tensor({4, 4}, 9);
+  w.blocks[0].video_self.to_q.weight = clean;
+  w.blocks[0].video_self.to_k.weight = test::random_tensor({4, 4}, 10);
+  TransformerLoras loras(std::move(w));
+  REQUIRE(loras.by_name().count("transformer_blocks.0.attn1.to_q.weight") == 1);
+  auto lora = std::make_shared<LoraWeights>(lora_from_tensors(
+      {{"diffusion_model.transformer_blocks.0.attn1.to_q.lora_A.weight", test::random_tensor({2, 4}, 11)},
+       {"diffusion_model.transformer_blocks.0.attn1.to_q.lora_B.weight", test::random_tensor({4, 2}, 12)}},
+      "test"));
+  loras.fuse({{lora, 1.0f}});
+  REQUIRE(loras.fused());
+  REQUIRE(test::max_abs_diff(loras.weights().blocks[0].video_self.to_q.weight, clean) > 0.01f);
+  REQUIRE(loras.weights().blocks[0].video_self.to_k.weight.shares_storage(loras.by_name().at("transformer_blocks.0.attn1.to_k.weight")));
+  loras.restore();
+  REQUIRE(loras.weights().blocks[0].video_self.to_q.weight.shares_storage(clean));
+  REQUIRE(loras.weights().blocks[0].video_self.to_q.weight.to_vector() == clean.to_vector());
+}
+
+TEST_CASE("pipeline: a request that fails validation does no work") {
+  const std::string dir = test::golden_dir("pipeline_distilled");
+  ModelPaths paths;
+  paths.checkpoint = dir + "/checkpoint.safetensors";
+  paths.gemma_root = dir + "/gemma";
+  paths.spatial_upsampler = dir + "/spatial_upsampler.safetensors";
+  DistilledPipeline pipe(paths);
+  GenerationRequest r;
+  r.prompt = "a fox";
+  r.height = 128;
+  r.width = 192;
+  r.num_frames = 10;  // not 8k + 1
+  test::ScratchDir out("pipeline_validation");
+  r.output_path = out.file("o.mp4");
+  int calls = 0;
+  PipelineCallbacks cb;
+  cb.probe = [&](const std::string&, const Tensor&) { ++calls; };
+  cb.progress = [&](const std::string&, int, int) { ++calls; };
+  RecordedNoiseSource noise({});
+  REQUIRE_THROWS_WITH(pipe.run(r, cb, &noise), Catch::Matchers::Contains("frames"));
+  REQUIRE(calls == 0);
+  REQUIRE(noise.used() == 0);
+}
