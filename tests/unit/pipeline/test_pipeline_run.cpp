@@ -8,6 +8,7 @@
 #include "pipeline/latent_state.h"
 #include "pipeline/noise_source.h"
 #include "pipeline/transformer_loras.h"
+#include "pipeline/two_stage_pipeline.h"
 #include "support/catch.h"
 #include "support/test_util.h"
 
@@ -119,4 +120,52 @@ TEST_CASE("pipeline: a request that fails validation does no work") {
   REQUIRE_THROWS_WITH(pipe.run(r, cb, &noise), Catch::Matchers::Contains("frames"));
   REQUIRE(calls == 0);
   REQUIRE(noise.used() == 0);
+}
+
+TEST_CASE("two-stage pipeline: stage 2 fuses the distilled LoRA and the clean weights come back bit for bit") {
+  const std::string dir = test::golden_dir("pipeline_ti2vid");
+  ModelPaths paths;
+  paths.checkpoint = dir + "/checkpoint.safetensors";
+  paths.gemma_root = dir + "/gemma";
+  paths.spatial_upsampler = dir + "/spatial_upsampler.safetensors";
+  paths.distilled_lora = {dir + "/distilled_lora.safetensors", 1.0};
+  TwoStagePipeline pipe(paths);
+  const WeightMap before = pipe.models().transformer_weights->by_name();
+
+  GenerationRequest r;
+  r.prompt = "a fox in the snow";
+  r.negative_prompt = "blurry";
+  r.height = 128;
+  r.width = 192;
+  r.num_frames = 9;
+  r.num_inference_steps = 2;
+  r.video_guidance = {3.0, 1.0, 0.7, 3.0, 0, {1}};
+  r.audio_guidance = {7.0, 1.0, 0.7, 3.0, 0, {0}};
+  r.images.push_back({dir + "/image.png", 0, 1.0, 0});
+  test::ScratchDir out("pipeline_two_stage");
+  r.output_path = out.file("o.mp4");
+
+  std::vector<std::string> progress;
+  int64_t frames = 0, samples = 0;
+  bool stage2_fused = false;
+  PipelineCallbacks cb;
+  cb.progress = [&](const std::string& stage, int step, int steps) {
+    progress.push_back(stage + ":" + std::to_string(step) + "/" + std::to_string(steps));
+    if (stage == "stage2") stage2_fused = pipe.models().transformer_weights->fused();
+  };
+  cb.video_chunk = [&](const Tensor& f) {
+    REQUIRE(f.dim() == 4);
+    REQUIRE(f.size(3) == 3);
+    frames += f.size(0);
+  };
+  cb.audio = [&](const Tensor& wave, int64_t) { samples = wave.size(1); };
+  pipe.run(r, cb);
+
+  REQUIRE(progress == std::vector<std::string>{"stage1:0/2", "stage1:1/2", "stage2:0/3", "stage2:1/3", "stage2:2/3"});
+  REQUIRE(stage2_fused);
+  REQUIRE(frames == 9);
+  REQUIRE(samples > 0);
+  const WeightMap& after = pipe.models().transformer_weights->by_name();
+  REQUIRE(after.size() == before.size());
+  for (const auto& [name, t] : before) REQUIRE(after.at(name).shares_storage(t));
 }
