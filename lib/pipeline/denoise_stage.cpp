@@ -111,14 +111,28 @@ void run_denoise_stage(const DenoiseStage& stage, LatentState& video, LatentStat
   LTX2_CHECK(stage.transformer != nullptr, "{}: no transformer", stage.name);
   LTX2_CHECK(stage.sigmas.size() >= 2, "{}: needs at least two sigmas", stage.name);
   StageDenoiser denoiser(stage, video, audio, callbacks);
-  const EulerStep stepper;
+  const EulerStep euler;
+  const EulerAncestralStep ancestral{1.0f, 1.0f};
   const int steps = static_cast<int>(stage.sigmas.size()) - 1;
   for (int i = 0; i < steps; ++i) {
     const Prediction x0 = denoiser(i);
     const Tensor video_x0 = blend_with_clean(x0.video, video.clean_latent, video.denoise_mask);
     const Tensor audio_x0 = blend_with_clean(x0.audio, audio.clean_latent, audio.denoise_mask);
-    video.latent = stepper.step(video.latent, video_x0, stage.sigmas, i);
-    audio.latent = stepper.step(audio.latent, audio_x0, stage.sigmas, i);
+    const bool last = stage.sigmas[static_cast<size_t>(i) + 1] == 0.0f;
+    if (!stage.ancestral_noise) {
+      video.latent = euler.step(video.latent, video_x0, stage.sigmas, i);
+      audio.latent = euler.step(audio.latent, audio_x0, stage.sigmas, i);
+    } else if (last) {
+      video.latent = video_x0;
+      audio.latent = audio_x0;
+    } else {
+      const Tensor video_noise = stage.ancestral_noise->draw(ancestral_draw(i, 0), video.latent.shape());
+      const Tensor audio_noise = stage.ancestral_noise->draw(ancestral_draw(i, 1), audio.latent.shape());
+      video.latent = blend_with_clean(ancestral.step(video.latent, video_x0, stage.sigmas, i, video_noise),
+                                      video.clean_latent, video.denoise_mask);
+      audio.latent = blend_with_clean(ancestral.step(audio.latent, audio_x0, stage.sigmas, i, audio_noise),
+                                      audio.clean_latent, audio.denoise_mask);
+    }
     if (callbacks.probe) {
       const std::string prefix = stage.name + ".step" + std::to_string(i) + ".";
       callbacks.probe(prefix + "video.denoised", x0.video);

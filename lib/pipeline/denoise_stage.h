@@ -1,6 +1,7 @@
-// One diffusion stage of the pipelines: the Euler loop over a video and an audio latent state,
-// denoised jointly by the transformer either with one pass per step (SimpleDenoiser) or with the
-// guidance passes of MultiModalGuider (FactoryGuidedDenoiser), one transformer call per pass.
+// One diffusion stage of the pipelines: the Euler loop (or the Euler-ancestral loop of 2.5+
+// distilled stage 1) over a video and an audio latent state, denoised jointly by the transformer
+// either with one pass per step (SimpleDenoiser) or with the guidance passes of MultiModalGuider
+// (FactoryGuidedDenoiser), one transformer call per pass.
 #pragma once
 
 #include <optional>
@@ -10,6 +11,7 @@
 #include "models/transformer/transformer.h"
 #include "pipeline/guiders.h"
 #include "pipeline/latent_state.h"
+#include "pipeline/noise_source.h"
 #include "pipeline/pipeline_models.h"
 
 namespace ltx2::pipeline {
@@ -28,7 +30,8 @@ struct DenoiseStage {
   std::vector<float> sigmas;
   const models::transformer::Transformer* transformer = nullptr;
   StageContexts positive;
-  std::optional<StageGuidance> guidance;  // unset: one unguided pass per step
+  std::optional<StageGuidance> guidance;         // unset: one unguided pass per step
+  LatentNoiseSource* ancestral_noise = nullptr;  // set: Euler-ancestral loop (eta 1) with these draws
 };
 
 // Runs the loop in place on both states. Probes: <name>.step<i>.<video|audio>.denoised (before

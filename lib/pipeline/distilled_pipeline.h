@@ -1,7 +1,8 @@
 // The distilled pipeline (the reference's DistilledPipeline): loads once, then runs requests.
 // Stage 1 at half resolution with the 8 distilled sigmas and one unguided pass per step, stage 2
 // at full resolution with the 3 stage-2 sigmas, the same transformer (checkpoint + user LoRAs) in
-// both; the audio is decoded from stage 2.
+// both (stage 1 runs the Euler-ancestral loop on model_version >= 2.5 checkpoints); the audio is
+// decoded from stage 2.
 #pragma once
 
 #include <memory>

@@ -32,7 +32,8 @@ std::vector<Tap> bilinear_taps(int64_t n_in, int64_t n_out) {
 }  // namespace
 
 Tensor preprocess_image(const Tensor& image_hwc, int64_t height, int64_t width) {
-  LTX2_CHECK(image_hwc.dim() == 3 && image_hwc.size(2) == 3, "image must be [H, W, 3], got {}", image_hwc.str());
+  LTX2_CHECK(image_hwc.dim() == 3 && image_hwc.size(2) == 3, "image must be [H, W, 3], got {}",
+             image_hwc.str());
   const Tensor img = image_hwc.to(DType::F32).contiguous();
   const int64_t h = img.size(0), w = img.size(1);
   const double scale = std::max(static_cast<double>(height) / static_cast<double>(h),
@@ -60,8 +61,8 @@ Tensor preprocess_image(const Tensor& image_hwc, int64_t height, int64_t width) 
 }
 
 Tensor load_conditioning_image(const ImageCondition& image, int64_t height, int64_t width) {
-  LTX2_CHECK(image.crf <= 0, "--image {}: H.264 re-compression (crf {}) is not supported; pass crf 0", image.path,
-             image.crf);
+  LTX2_CHECK(image.crf <= 0, "--image {}: H.264 re-compression (crf {}) is not supported; pass crf 0",
+             image.path, image.crf);
   return preprocess_image(media::read_png(image.path), height, width);
 }
 

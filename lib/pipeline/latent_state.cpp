@@ -56,21 +56,23 @@ Tensor keyframe_positions(int64_t batch, const std::array<int64_t, 3>& grid, int
   return pos;
 }
 
-void apply_latent_index(LatentState& s, const VideoConditionByLatentIndex& c, const std::array<int64_t, 3>& grid) {
+void apply_latent_index(LatentState& s, const VideoConditionByLatentIndex& c,
+                        const std::array<int64_t, 3>& grid) {
   const Tensor tokens = patchify_video(c.latent.to(DType::F32));
   const int64_t hw = grid[1] * grid[2];
   LTX2_CHECK(c.latent.dim() == 5 && c.latent.size(3) == grid[1] && c.latent.size(4) == grid[2],
              "image conditioning latent {} does not match the latent grid {}x{}", shape_str(c.latent.shape()),
              grid[1], grid[2]);
   const int64_t start = c.latent_idx * hw, n = tokens.size(1);
-  LTX2_CHECK(c.latent_idx >= 0 && start + n <= s.target_tokens, "conditioning latent index {} is outside the {} latent frames",
-             c.latent_idx, grid[0]);
+  LTX2_CHECK(c.latent_idx >= 0 && start + n <= s.target_tokens,
+             "conditioning latent index {} is outside the {} latent frames", c.latent_idx, grid[0]);
   s.clean_latent.narrow(1, start, n).copy_(tokens);
   s.denoise_mask.narrow(1, start, n).fill_(1.0f - c.strength);
 }
 
 void apply_keyframe(LatentState& s, const VideoConditionByKeyframeIndex& c, double fps) {
-  LTX2_CHECK(c.keyframes.dim() == 5, "keyframe latent must be [B, C, F, H, W], got {}", shape_str(c.keyframes.shape()));
+  LTX2_CHECK(c.keyframes.dim() == 5, "keyframe latent must be [B, C, F, H, W], got {}",
+             shape_str(c.keyframes.shape()));
   const Tensor tokens = patchify_video(c.keyframes.to(DType::F32));
   const std::array<int64_t, 3> grid = {c.keyframes.size(2), c.keyframes.size(3), c.keyframes.size(4)};
   const int64_t B = tokens.size(0), n = tokens.size(1);
@@ -78,13 +80,15 @@ void apply_keyframe(LatentState& s, const VideoConditionByKeyframeIndex& c, doub
   s.clean_latent = ops::cat({s.clean_latent, tokens}, 1);
   s.denoise_mask = ops::cat({s.denoise_mask, Tensor::full({B, n, 1}, 1.0f - c.strength)}, 1);
   s.positions = ops::cat({s.positions, keyframe_positions(B, grid, c.frame_idx, c.num_pixel_frames, fps)}, 2);
-  if (s.keyframes_mask.defined()) s.keyframes_mask = ops::cat({s.keyframes_mask, Tensor::zeros({B, n, 1})}, 1);
+  if (s.keyframes_mask.defined())
+    s.keyframes_mask = ops::cat({s.keyframes_mask, Tensor::zeros({B, n, 1})}, 1);
 }
 
 }  // namespace
 
 LatentState create_video_state(const Shape& latent_shape, double fps, const Tensor& initial) {
-  LTX2_CHECK(latent_shape.size() == 5, "video latent shape must be [B, C, F, H, W], got {}", shape_str(latent_shape));
+  LTX2_CHECK(latent_shape.size() == 5, "video latent shape must be [B, C, F, H, W], got {}",
+             shape_str(latent_shape));
   const std::array<int64_t, 3> grid = {latent_shape[2], latent_shape[3], latent_shape[4]};
   LatentState s = make_state(patchify_video(initial_or_zeros(latent_shape, initial)),
                              video_positions(latent_shape[0], grid, fps));
@@ -93,13 +97,14 @@ LatentState create_video_state(const Shape& latent_shape, double fps, const Tens
 }
 
 LatentState create_audio_state(const Shape& latent_shape, const Tensor& initial) {
-  LTX2_CHECK(latent_shape.size() == 4, "audio latent shape must be [B, C, T, M], got {}", shape_str(latent_shape));
+  LTX2_CHECK(latent_shape.size() == 4, "audio latent shape must be [B, C, T, M], got {}",
+             shape_str(latent_shape));
   return make_state(patchify_audio(initial_or_zeros(latent_shape, initial)),
                     audio_positions(latent_shape[0], latent_shape[2]));
 }
 
-void apply_conditioning(LatentState& state, const VideoConditioning& item, const std::array<int64_t, 3>& grid_fhw,
-                        double fps) {
+void apply_conditioning(LatentState& state, const VideoConditioning& item,
+                        const std::array<int64_t, 3>& grid_fhw, double fps) {
   if (const auto* li = std::get_if<VideoConditionByLatentIndex>(&item))
     apply_latent_index(state, *li, grid_fhw);
   else
@@ -110,7 +115,9 @@ void apply_noise(LatentState& state, const Tensor& noise, float noise_scale) {
   state.latent = noise_latent(state.latent, state.clean_latent, state.denoise_mask, noise, noise_scale);
 }
 
-Tensor state_timesteps(const LatentState& state, float sigma) { return ops::mul(state.denoise_mask, sigma); }
+Tensor state_timesteps(const LatentState& state, float sigma) {
+  return ops::mul(state.denoise_mask, sigma);
+}
 
 void clear_conditioning(LatentState& state) {
   const int64_t n = state.target_tokens;

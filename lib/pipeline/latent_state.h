@@ -49,8 +49,8 @@ struct VideoConditionByKeyframeIndex {
 using VideoConditioning = std::variant<VideoConditionByLatentIndex, VideoConditionByKeyframeIndex>;
 
 // `grid_fhw` is the state's target latent grid; `fps` the video's frame rate.
-void apply_conditioning(LatentState& state, const VideoConditioning& item, const std::array<int64_t, 3>& grid_fhw,
-                        double fps);
+void apply_conditioning(LatentState& state, const VideoConditioning& item,
+                        const std::array<int64_t, 3>& grid_fhw, double fps);
 
 // GaussianNoiser: latent = lerp(clean, lerp(latent, noise, noise_scale), denoise_mask).
 void apply_noise(LatentState& state, const Tensor& noise, float noise_scale);

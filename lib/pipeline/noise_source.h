@@ -1,6 +1,7 @@
-// Where a pipeline run's Gaussian noise comes from. Draws are numbered in the pipelines' order
-// (0: stage-1 video, 1: stage-1 audio, 2: stage-2 video, 3: stage-2 audio, 4: the decoder's noise
-// when it is timestep conditioned), each a standard normal float32 tensor of the patchified state.
+// Where a pipeline run's Gaussian noise comes from. Draws are numbered (0: stage-1 video,
+// 1: stage-1 audio, 2: stage-2 video, 3: stage-2 audio, 4: the decoder's noise when it is timestep
+// conditioned, 16 + 2 * step + stream: the ancestral sampler's per-step draws, video then audio)
+// and made in the pipelines' order, each a standard normal float32 tensor of the patchified state.
 #pragma once
 
 #include <cstdint>
@@ -11,7 +12,17 @@
 
 namespace ltx2::pipeline {
 
-enum class NoiseDraw : uint64_t { Stage1Video = 0, Stage1Audio = 1, Stage2Video = 2, Stage2Audio = 3, Decoder = 4 };
+enum class NoiseDraw : uint64_t {
+  Stage1Video = 0,
+  Stage1Audio = 1,
+  Stage2Video = 2,
+  Stage2Audio = 3,
+  Decoder = 4
+};
+// The ancestral loop's draw for `step` and stream (0 video, 1 audio).
+inline NoiseDraw ancestral_draw(int step, int stream) {
+  return static_cast<NoiseDraw>(16 + 2 * static_cast<uint64_t>(step) + static_cast<uint64_t>(stream));
+}
 
 class LatentNoiseSource {
  public:

@@ -45,6 +45,10 @@ struct PipelineCallbacks {
   std::function<void(const std::string& name, const Tensor& value)> probe;
 };
 
+// "2-5-0rc1" / "2.5.0" -> {2, 5, 0}: hyphens read as dots, each part's leading digits, stopping at
+// the first part without any.
+std::vector<int> parse_model_version(const std::string& text);
+
 struct PipelineModels {
   std::shared_ptr<const WeightSet> ltx;        // transformer, connectors, audio VAE, vocoder
   std::shared_ptr<const WeightSet> video_vae;  // the video VAE's set (ltx unless a separate file)
@@ -58,9 +62,12 @@ struct PipelineModels {
   std::unique_ptr<audio_vae::AudioDecoder> audio_decoder;
   std::unique_ptr<vocoder::Vocoder> vocoder;
   PipelineOptions options;
+  // The checkpoint's metadata model_version as numbers ("2.5.0" -> {2, 5, 0}); empty when absent.
+  std::vector<int> model_version;
 
   // Opens and loads every component (validating the paths for `kind` first).
-  static std::unique_ptr<PipelineModels> load(const ModelPaths& paths, PipelineKind kind, PipelineOptions options);
+  static std::unique_ptr<PipelineModels> load(const ModelPaths& paths, PipelineKind kind,
+                                              PipelineOptions options);
 
   // A transformer over the weights as they are now, with the options' attention strategy.
   models::transformer::Transformer transformer() const;

@@ -68,7 +68,8 @@ StageResult run_stage(PipelineModels& m, const GenerationRequest& r, StageSetup 
   const auto grid = video_latent_grid(r.num_frames, s.height, s.width);
   const TransformerConfig& tc = m.transformer_config;
   const int64_t z = m.audio_decoder->config().z_channels;
-  LTX2_CHECK(tc.audio_in_channels % z == 0, "transformer audio_in_channels {} is not a multiple of the audio VAE's {} latent channels",
+  LTX2_CHECK(tc.audio_in_channels % z == 0,
+             "transformer audio_in_channels {} is not a multiple of the audio VAE's {} latent channels",
              tc.audio_in_channels, z);
   const Shape video_shape = {1, tc.video_in_channels, grid[0], grid[1], grid[2]};
   const Shape audio_shape = {1, z, audio_latent_frames(r.num_frames, r.frame_rate), tc.audio_in_channels / z};
@@ -81,16 +82,21 @@ StageResult run_stage(PipelineModels& m, const GenerationRequest& r, StageSetup 
     const std::string prefix = "image_conditioning." + s.name + ".item" + std::to_string(i) + ".";
     probe(cb, prefix + "pixels", pixels);
     if (cb.probe)
-      std::visit([&](const auto& c) {
-        if constexpr (requires { c.latent; }) probe(cb, prefix + "latent", c.latent);
-        else probe(cb, prefix + "latent", c.keyframes);
-      }, item);
+      std::visit(
+          [&](const auto& c) {
+            if constexpr (requires { c.latent; })
+              probe(cb, prefix + "latent", c.latent);
+            else
+              probe(cb, prefix + "latent", c.keyframes);
+          },
+          item);
     apply_conditioning(video, item, grid, r.frame_rate);
   }
   LatentState audio = create_audio_state(audio_shape, s.audio_initial);
   apply_noise(video, noise.draw(s.video_draw, video.latent.shape()), s.noise_scale);
   apply_noise(audio, noise.draw(s.audio_draw, audio.latent.shape()), s.noise_scale);
-  for (const auto& [mod, st] : {std::pair<const char*, const LatentState*>{"video", &video}, {"audio", &audio}}) {
+  for (const auto& [mod, st] :
+       {std::pair<const char*, const LatentState*>{"video", &video}, {"audio", &audio}}) {
     const std::string prefix = s.name + "." + mod + ".";
     probe(cb, prefix + "initial_latent", st->latent);
     probe(cb, prefix + "clean_latent", st->clean_latent);
@@ -99,14 +105,16 @@ StageResult run_stage(PipelineModels& m, const GenerationRequest& r, StageSetup 
   }
   probe(cb, "sigmas." + s.name, sigmas_tensor(s.denoise.sigmas));
   if (cb.probe)
-    for (const auto& [name, t] : m.transformer_weights->by_name()) cb.probe(s.name + ".transformer_weight." + name, t);
+    for (const auto& [name, t] : m.transformer_weights->by_name())
+      cb.probe(s.name + ".transformer_weight." + name, t);
 
   const tr::Transformer transformer = m.transformer();
   s.denoise.name = s.name;
   s.denoise.transformer = &transformer;
   run_denoise_stage(s.denoise, video, audio, cb);
   clear_conditioning(video);
-  StageResult out{unpatchify_video(video.latent, grid), unpatchify_audio(audio.latent, audio_shape[1], audio_shape[3])};
+  StageResult out{unpatchify_video(video.latent, grid),
+                  unpatchify_audio(audio.latent, audio_shape[1], audio_shape[3])};
   probe(cb, s.name + ".video_latent", out.video_latent);
   probe(cb, s.name + ".audio_latent", out.audio_latent);
   return out;
@@ -119,7 +127,8 @@ Tensor to_frames(const Tensor& decoded) {
   return x.permute({1, 2, 3, 0}).contiguous();
 }
 
-void decode_video(const PipelineModels& m, Tensor latent, LatentNoiseSource& noise, const PipelineCallbacks& cb) {
+void decode_video(const PipelineModels& m, Tensor latent, LatentNoiseSource& noise,
+                  const PipelineCallbacks& cb) {
   const video_vae::VideoDecoder& decoder = *m.video_decoder;
   Tensor timestep;
   if (decoder.config().timestep_conditioning) {
@@ -130,9 +139,12 @@ void decode_video(const PipelineModels& m, Tensor latent, LatentNoiseSource& noi
   const int64_t height = latent.size(3) * factors.height, width = latent.size(4) * factors.width;
   const video_vae::TileSizeConfig tiling = video_vae::TileSizeConfig::automatic(height, width, factors);
   const video_vae::DecodeTilePlan plan = video_vae::plan_tiled_decode(decoder, latent.shape(), tiling);
-  video_vae::tiled_decode(decoder, latent, plan, [&](const Tensor& chunk) {
-    if (cb.video_chunk) cb.video_chunk(to_frames(chunk));
-  }, timestep);
+  video_vae::tiled_decode(
+      decoder, latent, plan,
+      [&](const Tensor& chunk) {
+        if (cb.video_chunk) cb.video_chunk(to_frames(chunk));
+      },
+      timestep);
 }
 
 void decode_audio(const PipelineModels& m, const Tensor& latent, const PipelineCallbacks& cb) {
@@ -161,21 +173,31 @@ void run_two_stage_flow(PipelineModels& m, const GenerationRequest& r, const Sta
   }
   const StageContexts positive{encoded[0].video_context, encoded[0].audio_context};
 
-  StageSetup s1{"stage1", r.height / 2, r.width / 2, {}, {}, 1.0f, NoiseDraw::Stage1Video, NoiseDraw::Stage1Audio, {}};
+  StageSetup s1{
+      "stage1", r.height / 2, r.width / 2, {}, {}, 1.0f, NoiseDraw::Stage1Video, NoiseDraw::Stage1Audio, {}};
   s1.denoise.sigmas = plan.stage1_sigmas;
   s1.denoise.positive = positive;
+  if (plan.ancestral_stage1) s1.denoise.ancestral_noise = &noise;
   if (plan.guided_stage1)
     s1.denoise.guidance = StageGuidance{MultiModalGuiderFactory::constant(guider_params(r.video_guidance)),
                                         MultiModalGuiderFactory::constant(guider_params(r.audio_guidance)),
                                         {encoded[1].video_context, encoded[1].audio_context}};
   const StageResult stage1 = run_stage(m, r, std::move(s1), noise, cb);
 
-  const Tensor upsampled = upsampler::upsample_video(*m.upsampler, stage1.video_latent, m.video_encoder->statistics());
+  const Tensor upsampled =
+      upsampler::upsample_video(*m.upsampler, stage1.video_latent, m.video_encoder->statistics());
   probe(cb, "upsampled_video_latent", upsampled);
 
   const std::vector<float>& sigmas2 = stage2_distilled_sigmas();
-  StageSetup s2{"stage2", r.height, r.width, upsampled, stage1.audio_latent, sigmas2.front(),
-                NoiseDraw::Stage2Video, NoiseDraw::Stage2Audio, {}};
+  StageSetup s2{"stage2",
+                r.height,
+                r.width,
+                upsampled,
+                stage1.audio_latent,
+                sigmas2.front(),
+                NoiseDraw::Stage2Video,
+                NoiseDraw::Stage2Audio,
+                {}};
   s2.denoise.sigmas = sigmas2;
   s2.denoise.positive = positive;
   StageResult stage2;

@@ -14,10 +14,11 @@
 namespace ltx2::pipeline {
 
 struct StagePlan {
-  bool guided_stage1 = false;            // negative prompt + MultiModalGuider in stage 1
-  std::vector<float> stage1_sigmas;      // stage 2 always uses the distilled 3-step list
+  bool guided_stage1 = false;                  // negative prompt + MultiModalGuider in stage 1
+  std::vector<float> stage1_sigmas;            // stage 2 always uses the distilled 3-step list
   std::vector<LoraWithStrength> stage2_loras;  // fused on top of the user LoRAs for stage 2 only
-  bool audio_from_stage1 = false;        // decode the stage-1 audio latent (two-stage) or stage 2's
+  bool audio_from_stage1 = false;              // decode the stage-1 audio latent (two-stage) or stage 2's
+  bool ancestral_stage1 = false;               // Euler-ancestral stage 1 (distilled, model_version >= 2.5)
 };
 
 // Runs one request (already validated) on loaded models. The transformer's weights are back to

@@ -9,7 +9,8 @@ namespace ltx2::pipeline {
 
 TwoStagePipeline::TwoStagePipeline(const ModelPaths& paths, PipelineOptions options)
     : models_(PipelineModels::load(paths, PipelineKind::TwoStage, std::move(options))),
-      distilled_lora_{read_lora_file(paths.distilled_lora.path), static_cast<float>(paths.distilled_lora.strength)} {}
+      distilled_lora_{read_lora_file(paths.distilled_lora.path),
+                      static_cast<float>(paths.distilled_lora.strength)} {}
 
 void TwoStagePipeline::run(const GenerationRequest& request, const PipelineCallbacks& callbacks,
                            LatentNoiseSource* noise) {

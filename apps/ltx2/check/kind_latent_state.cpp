@@ -24,7 +24,8 @@ pipeline::VideoConditioning parse_item(const GoldenCase& c, const std::string& t
   if (text.rfind("VideoConditionByLatentIndex", 0) == 0)
     return pipeline::VideoConditionByLatentIndex{
         c.tensor(tensor), strength, std::stoll(match_or_fail(text, R"(latent_idx=([0-9]+))", "latent_idx"))};
-  LTX2_CHECK(text.rfind("VideoConditionByKeyframeIndex", 0) == 0, "latent_state: unknown conditioning \"{}\"", text);
+  LTX2_CHECK(text.rfind("VideoConditionByKeyframeIndex", 0) == 0, "latent_state: unknown conditioning \"{}\"",
+             text);
   return pipeline::VideoConditionByKeyframeIndex{
       c.tensor(tensor), std::stoll(match_or_fail(text, R"(frame_idx=([0-9]+))", "frame_idx")), strength};
 }
@@ -41,8 +42,10 @@ void run_latent_state(const GoldenCase& c, Report& report) {
     const std::string init = s.at("initial_latent").get<std::string>();
     pipeline::LatentState state =
         pipeline::create_video_state(shape, fps, init == "zeros" ? Tensor() : c.tensor(init));
-    for (const auto& item : s.at("conditionings")) pipeline::apply_conditioning(state, parse_item(c, item), grid, fps);
-    const float scale = std::stof(match_or_fail(s.at("noiser").get<std::string>(), R"(noise_scale=([0-9.eE+-]+))", "noise_scale"));
+    for (const auto& item : s.at("conditionings"))
+      pipeline::apply_conditioning(state, parse_item(c, item), grid, fps);
+    const float scale = std::stof(
+        match_or_fail(s.at("noiser").get<std::string>(), R"(noise_scale=([0-9.eE+-]+))", "noise_scale"));
     pipeline::apply_noise(state, c.tensor("in.noise_" + stage), scale);
     const std::string out = "out." + stage + ".";
     report.check(out + "latent", state.latent, c.tensor(out + "latent"), tol);

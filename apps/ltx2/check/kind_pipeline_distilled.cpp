@@ -13,7 +13,8 @@ void run_pipeline_distilled(const GoldenCase& c, Report& report) {
   pipeline::RecordedNoiseSource noise = pipeline_case_noise(c);
   PipelineRecording recording;
   pipe.run(pipeline_case_request(c), recording.callbacks(), &noise);
-  if (noise.used() != c.spec().at("noise_draws").size()) report.fail("noise_draws", "not every recorded draw was used");
+  if (noise.used() != c.spec().at("noise_draws").size())
+    report.fail("noise_draws", "not every recorded draw was used");
   recording.compare(c, report);
 }
 

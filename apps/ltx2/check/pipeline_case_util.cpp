@@ -57,7 +57,8 @@ ModelPaths pipeline_case_paths(const GoldenCase& c) {
   p.spatial_upsampler = c.path("spatial_upsampler.safetensors");
   const nlohmann::json& s = c.spec();
   if (s.contains("lora") && s.at("lora").is_object())
-    p.distilled_lora = {c.path(s.at("lora").at("file").get<std::string>()), s.at("lora").at("strength").get<double>()};
+    p.distilled_lora = {c.path(s.at("lora").at("file").get<std::string>()),
+                        s.at("lora").at("strength").get<double>()};
   return p;
 }
 
@@ -77,7 +78,8 @@ pipeline::PipelineCallbacks PipelineRecording::callbacks() {
 
 void PipelineRecording::compare(const GoldenCase& c, Report& report) const {
   const nlohmann::json& tol = c.spec().at("tolerance").at("fp32_impl");
-  const Tolerance text = parse_tolerance(tol.at("text_context")), latents = parse_tolerance(tol.at("latents"));
+  const Tolerance text = parse_tolerance(tol.at("text_context")),
+                  latents = parse_tolerance(tol.at("latents"));
   const Tolerance video = parse_tolerance(tol.at("video")), audio = parse_tolerance(tol.at("audio"));
   const Tolerance exact;
   auto tolerance_for = [&](const std::string& name) {

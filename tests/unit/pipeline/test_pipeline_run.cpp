@@ -3,6 +3,7 @@
 #include <filesystem>
 
 #include "core/error.h"
+#include "pipeline/denoise_stage.h"
 #include "pipeline/distilled_pipeline.h"
 #include "pipeline/image_conditioning.h"
 #include "pipeline/latent_state.h"
@@ -26,13 +27,14 @@ TEST_CASE("latent state: latent-index conditioning keeps the image tokens throug
   REQUIRE(test::max_abs_diff(tokens, image.reshape({1, 4, 4}).transpose(1, 2).contiguous()) == 0.0f);
   REQUIRE(state_timesteps(s, 0.5f).item({0, 5, 0}) == 0.0f);
   REQUIRE(state_timesteps(s, 0.5f).item({0, 0, 0}) == 0.5f);
-  REQUIRE(test::max_abs_diff(s.latent.narrow(1, 0, 4), test::random_tensor({1, 12, 4}, 4).narrow(1, 0, 4)) == 0.0f);
+  REQUIRE(test::max_abs_diff(s.latent.narrow(1, 0, 4), test::random_tensor({1, 12, 4}, 4).narrow(1, 0, 4)) ==
+          0.0f);
 }
 
 TEST_CASE("latent state: keyframe tokens are appended at their frame and removed after the loop") {
   LatentState s = create_video_state({1, 4, 2, 2, 2}, 24.0);
-  apply_conditioning(s, VideoConditionByKeyframeIndex{test::random_tensor({1, 4, 1, 2, 2}, 5), 8, 0.5f}, {2, 2, 2},
-                     24.0);
+  apply_conditioning(s, VideoConditionByKeyframeIndex{test::random_tensor({1, 4, 1, 2, 2}, 5), 8, 0.5f},
+                     {2, 2, 2}, 24.0);
   REQUIRE(s.latent.size(1) == 12);
   REQUIRE(s.positions.size(2) == 12);
   REQUIRE(s.denoise_mask.item({0, 11, 0}) == 0.5f);
@@ -57,7 +59,8 @@ TEST_CASE("noise: a Philox draw does not depend on how it is sliced; recorded dr
   REQUIRE(a.draw(NoiseDraw::Stage1Video, {1, 5, 16}).to_vector() != pieces);
 
   RecordedNoiseSource rec({test::random_tensor({1, 2, 3}, 1), test::random_tensor({1, 4, 3}, 2)});
-  REQUIRE(test::max_abs_diff(rec.draw(NoiseDraw::Stage1Video, {1, 2, 3}), test::random_tensor({1, 2, 3}, 1)) == 0.0f);
+  REQUIRE(test::max_abs_diff(rec.draw(NoiseDraw::Stage1Video, {1, 2, 3}),
+                             test::random_tensor({1, 2, 3}, 1)) == 0.0f);
   REQUIRE_THROWS_WITH(rec.draw(NoiseDraw::Stage1Audio, {1, 2, 3}), Catch::Matchers::Contains("needs"));
 }
 
@@ -92,7 +95,8 @@ TEST_CASE("transformer loras: fused for a stage, the clean weights restored bit 
   loras.fuse({{lora, 1.0f}});
   REQUIRE(loras.fused());
   REQUIRE(test::max_abs_diff(loras.weights().blocks[0].video_self.to_q.weight, clean) > 0.01f);
-  REQUIRE(loras.weights().blocks[0].video_self.to_k.weight.shares_storage(loras.by_name().at("transformer_blocks.0.attn1.to_k.weight")));
+  REQUIRE(loras.weights().blocks[0].video_self.to_k.weight.shares_storage(
+      loras.by_name().at("transformer_blocks.0.attn1.to_k.weight")));
   loras.restore();
   REQUIRE(loras.weights().blocks[0].video_self.to_q.weight.shares_storage(clean));
   REQUIRE(loras.weights().blocks[0].video_self.to_q.weight.to_vector() == clean.to_vector());
@@ -122,7 +126,8 @@ TEST_CASE("pipeline: a request that fails validation does no work") {
   REQUIRE(noise.used() == 0);
 }
 
-TEST_CASE("two-stage pipeline: stage 2 fuses the distilled LoRA and the clean weights come back bit for bit") {
+TEST_CASE(
+    "two-stage pipeline: stage 2 fuses the distilled LoRA and the clean weights come back bit for bit") {
   const std::string dir = test::golden_dir("pipeline_ti2vid");
   ModelPaths paths;
   paths.checkpoint = dir + "/checkpoint.safetensors";
@@ -161,11 +166,62 @@ TEST_CASE("two-stage pipeline: stage 2 fuses the distilled LoRA and the clean we
   cb.audio = [&](const Tensor& wave, int64_t) { samples = wave.size(1); };
   pipe.run(r, cb);
 
-  REQUIRE(progress == std::vector<std::string>{"stage1:0/2", "stage1:1/2", "stage2:0/3", "stage2:1/3", "stage2:2/3"});
+  REQUIRE(progress ==
+          std::vector<std::string>{"stage1:0/2", "stage1:1/2", "stage2:0/3", "stage2:1/3", "stage2:2/3"});
   REQUIRE(stage2_fused);
   REQUIRE(frames == 9);
   REQUIRE(samples > 0);
   const WeightMap& after = pipe.models().transformer_weights->by_name();
   REQUIRE(after.size() == before.size());
   for (const auto& [name, t] : before) REQUIRE(after.at(name).shares_storage(t));
+}
+
+TEST_CASE("pipeline models: model_version text to numbers") {
+  REQUIRE(parse_model_version("2.5.0") == std::vector<int>{2, 5, 0});
+  REQUIRE(parse_model_version("2-3-1") == std::vector<int>{2, 3, 1});
+  REQUIRE(parse_model_version("2.4rc1.7") == std::vector<int>{2, 4, 7});
+  REQUIRE(parse_model_version("").empty());
+  REQUIRE(parse_model_version("2.x") == std::vector<int>{2});
+}
+
+namespace {
+// Records which draws were asked for and answers zeros.
+class CountingNoise : public LatentNoiseSource {
+ public:
+  Tensor draw(NoiseDraw which, const Shape& shape) override {
+    draws.push_back(static_cast<uint64_t>(which));
+    return Tensor::zeros(shape);
+  }
+  std::vector<uint64_t> draws;
+};
+}  // namespace
+
+TEST_CASE("denoise stage: the ancestral loop draws video then audio per step and ends on the prediction") {
+  const std::string dir = test::golden_dir("pipeline_distilled");
+  ModelPaths paths;
+  paths.checkpoint = dir + "/checkpoint.safetensors";
+  paths.gemma_root = dir + "/gemma";
+  paths.spatial_upsampler = dir + "/spatial_upsampler.safetensors";
+  const auto models = PipelineModels::load(paths, PipelineKind::Distilled, {});
+  const models::transformer::Transformer transformer = models->transformer();
+  const int64_t ctx = models->transformer_config.caption_channels;
+  LatentState video = create_video_state({1, 128, 1, 2, 3}, 24.0);
+  LatentState audio = create_audio_state({1, 8, 3, 16});
+  apply_noise(video, test::random_tensor({1, 6, 128}, 1), 1.0f);
+  apply_noise(audio, test::random_tensor({1, 3, 128}, 2), 1.0f);
+  CountingNoise noise;
+  DenoiseStage stage;
+  stage.name = "s";
+  stage.sigmas = {1.0f, 0.5f, 0.0f};
+  stage.transformer = &transformer;
+  stage.positive = {test::random_tensor({1, 8, ctx}, 3), test::random_tensor({1, 8, ctx}, 4)};
+  stage.ancestral_noise = &noise;
+  Tensor last_x0;
+  PipelineCallbacks cb;
+  cb.probe = [&](const std::string& name, const Tensor& t) {
+    if (name == "s.step1.video.denoised") last_x0 = t;
+  };
+  run_denoise_stage(stage, video, audio, cb);
+  REQUIRE(noise.draws == std::vector<uint64_t>{16, 17});
+  REQUIRE(test::max_abs_diff(video.latent, last_x0) == 0.0f);
 }
