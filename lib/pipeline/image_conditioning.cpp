@@ -60,9 +60,19 @@ Tensor preprocess_image(const Tensor& image_hwc, int64_t height, int64_t width) 
   return out;
 }
 
+int default_image_crf(const std::vector<int>& model_version) {
+  return model_version >= std::vector<int>{2, 4} ? 18 : 33;
+}
+
+void check_image_crf(const ImageCondition& image, const std::vector<int>& model_version) {
+  const int crf = image.crf < 0 ? default_image_crf(model_version) : image.crf;
+  LTX2_CHECK(
+      crf == 0,
+      "--image {}: H.264 re-compression of conditioning images (crf {}{}) is not implemented; pass crf 0",
+      image.path, crf, image.crf < 0 ? ", the model's default" : "");
+}
+
 Tensor load_conditioning_image(const ImageCondition& image, int64_t height, int64_t width) {
-  LTX2_CHECK(image.crf <= 0, "--image {}: H.264 re-compression (crf {}) is not supported; pass crf 0",
-             image.path, image.crf);
   return preprocess_image(media::read_png(image.path), height, width);
 }
 

@@ -19,8 +19,14 @@ namespace ltx2::pipeline {
 // bilinear with half-pixel centres, no antialiasing), centre-cropped, mapped by x / 127.5 - 1.
 Tensor preprocess_image(const Tensor& image_hwc, int64_t height, int64_t width);
 
-// Reads the PNG, preprocesses it for height x width and returns the pixels; crf > 0 (H.264
-// re-compression) is refused naming the image, crf <= 0 means no re-compression.
+// The image CRF a request's crf -1 stands for: 18 for model_version >= 2.4, else 33.
+int default_image_crf(const std::vector<int>& model_version);
+// Refuses, naming the image, an image whose CRF (resolved with default_image_crf) asks for the
+// H.264 re-compression, which is not implemented; crf 0 (off) passes.
+void check_image_crf(const ImageCondition& image, const std::vector<int>& model_version);
+
+// Reads the PNG, preprocesses it for height x width and returns the pixels (no re-compression:
+// check_image_crf first).
 Tensor load_conditioning_image(const ImageCondition& image, int64_t height, int64_t width);
 
 // Encodes pixels [1, 3, 1, H, W] and wraps the latent as the item for the image's frame index.

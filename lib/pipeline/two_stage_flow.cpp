@@ -158,6 +158,7 @@ void decode_audio(const PipelineModels& m, const Tensor& latent, const PipelineC
 
 void run_two_stage_flow(PipelineModels& m, const GenerationRequest& r, const StagePlan& plan,
                         LatentNoiseSource& noise, const PipelineCallbacks& cb) {
+  for (const ImageCondition& image : r.images) check_image_crf(image, m.model_version);
   std::vector<std::string> prompts = {r.prompt};
   if (plan.guided_stage1) prompts.push_back(r.negative_prompt);
   const std::vector<EncodedPrompt> encoded = m.text->encode(prompts);

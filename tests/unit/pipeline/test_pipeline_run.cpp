@@ -76,8 +76,10 @@ TEST_CASE("image conditioning: cover resize, centre crop and [-1, 1] range") {
   // A constant image stays constant when upscaled.
   const Tensor grey = preprocess_image(Tensor::full({3, 5, 3}, 127.5f), 8, 8);
   REQUIRE(test::max_abs_diff(grey, Tensor::zeros({1, 3, 1, 8, 8})) < 1e-6f);
-  REQUIRE_THROWS_WITH(load_conditioning_image({"x.png", 0, 1.0, 18}, 64, 64),
-                      Catch::Matchers::Contains("crf"));
+  REQUIRE_THROWS_WITH(check_image_crf({"x.png", 0, 1.0, 18}, {2, 3}), Catch::Matchers::Contains("crf 18"));
+  REQUIRE_THROWS_WITH(check_image_crf({"x.png", 0, 1.0, -1}, {2, 3}), Catch::Matchers::Contains("crf 33"));
+  REQUIRE_THROWS_WITH(check_image_crf({"x.png", 0, 1.0, -1}, {2, 4}), Catch::Matchers::Contains("crf 18"));
+  REQUIRE_NOTHROW(check_image_crf({"x.png", 0, 1.0, 0}, {2, 5}));
 }
 
 TEST_CASE("transformer loras: fused for a stage, the clean weights restored bit for bit") {
