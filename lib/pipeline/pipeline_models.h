@@ -19,17 +19,28 @@
 #include "models/upsampler/latent_upsampler.h"
 #include "models/video_vae/decoder.h"
 #include "models/video_vae/encoder.h"
+#include "models/video_vae/tiling.h"
 #include "models/vocoder/vocoder.h"
 #include "pipeline/request.h"
 #include "pipeline/transformer_loras.h"
 
 namespace ltx2::pipeline {
 
+// Decodes a video latent [B, C, F, H, W] (timestep undefined unless the decoder is timestep
+// conditioned) with the tile plan, handing runs of decoded frames [B, 3, n, H', W'] in time order
+// to on_chunk.
+using VideoDecodeFn = std::function<void(const video_vae::VideoDecoder& decoder, const Tensor& latent,
+                                         const Tensor& timestep, const video_vae::DecodeTilePlan& plan,
+                                         const std::function<void(const Tensor&)>& on_chunk)>;
+
 struct PipelineOptions {
   std::shared_ptr<const models::transformer::AttentionStrategy> attention =
       std::make_shared<models::transformer::LocalAttention>();
   DType transformer_dtype = DType::F32;
   Device device = Device::cpu();
+  // Empty: every tile decoded in this process (video_vae::tiled_decode); a distributed decode
+  // plugs in here.
+  VideoDecodeFn video_decode;
 };
 
 // How a run reports. Every member may be empty.

@@ -139,12 +139,13 @@ void decode_video(const PipelineModels& m, Tensor latent, LatentNoiseSource& noi
   const int64_t height = latent.size(3) * factors.height, width = latent.size(4) * factors.width;
   const video_vae::TileSizeConfig tiling = video_vae::TileSizeConfig::automatic(height, width, factors);
   const video_vae::DecodeTilePlan plan = video_vae::plan_tiled_decode(decoder, latent.shape(), tiling);
-  video_vae::tiled_decode(
-      decoder, latent, plan,
-      [&](const Tensor& chunk) {
-        if (cb.video_chunk) cb.video_chunk(to_frames(chunk));
-      },
-      timestep);
+  const auto on_chunk = [&](const Tensor& chunk) {
+    if (cb.video_chunk) cb.video_chunk(to_frames(chunk));
+  };
+  if (m.options.video_decode)
+    m.options.video_decode(decoder, latent, timestep, plan, on_chunk);
+  else
+    video_vae::tiled_decode(decoder, latent, plan, on_chunk, timestep);
 }
 
 void decode_audio(const PipelineModels& m, const Tensor& latent, const PipelineCallbacks& cb) {

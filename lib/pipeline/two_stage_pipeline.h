@@ -2,7 +2,8 @@
 // once, then runs requests. Stage 1 at half resolution with the base checkpoint (+ user LoRAs),
 // the LTX2 scheduler's sigmas (4096-token shift) and MultiModalGuider guidance with the negative
 // prompt; stage 2 at full resolution with the distilled LoRA fused on top (the clean weights are
-// restored afterwards), 3 distilled sigmas, unguided. The audio is decoded from stage 1.
+// restored afterwards), 3 distilled sigmas, unguided. The audio is decoded from stage 1. The
+// request's negative prompt is used as given (the CLI fills in the reference's default).
 #pragma once
 
 #include <memory>

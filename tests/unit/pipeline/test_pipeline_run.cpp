@@ -227,3 +227,37 @@ TEST_CASE("denoise stage: the ancestral loop draws video then audio per step and
   REQUIRE(noise.draws == std::vector<uint64_t>{16, 17});
   REQUIRE(test::max_abs_diff(video.latent, last_x0) == 0.0f);
 }
+
+TEST_CASE("distilled pipeline: an injected video decode receives the AUTO tile plan and feeds the frames") {
+  const std::string dir = test::golden_dir("pipeline_distilled");
+  ModelPaths paths;
+  paths.checkpoint = dir + "/checkpoint.safetensors";
+  paths.gemma_root = dir + "/gemma";
+  paths.spatial_upsampler = dir + "/spatial_upsampler.safetensors";
+  PipelineOptions options;
+  size_t tiles = 0;
+  options.video_decode = [&](const video_vae::VideoDecoder& decoder, const Tensor& latent,
+                             const Tensor& timestep, const video_vae::DecodeTilePlan& plan,
+                             const std::function<void(const Tensor&)>& on_chunk) {
+    tiles = plan.tiles.size();
+    on_chunk(decoder.decode(latent, timestep));
+  };
+  DistilledPipeline pipe(paths, options);
+  GenerationRequest r;
+  r.prompt = "a fox";
+  r.height = 128;
+  r.width = 192;
+  r.num_frames = 9;
+  test::ScratchDir out("pipeline_decode");
+  r.output_path = out.file("o.mp4");
+  int64_t frames = 0;
+  PipelineCallbacks cb;
+  cb.video_chunk = [&](const Tensor& f) {
+    frames += f.size(0);
+    REQUIRE(f.size(1) == 128);
+    REQUIRE(f.size(2) == 192);
+  };
+  pipe.run(r, cb);
+  REQUIRE(tiles == 1);
+  REQUIRE(frames == 9);
+}
