@@ -1,6 +1,8 @@
 // LoRA fusion into a loaded transformer and its undo (see transformer_loras.h).
 #include "pipeline/transformer_loras.h"
 
+#include "core/error.h"
+
 namespace ltx2::pipeline {
 
 TransformerLoras::TransformerLoras(models::transformer::TransformerWeights clean)
@@ -15,11 +17,31 @@ void TransformerLoras::fuse(const std::vector<LoraWithStrength>& loras) {
     return;
   }
   fusion_.apply(map_, loras);
+  current_ = loras;
   write_back();
 }
 
 void TransformerLoras::restore() {
   fusion_.restore(map_);
+  current_.clear();
+  write_back();
+}
+
+void TransformerLoras::push_stage(const std::vector<LoraWithStrength>& extra) {
+  LTX2_CHECK(!saved_, "transformer LoRAs: a stage's LoRAs are already fused");
+  auto saved = std::make_unique<Saved>(Saved{map_, fusion_, current_});
+  std::vector<LoraWithStrength> all = current_;
+  all.insert(all.end(), extra.begin(), extra.end());
+  fuse(all);
+  saved_ = std::move(saved);
+}
+
+void TransformerLoras::pop_stage() noexcept {
+  if (!saved_) return;
+  map_ = std::move(saved_->map);
+  fusion_ = std::move(saved_->fusion);
+  current_ = std::move(saved_->loras);
+  saved_.reset();
   write_back();
 }
 

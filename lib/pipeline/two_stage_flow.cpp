@@ -34,13 +34,10 @@ MultiModalGuiderParams guider_params(const GuidanceParams& g) {
 class StageLoras {
  public:
   StageLoras(PipelineModels& m, const std::vector<LoraWithStrength>& extra) : m_(m), active_(!extra.empty()) {
-    if (!active_) return;
-    std::vector<LoraWithStrength> all = m.user_loras;
-    all.insert(all.end(), extra.begin(), extra.end());
-    m.transformer_weights->fuse(all);
+    if (active_) m.transformer_weights->push_stage(extra);
   }
   ~StageLoras() {
-    if (active_) m_.transformer_weights->fuse(m_.user_loras);
+    if (active_) m_.transformer_weights->pop_stage();
   }
   StageLoras(const StageLoras&) = delete;
   StageLoras& operator=(const StageLoras&) = delete;

@@ -99,6 +99,13 @@ TEST_CASE("transformer loras: fused for a stage, the clean weights restored bit 
   REQUIRE(test::max_abs_diff(loras.weights().blocks[0].video_self.to_q.weight, clean) > 0.01f);
   REQUIRE(loras.weights().blocks[0].video_self.to_k.weight.shares_storage(
       loras.by_name().at("transformer_blocks.0.attn1.to_k.weight")));
+  // A stage's extra LoRA on top, then back to the same fused tensors without recomputing them.
+  const Tensor user_fused = loras.weights().blocks[0].video_self.to_q.weight;
+  loras.push_stage({{lora, 0.5f}});
+  REQUIRE(test::max_abs_diff(loras.weights().blocks[0].video_self.to_q.weight, user_fused) > 0.001f);
+  REQUIRE_THROWS_WITH(loras.push_stage({{lora, 0.5f}}), Catch::Matchers::Contains("already"));
+  loras.pop_stage();
+  REQUIRE(loras.weights().blocks[0].video_self.to_q.weight.shares_storage(user_fused));
   loras.restore();
   REQUIRE(loras.weights().blocks[0].video_self.to_q.weight.shares_storage(clean));
   REQUIRE(loras.weights().blocks[0].video_self.to_q.weight.to_vector() == clean.to_vector());
