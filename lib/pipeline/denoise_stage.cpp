@@ -10,14 +10,19 @@ namespace {
 
 namespace tr = models::transformer;
 
-tr::Modality modality(const LatentState& s, float sigma, const Tensor& context) {
+Tensor on(const Tensor& t, Device device) {
+  return t.defined() ? t.to(device) : t;
+}
+
+// The transformer's inputs for one stream, on the transformer's device.
+tr::Modality modality(const LatentState& s, float sigma, const Tensor& context, Device device) {
   tr::Modality m;
-  m.latent = s.latent;
-  m.sigma = Tensor::full({s.latent.size(0)}, sigma);
-  m.timesteps = state_timesteps(s, sigma);
-  m.positions = s.positions;
-  m.context = context;
-  m.keyframes_mask = s.keyframes_mask;
+  m.latent = on(s.latent, device);
+  m.sigma = on(Tensor::full({s.latent.size(0)}, sigma), device);
+  m.timesteps = on(state_timesteps(s, sigma), device);
+  m.positions = on(s.positions, device);
+  m.context = on(context, device);
+  m.keyframes_mask = on(s.keyframes_mask, device);
   return m;
 }
 
@@ -25,12 +30,12 @@ struct Prediction {
   Tensor video, audio;
 };
 
-// One transformer pass: x0 per stream.
+// One transformer pass: x0 per stream, back on the CPU where the loop keeps its states.
 Prediction predict(const tr::Transformer& model, tr::Modality video, tr::Modality audio,
                    const tr::BatchedPerturbations& perturbations) {
   const tr::TransformerOutput v = model.forward(&video, &audio, perturbations);
-  return {tr::denoised_from_velocity(video.latent, v.video, video.timesteps),
-          tr::denoised_from_velocity(audio.latent, v.audio, audio.timesteps)};
+  return {tr::denoised_from_velocity(video.latent, v.video, video.timesteps).to(Device::cpu()),
+          tr::denoised_from_velocity(audio.latent, v.audio, audio.timesteps).to(Device::cpu())};
 }
 
 class StageDenoiser {
@@ -42,8 +47,8 @@ class StageDenoiser {
   Prediction operator()(int step) {
     const float sigma = stage_.sigmas[static_cast<size_t>(step)];
     const tr::Transformer& model = *stage_.transformer;
-    tr::Modality v = modality(video_, sigma, stage_.positive.video);
-    tr::Modality a = modality(audio_, sigma, stage_.positive.audio);
+    tr::Modality v = modality(video_, sigma, stage_.positive.video, stage_.device);
+    tr::Modality a = modality(audio_, sigma, stage_.positive.audio, stage_.device);
     if (!stage_.guidance) return predict(model, v, a, {});
 
     const StageGuidance& g = *stage_.guidance;
@@ -60,8 +65,8 @@ class StageDenoiser {
     Prediction uncond, ptb, mod;
     if (passes.uncond) {
       tr::Modality nv = v, na = a;
-      nv.context = g.negative.video;
-      na.context = g.negative.audio;
+      nv.context = on(g.negative.video, stage_.device);
+      na.context = on(g.negative.audio, stage_.device);
       uncond = predict(model, nv, na, {});
       record(step, "uncond", uncond);
     }

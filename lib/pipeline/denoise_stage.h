@@ -29,6 +29,7 @@ struct DenoiseStage {
   std::string name;  // "stage1" / "stage2": progress and probe names
   std::vector<float> sigmas;
   const models::transformer::Transformer* transformer = nullptr;
+  Device device = Device::cpu();  // where the transformer's weights are; the loop's states stay on the CPU
   StageContexts positive;
   std::optional<StageGuidance> guidance;         // unset: one unguided pass per step
   LatentNoiseSource* ancestral_noise = nullptr;  // set: Euler-ancestral loop (eta 1) with these draws

@@ -37,7 +37,7 @@ struct PipelineOptions {
   std::shared_ptr<const models::transformer::AttentionStrategy> attention =
       std::make_shared<models::transformer::LocalAttention>();
   DType transformer_dtype = DType::F32;
-  Device device = Device::cpu();
+  Device device = Device::cpu();  // the transformer's; the other models and the latents are on the CPU
   // Empty: every tile decoded in this process (video_vae::tiled_decode); a distributed decode
   // plugs in here.
   VideoDecodeFn video_decode;

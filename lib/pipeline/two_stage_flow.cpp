@@ -108,6 +108,7 @@ StageResult run_stage(PipelineModels& m, const GenerationRequest& r, StageSetup 
   const tr::Transformer transformer = m.transformer();
   s.denoise.name = s.name;
   s.denoise.transformer = &transformer;
+  s.denoise.device = m.options.device;
   run_denoise_stage(s.denoise, video, audio, cb);
   clear_conditioning(video);
   StageResult out{unpatchify_video(video.latent, grid),
