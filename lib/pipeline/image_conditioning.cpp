@@ -6,6 +6,9 @@
 
 #include "core/error.h"
 #include "media/image_reader.h"
+#if LTX2_WITH_MEDIA
+#include "media/ffmpeg/h264_image.h"
+#endif
 
 namespace ltx2::pipeline {
 
@@ -64,16 +67,33 @@ int default_image_crf(const std::vector<int>& model_version) {
   return model_version >= std::vector<int>{2, 4} ? 18 : 33;
 }
 
-void check_image_crf(const ImageCondition& image, const std::vector<int>& model_version) {
-  const int crf = image.crf < 0 ? default_image_crf(model_version) : image.crf;
-  LTX2_CHECK(
-      crf == 0,
-      "--image {}: H.264 re-compression of conditioning images (crf {}{}) is not implemented; pass crf 0",
-      image.path, crf, image.crf < 0 ? ", the model's default" : "");
+int resolved_image_crf(const ImageCondition& image, const std::vector<int>& model_version) {
+  return image.crf < 0 ? default_image_crf(model_version) : image.crf;
 }
 
-Tensor load_conditioning_image(const ImageCondition& image, int64_t height, int64_t width) {
-  return preprocess_image(media::read_png(image.path), height, width);
+void check_image_crf(const ImageCondition& image, const std::vector<int>& model_version) {
+#if LTX2_WITH_MEDIA
+  (void)image;
+  (void)model_version;
+#else
+  const int crf = resolved_image_crf(image, model_version);
+  LTX2_CHECK(crf == 0,
+             "--image {}: H.264 re-compression (crf {}) needs FFmpeg, which this build lacks; pass crf 0",
+             image.path, crf);
+#endif
+}
+
+Tensor load_conditioning_image(const ImageCondition& image, int64_t height, int64_t width,
+                               const std::vector<int>& model_version) {
+  Tensor rgb = media::read_png(image.path);
+  const int crf = resolved_image_crf(image, model_version);
+#if LTX2_WITH_MEDIA
+  if (crf > 0) rgb = media::h264_recompress_image(rgb, crf);
+#else
+  LTX2_CHECK(crf == 0, "--image {}: H.264 re-compression (crf {}) needs FFmpeg, which this build lacks",
+             image.path, crf);
+#endif
+  return preprocess_image(rgb, height, width);
 }
 
 VideoConditioning image_conditioning_item(const video_vae::VideoEncoder& encoder, const Tensor& pixels,

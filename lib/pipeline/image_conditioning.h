@@ -21,13 +21,16 @@ Tensor preprocess_image(const Tensor& image_hwc, int64_t height, int64_t width);
 
 // The image CRF a request's crf -1 stands for: 18 for model_version >= 2.4, else 33.
 int default_image_crf(const std::vector<int>& model_version);
-// Refuses, naming the image, an image whose CRF (resolved with default_image_crf) asks for the
-// H.264 re-compression, which is not implemented; crf 0 (off) passes.
+// The image's CRF with -1 resolved by default_image_crf; 0 = no re-compression.
+int resolved_image_crf(const ImageCondition& image, const std::vector<int>& model_version);
+// Refuses, before any work, an image that needs the H.264 re-compression in a build without FFmpeg.
 void check_image_crf(const ImageCondition& image, const std::vector<int>& model_version);
 
-// Reads the PNG, preprocesses it for height x width and returns the pixels (no re-compression:
-// check_image_crf first).
-Tensor load_conditioning_image(const ImageCondition& image, int64_t height, int64_t width);
+// Reads the PNG, re-compresses it as one H.264 frame when its resolved CRF is > 0 (the image is
+// then cut to even height and width first), preprocesses it for height x width and returns the
+// pixels.
+Tensor load_conditioning_image(const ImageCondition& image, int64_t height, int64_t width,
+                               const std::vector<int>& model_version);
 
 // Encodes pixels [1, 3, 1, H, W] and wraps the latent as the item for the image's frame index.
 VideoConditioning image_conditioning_item(const video_vae::VideoEncoder& encoder, const Tensor& pixels,

@@ -74,7 +74,7 @@ StageResult run_stage(PipelineModels& m, const GenerationRequest& r, StageSetup 
   LatentState video = create_video_state(video_shape, r.frame_rate, s.video_initial);
   for (size_t i = 0; i < r.images.size(); ++i) {
     const ImageCondition& image = r.images[i];
-    const Tensor pixels = load_conditioning_image(image, s.height, s.width);
+    const Tensor pixels = load_conditioning_image(image, s.height, s.width, m.model_version);
     const VideoConditioning item = image_conditioning_item(*m.video_encoder, pixels, image);
     const std::string prefix = "image_conditioning." + s.name + ".item" + std::to_string(i) + ".";
     probe(cb, prefix + "pixels", pixels);
