@@ -98,7 +98,77 @@ BlockWeights load_block(const Loader& ld, const TransformerConfig& c, int64_t i)
   return b;
 }
 
+using Named = std::vector<std::pair<std::string, Tensor*>>;
+
+void name_tensor(Named& out, const std::string& key, Tensor& t) {
+  if (t.defined()) out.emplace_back(key, &t);
+}
+
+void name_linear(Named& out, const std::string& key, LinearWeights& l) {
+  name_tensor(out, key + ".weight", l.weight);
+  name_tensor(out, key + ".bias", l.bias);
+}
+
+void name_adaln(Named& out, const std::string& key, AdaLnWeights& a) {
+  name_linear(out, key + ".emb.timestep_embedder.linear_1", a.linear_1);
+  name_linear(out, key + ".emb.timestep_embedder.linear_2", a.linear_2);
+  name_linear(out, key + ".linear", a.linear);
+}
+
+void name_attention(Named& out, const std::string& key, AttentionWeights& a) {
+  name_linear(out, key + ".to_q", a.to_q);
+  name_linear(out, key + ".to_k", a.to_k);
+  name_linear(out, key + ".to_v", a.to_v);
+  name_linear(out, key + ".to_out.0", a.to_out);
+  name_tensor(out, key + ".q_norm.weight", a.q_norm);
+  name_tensor(out, key + ".k_norm.weight", a.k_norm);
+  name_linear(out, key + ".to_gate_logits", a.to_gate_logits);
+}
+
+void name_stream(Named& out, bool audio, StreamWeights& s) {
+  const std::string p = audio ? "audio_" : "";
+  name_linear(out, p + "patchify_proj", s.patchify_proj);
+  name_linear(out, p + "proj_out", s.proj_out);
+  name_linear(out, p + "caption_projection.linear_1", s.caption_linear_1);
+  name_linear(out, p + "caption_projection.linear_2", s.caption_linear_2);
+  name_adaln(out, p + "adaln_single", s.adaln);
+  name_adaln(out, p + "prompt_adaln_single", s.prompt_adaln);
+  name_adaln(out, audio ? "av_ca_audio_scale_shift_adaln_single" : "av_ca_video_scale_shift_adaln_single",
+             s.av_scale_shift);
+  name_adaln(out, audio ? "av_ca_v2a_gate_adaln_single" : "av_ca_a2v_gate_adaln_single", s.av_gate);
+  name_tensor(out, p + "scale_shift_table", s.output_table);
+}
+
+void name_block(Named& out, int64_t i, BlockWeights& b) {
+  const std::string p = "transformer_blocks." + std::to_string(i) + ".";
+  name_tensor(out, p + "scale_shift_table", b.video_table);
+  name_tensor(out, p + "audio_scale_shift_table", b.audio_table);
+  name_tensor(out, p + "scale_shift_table_a2v_ca_video", b.a2v_video_table);
+  name_tensor(out, p + "scale_shift_table_a2v_ca_audio", b.a2v_audio_table);
+  name_tensor(out, p + "prompt_scale_shift_table", b.video_prompt_table);
+  name_tensor(out, p + "audio_prompt_scale_shift_table", b.audio_prompt_table);
+  name_attention(out, p + "attn1", b.video_self);
+  name_attention(out, p + "attn2", b.video_text);
+  name_attention(out, p + "audio_attn1", b.audio_self);
+  name_attention(out, p + "audio_attn2", b.audio_text);
+  name_attention(out, p + "audio_to_video_attn", b.audio_to_video);
+  name_attention(out, p + "video_to_audio_attn", b.video_to_audio);
+  name_linear(out, p + "ff.net.0.proj", b.video_ff.proj_in);
+  name_linear(out, p + "ff.net.2", b.video_ff.proj_out);
+  name_linear(out, p + "audio_ff.net.0.proj", b.audio_ff.proj_in);
+  name_linear(out, p + "audio_ff.net.2", b.audio_ff.proj_out);
+}
+
 }  // namespace
+
+std::vector<std::pair<std::string, Tensor*>> TransformerWeights::named_tensors() {
+  Named out;
+  name_stream(out, false, video);
+  name_stream(out, true, audio);
+  name_tensor(out, "keyframes_abs_pos_embedding", keyframes_embedding);
+  for (size_t i = 0; i < blocks.size(); ++i) name_block(out, static_cast<int64_t>(i), blocks[i]);
+  return out;
+}
 
 TransformerWeights TransformerWeights::load(const WeightView& view, const TransformerConfig& config,
                                             DType dtype, Device device) {

@@ -3,6 +3,8 @@
 // missing or mis-shaped tensor is refused naming it. Linear weights are [out, in].
 #pragma once
 
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "core/tensor.h"
@@ -55,6 +57,11 @@ struct TransformerWeights {
   // Loads every tensor the config calls for; `dtype`/`device` as WeightView::load.
   static TransformerWeights load(const WeightView& view, const TransformerConfig& config,
                                  DType dtype = DType::F32, Device device = Device::cpu());
+
+  // Every loaded tensor with its checkpoint name (without "model.diffusion_model."), e.g.
+  // "transformer_blocks.0.attn1.to_q.weight", so LoRA fusion can replace them; pointers into this
+  // object, valid while it lives unmoved.
+  std::vector<std::pair<std::string, Tensor*>> named_tensors();
 };
 
 }  // namespace ltx2::models::transformer

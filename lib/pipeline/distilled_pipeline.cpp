@@ -1,0 +1,22 @@
+// The distilled pipeline over the shared two-stage flow.
+#include "pipeline/distilled_pipeline.h"
+
+#include "pipeline/schedulers.h"
+#include "pipeline/two_stage_flow.h"
+
+namespace ltx2::pipeline {
+
+DistilledPipeline::DistilledPipeline(const ModelPaths& paths, PipelineOptions options)
+    : models_(PipelineModels::load(paths, PipelineKind::Distilled, std::move(options))) {}
+
+void DistilledPipeline::run(const GenerationRequest& request, const PipelineCallbacks& callbacks,
+                            LatentNoiseSource* noise) {
+  validate_request(request, PipelineKind::Distilled);
+  PhiloxNoiseSource philox(static_cast<uint64_t>(request.seed));
+  StagePlan plan;
+  plan.stage1_sigmas = distilled_sigmas();
+  plan.ancestral_stage1 = models_->model_version >= std::vector<int>{2, 5};
+  run_two_stage_flow(*models_, request, plan, noise ? *noise : philox, callbacks);
+}
+
+}  // namespace ltx2::pipeline

@@ -1,0 +1,87 @@
+// Everything a two-stage pipeline loads once and then reuses for every request: the prompt
+// encoder, the transformer (with LoRA switching), the video VAE encoder and decoder, the spatial
+// upsampler, the audio VAE decoder and the vocoder; and the callbacks a run reports through.
+//
+// Layouts (ModelPaths): monolith = one checkpoint (+ an optional separate video VAE file); split =
+// transformer, text-encoder (connectors), video VAE and audio VAE files. Gemma comes from the
+// Gemma root. The transformer's attention goes through the given AttentionStrategy.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/tensor.h"
+#include "models/audio_vae/audio_decoder.h"
+#include "models/text/prompt_encoder.h"
+#include "models/transformer/transformer.h"
+#include "models/upsampler/latent_upsampler.h"
+#include "models/video_vae/decoder.h"
+#include "models/video_vae/encoder.h"
+#include "models/video_vae/tiling.h"
+#include "models/vocoder/vocoder.h"
+#include "pipeline/request.h"
+#include "pipeline/transformer_loras.h"
+
+namespace ltx2::pipeline {
+
+// Decodes a video latent [B, C, F, H, W] (timestep undefined unless the decoder is timestep
+// conditioned) with the tile plan, handing runs of decoded frames [B, 3, n, H', W'] in time order
+// to on_chunk.
+using VideoDecodeFn = std::function<void(const video_vae::VideoDecoder& decoder, const Tensor& latent,
+                                         const Tensor& timestep, const video_vae::DecodeTilePlan& plan,
+                                         const std::function<void(const Tensor&)>& on_chunk)>;
+
+struct PipelineOptions {
+  std::shared_ptr<const models::transformer::AttentionStrategy> attention =
+      std::make_shared<models::transformer::LocalAttention>();
+  DType transformer_dtype = DType::F32;
+  Device device = Device::cpu();  // the transformer's; the other models and the latents are on the CPU
+  // Empty: every tile decoded in this process (video_vae::tiled_decode); a distributed decode
+  // plugs in here.
+  VideoDecodeFn video_decode;
+};
+
+// How a run reports. Every member may be empty.
+struct PipelineCallbacks {
+  // Stage name ("stage1", "stage2"), step i (0-based) of n, called after each step.
+  std::function<void(const std::string& stage, int step, int steps)> progress;
+  // Decoded frames [n, H, W, 3] float32 in [0, 1], in time order; their concatenation is the video.
+  std::function<void(const Tensor& frames)> video_chunk;
+  // The stereo waveform [2, N] and its sample rate, once at the end.
+  std::function<void(const Tensor& waveform, int64_t sample_rate)> audio;
+  // Named intermediates for parity checks (names as the golden fixtures' out./mid. keys without
+  // that prefix, e.g. "stage1.step0.video.denoised").
+  std::function<void(const std::string& name, const Tensor& value)> probe;
+};
+
+// "2-5-0rc1" / "2.5.0" -> {2, 5, 0}: hyphens read as dots, each part's leading digits, stopping at
+// the first part without any.
+std::vector<int> parse_model_version(const std::string& text);
+
+struct PipelineModels {
+  std::shared_ptr<const WeightSet> ltx;        // transformer, connectors, audio VAE, vocoder
+  std::shared_ptr<const WeightSet> video_vae;  // the video VAE's set (ltx unless a separate file)
+  std::unique_ptr<PromptEncoder> text;
+  TransformerConfig transformer_config;
+  std::unique_ptr<TransformerLoras> transformer_weights;
+  std::vector<LoraWithStrength> user_loras;
+  std::unique_ptr<video_vae::VideoEncoder> video_encoder;
+  std::unique_ptr<video_vae::VideoDecoder> video_decoder;
+  std::unique_ptr<upsampler::LatentUpsampler> upsampler;
+  std::unique_ptr<audio_vae::AudioDecoder> audio_decoder;
+  std::unique_ptr<vocoder::Vocoder> vocoder;
+  PipelineOptions options;
+  // The checkpoint's metadata model_version as numbers ("2.5.0" -> {2, 5, 0}); empty when absent.
+  std::vector<int> model_version;
+
+  // Opens and loads every component (validating the paths for `kind` first).
+  static std::unique_ptr<PipelineModels> load(const ModelPaths& paths, PipelineKind kind,
+                                              PipelineOptions options);
+
+  // A transformer over the weights as they are now, with the options' attention strategy.
+  models::transformer::Transformer transformer() const;
+};
+
+}  // namespace ltx2::pipeline

@@ -1,0 +1,52 @@
+// LoRA fusion into a loaded transformer and its undo (see transformer_loras.h).
+#include "pipeline/transformer_loras.h"
+
+#include "core/error.h"
+
+namespace ltx2::pipeline {
+
+TransformerLoras::TransformerLoras(models::transformer::TransformerWeights clean)
+    : weights_(std::make_unique<models::transformer::TransformerWeights>(std::move(clean))) {
+  slots_ = weights_->named_tensors();
+  for (const auto& [name, slot] : slots_) map_[name] = *slot;
+}
+
+void TransformerLoras::fuse(const std::vector<LoraWithStrength>& loras) {
+  if (loras.empty()) {
+    restore();
+    return;
+  }
+  fusion_.apply(map_, loras);
+  current_ = loras;
+  write_back();
+}
+
+void TransformerLoras::restore() {
+  fusion_.restore(map_);
+  current_.clear();
+  write_back();
+}
+
+void TransformerLoras::push_stage(const std::vector<LoraWithStrength>& extra) {
+  LTX2_CHECK(!saved_, "transformer LoRAs: a stage's LoRAs are already fused");
+  auto saved = std::make_unique<Saved>(Saved{map_, fusion_, current_});
+  std::vector<LoraWithStrength> all = current_;
+  all.insert(all.end(), extra.begin(), extra.end());
+  fuse(all);
+  saved_ = std::move(saved);
+}
+
+void TransformerLoras::pop_stage() noexcept {
+  if (!saved_) return;
+  map_ = std::move(saved_->map);
+  fusion_ = std::move(saved_->fusion);
+  current_ = std::move(saved_->loras);
+  saved_.reset();
+  write_back();
+}
+
+void TransformerLoras::write_back() {
+  for (const auto& [name, slot] : slots_) *slot = map_.at(name);
+}
+
+}  // namespace ltx2::pipeline

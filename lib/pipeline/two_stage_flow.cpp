@@ -1,0 +1,212 @@
+// The shared two-stage flow (see two_stage_flow.h).
+#include "pipeline/two_stage_flow.h"
+
+#include "core/error.h"
+#include "models/video_vae/tiled_decode.h"
+#include "ops/elementwise.h"
+#include "pipeline/denoise_stage.h"
+#include "pipeline/image_conditioning.h"
+#include "pipeline/latent_tools.h"
+#include "pipeline/schedulers.h"
+
+namespace ltx2::pipeline {
+
+namespace {
+
+namespace tr = models::transformer;
+
+void probe(const PipelineCallbacks& cb, const std::string& name, const Tensor& t) {
+  if (cb.probe) cb.probe(name, t);
+}
+
+MultiModalGuiderParams guider_params(const GuidanceParams& g) {
+  MultiModalGuiderParams p;
+  p.cfg_scale = static_cast<float>(g.cfg_scale);
+  p.stg_scale = static_cast<float>(g.stg_scale);
+  p.stg_blocks = g.stg_blocks;
+  p.rescale_scale = static_cast<float>(g.rescale_scale);
+  p.modality_scale = static_cast<float>(g.modality_scale);
+  p.skip_step = g.skip_step;
+  return p;
+}
+
+// Puts the transformer back to base + user LoRAs however the stage ends.
+class StageLoras {
+ public:
+  StageLoras(PipelineModels& m, const std::vector<LoraWithStrength>& extra) : m_(m), active_(!extra.empty()) {
+    if (active_) m.transformer_weights->push_stage(extra);
+  }
+  ~StageLoras() {
+    if (active_) m_.transformer_weights->pop_stage();
+  }
+  StageLoras(const StageLoras&) = delete;
+  StageLoras& operator=(const StageLoras&) = delete;
+
+ private:
+  PipelineModels& m_;
+  bool active_;
+};
+
+struct StageResult {
+  Tensor video_latent, audio_latent;  // unpatchified [1, C, F, H, W] / [1, z, T, M]
+};
+
+struct StageSetup {
+  std::string name;
+  int64_t height, width;
+  Tensor video_initial, audio_initial;  // undefined: zeros
+  float noise_scale;
+  NoiseDraw video_draw, audio_draw;
+  DenoiseStage denoise;
+};
+
+StageResult run_stage(PipelineModels& m, const GenerationRequest& r, StageSetup s, LatentNoiseSource& noise,
+                      const PipelineCallbacks& cb) {
+  const auto grid = video_latent_grid(r.num_frames, s.height, s.width);
+  const TransformerConfig& tc = m.transformer_config;
+  const int64_t z = m.audio_decoder->config().z_channels;
+  LTX2_CHECK(tc.audio_in_channels % z == 0,
+             "transformer audio_in_channels {} is not a multiple of the audio VAE's {} latent channels",
+             tc.audio_in_channels, z);
+  const Shape video_shape = {1, tc.video_in_channels, grid[0], grid[1], grid[2]};
+  const Shape audio_shape = {1, z, audio_latent_frames(r.num_frames, r.frame_rate), tc.audio_in_channels / z};
+
+  LatentState video = create_video_state(video_shape, r.frame_rate, s.video_initial);
+  for (size_t i = 0; i < r.images.size(); ++i) {
+    const ImageCondition& image = r.images[i];
+    const Tensor pixels = load_conditioning_image(image, s.height, s.width, m.model_version);
+    const VideoConditioning item = image_conditioning_item(*m.video_encoder, pixels, image);
+    const std::string prefix = "image_conditioning." + s.name + ".item" + std::to_string(i) + ".";
+    probe(cb, prefix + "pixels", pixels);
+    if (cb.probe)
+      std::visit(
+          [&](const auto& c) {
+            if constexpr (requires { c.latent; })
+              probe(cb, prefix + "latent", c.latent);
+            else
+              probe(cb, prefix + "latent", c.keyframes);
+          },
+          item);
+    apply_conditioning(video, item, grid, r.frame_rate);
+  }
+  LatentState audio = create_audio_state(audio_shape, s.audio_initial);
+  apply_noise(video, noise.draw(s.video_draw, video.latent.shape()), s.noise_scale);
+  apply_noise(audio, noise.draw(s.audio_draw, audio.latent.shape()), s.noise_scale);
+  for (const auto& [mod, st] :
+       {std::pair<const char*, const LatentState*>{"video", &video}, {"audio", &audio}}) {
+    const std::string prefix = s.name + "." + mod + ".";
+    probe(cb, prefix + "initial_latent", st->latent);
+    probe(cb, prefix + "clean_latent", st->clean_latent);
+    probe(cb, prefix + "denoise_mask", st->denoise_mask);
+    probe(cb, prefix + "positions", st->positions);
+  }
+  probe(cb, "sigmas." + s.name, sigmas_tensor(s.denoise.sigmas));
+  if (cb.probe)
+    for (const auto& [name, t] : m.transformer_weights->by_name())
+      cb.probe(s.name + ".transformer_weight." + name, t);
+
+  const tr::Transformer transformer = m.transformer();
+  s.denoise.name = s.name;
+  s.denoise.transformer = &transformer;
+  s.denoise.device = m.options.device;
+  run_denoise_stage(s.denoise, video, audio, cb);
+  clear_conditioning(video);
+  StageResult out{unpatchify_video(video.latent, grid),
+                  unpatchify_audio(audio.latent, audio_shape[1], audio_shape[3])};
+  probe(cb, s.name + ".video_latent", out.video_latent);
+  probe(cb, s.name + ".audio_latent", out.audio_latent);
+  return out;
+}
+
+// [1, 3, n, H, W] in [-1, 1] -> [n, H, W, 3] in [0, 1].
+Tensor to_frames(const Tensor& decoded) {
+  Tensor x = ops::mul(ops::add(decoded.select(0, 0), 1.0f), 0.5f);
+  x = ops::minimum(ops::maximum(x, Tensor::scalar(0.0f)), Tensor::scalar(1.0f));
+  return x.permute({1, 2, 3, 0}).contiguous();
+}
+
+void decode_video(const PipelineModels& m, Tensor latent, LatentNoiseSource& noise,
+                  const PipelineCallbacks& cb) {
+  const video_vae::VideoDecoder& decoder = *m.video_decoder;
+  Tensor timestep;
+  if (decoder.config().timestep_conditioning) {
+    latent = video_vae::mix_decode_noise(latent, noise.draw(NoiseDraw::Decoder, latent.shape()));
+    timestep = Tensor::scalar(video_vae::kDefaultDecodeTimestep);
+  }
+  const auto factors = decoder.config().scale_factors();
+  const int64_t height = latent.size(3) * factors.height, width = latent.size(4) * factors.width;
+  const video_vae::TileSizeConfig tiling = video_vae::TileSizeConfig::automatic(height, width, factors);
+  const video_vae::DecodeTilePlan plan = video_vae::plan_tiled_decode(decoder, latent.shape(), tiling);
+  const auto on_chunk = [&](const Tensor& chunk) {
+    if (cb.video_chunk) cb.video_chunk(to_frames(chunk));
+  };
+  if (m.options.video_decode)
+    m.options.video_decode(decoder, latent, timestep, plan, on_chunk);
+  else
+    video_vae::tiled_decode(decoder, latent, plan, on_chunk, timestep);
+}
+
+void decode_audio(const PipelineModels& m, const Tensor& latent, const PipelineCallbacks& cb) {
+  const Tensor mel = m.audio_decoder->forward(latent);
+  probe(cb, "audio.mel", mel);
+  const Tensor wave = m.vocoder->forward(mel);
+  if (cb.audio) cb.audio(wave.select(0, 0).contiguous(), m.vocoder->output_sampling_rate());
+}
+
+}  // namespace
+
+void run_two_stage_flow(PipelineModels& m, const GenerationRequest& r, const StagePlan& plan,
+                        LatentNoiseSource& noise, const PipelineCallbacks& cb) {
+  for (const ImageCondition& image : r.images) check_image_crf(image, m.model_version);
+  std::vector<std::string> prompts = {r.prompt};
+  if (plan.guided_stage1) prompts.push_back(r.negative_prompt);
+  const std::vector<EncodedPrompt> encoded = m.text->encode(prompts);
+  for (size_t i = 0; i < encoded.size(); ++i) {
+    const std::string prefix = i == 0 ? "text.prompt." : "text.negative_prompt.";
+    const EncodedPrompt& e = encoded[i];
+    const auto n = static_cast<int64_t>(e.tokens.ids.size());
+    probe(cb, prefix + "input_ids", Tensor::from_vector_i64(e.tokens.ids, {n}));
+    probe(cb, prefix + "attention_mask", Tensor::from_vector_i64(e.tokens.mask, {n}));
+    probe(cb, prefix + "video_context", e.video_context);
+    probe(cb, prefix + "audio_context", e.audio_context);
+    probe(cb, prefix + "context_mask", e.context_mask);
+  }
+  const StageContexts positive{encoded[0].video_context, encoded[0].audio_context};
+
+  StageSetup s1{
+      "stage1", r.height / 2, r.width / 2, {}, {}, 1.0f, NoiseDraw::Stage1Video, NoiseDraw::Stage1Audio, {}};
+  s1.denoise.sigmas = plan.stage1_sigmas;
+  s1.denoise.positive = positive;
+  if (plan.ancestral_stage1) s1.denoise.ancestral_noise = &noise;
+  if (plan.guided_stage1)
+    s1.denoise.guidance = StageGuidance{MultiModalGuiderFactory::constant(guider_params(r.video_guidance)),
+                                        MultiModalGuiderFactory::constant(guider_params(r.audio_guidance)),
+                                        {encoded[1].video_context, encoded[1].audio_context}};
+  const StageResult stage1 = run_stage(m, r, std::move(s1), noise, cb);
+
+  const Tensor upsampled =
+      upsampler::upsample_video(*m.upsampler, stage1.video_latent, m.video_encoder->statistics());
+  probe(cb, "upsampled_video_latent", upsampled);
+
+  const std::vector<float>& sigmas2 = stage2_distilled_sigmas();
+  StageSetup s2{"stage2",
+                r.height,
+                r.width,
+                upsampled,
+                stage1.audio_latent,
+                sigmas2.front(),
+                NoiseDraw::Stage2Video,
+                NoiseDraw::Stage2Audio,
+                {}};
+  s2.denoise.sigmas = sigmas2;
+  s2.denoise.positive = positive;
+  StageResult stage2;
+  {
+    const StageLoras loras(m, plan.stage2_loras);
+    stage2 = run_stage(m, r, std::move(s2), noise, cb);
+  }
+  decode_video(m, stage2.video_latent, noise, cb);
+  decode_audio(m, plan.audio_from_stage1 ? stage1.audio_latent : stage2.audio_latent, cb);
+}
+
+}  // namespace ltx2::pipeline

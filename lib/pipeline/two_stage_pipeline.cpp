@@ -1,0 +1,27 @@
+// The two-stage pipeline over the shared two-stage flow.
+#include "pipeline/two_stage_pipeline.h"
+
+#include "io/lora.h"
+#include "pipeline/schedulers.h"
+#include "pipeline/two_stage_flow.h"
+
+namespace ltx2::pipeline {
+
+TwoStagePipeline::TwoStagePipeline(const ModelPaths& paths, PipelineOptions options)
+    : models_(PipelineModels::load(paths, PipelineKind::TwoStage, std::move(options))),
+      distilled_lora_{read_lora_file(paths.distilled_lora.path),
+                      static_cast<float>(paths.distilled_lora.strength)} {}
+
+void TwoStagePipeline::run(const GenerationRequest& request, const PipelineCallbacks& callbacks,
+                           LatentNoiseSource* noise) {
+  validate_request(request, PipelineKind::TwoStage);
+  PhiloxNoiseSource philox(static_cast<uint64_t>(request.seed));
+  StagePlan plan;
+  plan.guided_stage1 = true;
+  plan.stage1_sigmas = ltx2_sigmas(request.num_inference_steps, 0);
+  plan.stage2_loras = {distilled_lora_};
+  plan.audio_from_stage1 = true;
+  run_two_stage_flow(*models_, request, plan, noise ? *noise : philox, callbacks);
+}
+
+}  // namespace ltx2::pipeline

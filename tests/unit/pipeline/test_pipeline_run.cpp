@@ -1,0 +1,271 @@
+// Pipeline run pieces: latent state and conditionings, noise sources, image preprocessing, LoRA
+// switching on transformer weights, and request validation before any work.
+#include <filesystem>
+
+#include "core/error.h"
+#include "pipeline/denoise_stage.h"
+#include "pipeline/distilled_pipeline.h"
+#include "pipeline/image_conditioning.h"
+#include "pipeline/latent_state.h"
+#include "pipeline/noise_source.h"
+#include "pipeline/transformer_loras.h"
+#include "pipeline/two_stage_pipeline.h"
+#include "support/catch.h"
+#include "support/test_util.h"
+
+using namespace ltx2;
+using namespace ltx2::pipeline;
+
+TEST_CASE("latent state: latent-index conditioning keeps the image tokens through the noiser") {
+  LatentState s = create_video_state({1, 4, 3, 2, 2}, 24.0);
+  REQUIRE(s.latent.shape() == Shape{1, 12, 4});
+  const Tensor image = test::random_tensor({1, 4, 1, 2, 2}, 3);
+  apply_conditioning(s, VideoConditionByLatentIndex{image, 1.0f, 1}, {3, 2, 2}, 24.0);
+  apply_noise(s, test::random_tensor({1, 12, 4}, 4), 1.0f);
+  // Tokens 4..7 (latent frame 1) are the image's, mask 0, timestep 0; others stay noise.
+  const Tensor tokens = s.latent.narrow(1, 4, 4);
+  REQUIRE(test::max_abs_diff(tokens, image.reshape({1, 4, 4}).transpose(1, 2).contiguous()) == 0.0f);
+  REQUIRE(state_timesteps(s, 0.5f).item({0, 5, 0}) == 0.0f);
+  REQUIRE(state_timesteps(s, 0.5f).item({0, 0, 0}) == 0.5f);
+  REQUIRE(test::max_abs_diff(s.latent.narrow(1, 0, 4), test::random_tensor({1, 12, 4}, 4).narrow(1, 0, 4)) ==
+          0.0f);
+}
+
+TEST_CASE("latent state: keyframe tokens are appended at their frame and removed after the loop") {
+  LatentState s = create_video_state({1, 4, 2, 2, 2}, 24.0);
+  apply_conditioning(s, VideoConditionByKeyframeIndex{test::random_tensor({1, 4, 1, 2, 2}, 5), 8, 0.5f},
+                     {2, 2, 2}, 24.0);
+  REQUIRE(s.latent.size(1) == 12);
+  REQUIRE(s.positions.size(2) == 12);
+  REQUIRE(s.denoise_mask.item({0, 11, 0}) == 0.5f);
+  REQUIRE(s.latent.item({0, 10, 1}) == 0.0f);
+  REQUIRE(s.positions.item({0, 0, 8, 0}) == Approx(8.0 / 24.0));
+  clear_conditioning(s);
+  REQUIRE(s.latent.size(1) == 8);
+  REQUIRE(s.positions.size(2) == 8);
+  REQUIRE(s.keyframes_mask.size(1) == 8);
+}
+
+TEST_CASE("noise: a Philox draw does not depend on how it is sliced; recorded draws replay in order") {
+  PhiloxNoiseSource a(7), b(7);
+  const Tensor whole = a.draw(NoiseDraw::Stage2Video, {1, 5, 16});
+  NoiseGenerator gen(7);
+  std::vector<float> pieces(80);
+  gen.fill(static_cast<uint64_t>(NoiseDraw::Stage2Video), 0, 13, pieces.data());
+  gen.fill(static_cast<uint64_t>(NoiseDraw::Stage2Video), 13, 50, pieces.data() + 13);
+  gen.fill(static_cast<uint64_t>(NoiseDraw::Stage2Video), 63, 17, pieces.data() + 63);
+  REQUIRE(whole.to_vector() == pieces);
+  REQUIRE(b.draw(NoiseDraw::Stage2Video, {1, 5, 16}).to_vector() == pieces);
+  REQUIRE(a.draw(NoiseDraw::Stage1Video, {1, 5, 16}).to_vector() != pieces);
+
+  RecordedNoiseSource rec({test::random_tensor({1, 2, 3}, 1), test::random_tensor({1, 4, 3}, 2)});
+  REQUIRE(test::max_abs_diff(rec.draw(NoiseDraw::Stage1Video, {1, 2, 3}),
+                             test::random_tensor({1, 2, 3}, 1)) == 0.0f);
+  REQUIRE_THROWS_WITH(rec.draw(NoiseDraw::Stage1Audio, {1, 2, 3}), Catch::Matchers::Contains("needs"));
+}
+
+TEST_CASE("image conditioning: cover resize, centre crop and [-1, 1] range") {
+  // 2 x 4 image to 2 x 2: scale 1 (no resize), columns 1..2 kept.
+  std::vector<float> v;
+  for (int y = 0; y < 2; ++y)
+    for (int x = 0; x < 4; ++x)
+      for (int c = 0; c < 3; ++c) v.push_back(static_cast<float>(y * 100 + x * 10 + c));
+  const Tensor out = preprocess_image(Tensor::from_vector(v, {2, 4, 3}), 2, 2);
+  REQUIRE(out.shape() == Shape{1, 3, 1, 2, 2});
+  REQUIRE(out.item({0, 2, 0, 1, 0}) == Approx(112.0 / 127.5 - 1.0));
+  // A constant image stays constant when upscaled.
+  const Tensor grey = preprocess_image(Tensor::full({3, 5, 3}, 127.5f), 8, 8);
+  REQUIRE(test::max_abs_diff(grey, Tensor::zeros({1, 3, 1, 8, 8})) < 1e-6f);
+  REQUIRE(resolved_image_crf({"x.png", 0, 1.0, -1}, {2, 3}) == 33);
+  REQUIRE(resolved_image_crf({"x.png", 0, 1.0, -1}, {2, 4}) == 18);
+  REQUIRE(resolved_image_crf({"x.png", 0, 1.0, 0}, {2, 5}) == 0);
+  REQUIRE(resolved_image_crf({"x.png", 0, 1.0, 25}, {2, 0}) == 25);
+  REQUIRE_NOTHROW(check_image_crf({"x.png", 0, 1.0, 0}, {2, 5}));
+}
+
+TEST_CASE("transformer loras: fused for a stage, the clean weights restored bit for bit") {
+  models::transformer::TransformerWeights w;
+  w.blocks.resize(1);
+  const Tensor clean = test::random_tensor({4, 4}, 9);
+  w.blocks[0].video_self.to_q.weight = clean;
+  w.blocks[0].video_self.to_k.weight = test::random_tensor({4, 4}, 10);
+  TransformerLoras loras(std::move(w));
+  REQUIRE(loras.by_name().count("transformer_blocks.0.attn1.to_q.weight") == 1);
+  auto lora = std::make_shared<LoraWeights>(lora_from_tensors(
+      {{"diffusion_model.transformer_blocks.0.attn1.to_q.lora_A.weight", test::random_tensor({2, 4}, 11)},
+       {"diffusion_model.transformer_blocks.0.attn1.to_q.lora_B.weight", test::random_tensor({4, 2}, 12)}},
+      "test"));
+  loras.fuse({{lora, 1.0f}});
+  REQUIRE(loras.fused());
+  REQUIRE(test::max_abs_diff(loras.weights().blocks[0].video_self.to_q.weight, clean) > 0.01f);
+  REQUIRE(loras.weights().blocks[0].video_self.to_k.weight.shares_storage(
+      loras.by_name().at("transformer_blocks.0.attn1.to_k.weight")));
+  // A stage's extra LoRA on top, then back to the same fused tensors without recomputing them.
+  const Tensor user_fused = loras.weights().blocks[0].video_self.to_q.weight;
+  loras.push_stage({{lora, 0.5f}});
+  REQUIRE(test::max_abs_diff(loras.weights().blocks[0].video_self.to_q.weight, user_fused) > 0.001f);
+  REQUIRE_THROWS_WITH(loras.push_stage({{lora, 0.5f}}), Catch::Matchers::Contains("already"));
+  loras.pop_stage();
+  REQUIRE(loras.weights().blocks[0].video_self.to_q.weight.shares_storage(user_fused));
+  loras.restore();
+  REQUIRE(loras.weights().blocks[0].video_self.to_q.weight.shares_storage(clean));
+  REQUIRE(loras.weights().blocks[0].video_self.to_q.weight.to_vector() == clean.to_vector());
+}
+
+TEST_CASE("pipeline: a request that fails validation does no work") {
+  const std::string dir = test::golden_dir("pipeline_distilled");
+  ModelPaths paths;
+  paths.checkpoint = dir + "/checkpoint.safetensors";
+  paths.gemma_root = dir + "/gemma";
+  paths.spatial_upsampler = dir + "/spatial_upsampler.safetensors";
+  DistilledPipeline pipe(paths);
+  GenerationRequest r;
+  r.prompt = "a fox";
+  r.height = 128;
+  r.width = 192;
+  r.num_frames = 10;  // not 8k + 1
+  test::ScratchDir out("pipeline_validation");
+  r.output_path = out.file("o.mp4");
+  int calls = 0;
+  PipelineCallbacks cb;
+  cb.probe = [&](const std::string&, const Tensor&) { ++calls; };
+  cb.progress = [&](const std::string&, int, int) { ++calls; };
+  RecordedNoiseSource noise({});
+  REQUIRE_THROWS_WITH(pipe.run(r, cb, &noise), Catch::Matchers::Contains("frames"));
+  REQUIRE(calls == 0);
+  REQUIRE(noise.used() == 0);
+}
+
+TEST_CASE(
+    "two-stage pipeline: stage 2 fuses the distilled LoRA and the clean weights come back bit for bit") {
+  const std::string dir = test::golden_dir("pipeline_ti2vid");
+  ModelPaths paths;
+  paths.checkpoint = dir + "/checkpoint.safetensors";
+  paths.gemma_root = dir + "/gemma";
+  paths.spatial_upsampler = dir + "/spatial_upsampler.safetensors";
+  paths.distilled_lora = {dir + "/distilled_lora.safetensors", 1.0};
+  TwoStagePipeline pipe(paths);
+  const WeightMap before = pipe.models().transformer_weights->by_name();
+
+  GenerationRequest r;
+  r.prompt = "a fox in the snow";
+  r.negative_prompt = "blurry";
+  r.height = 128;
+  r.width = 192;
+  r.num_frames = 9;
+  r.num_inference_steps = 2;
+  r.video_guidance = {3.0, 1.0, 0.7, 3.0, 0, {1}};
+  r.audio_guidance = {7.0, 1.0, 0.7, 3.0, 0, {0}};
+  r.images.push_back({dir + "/image.png", 0, 1.0, -1});  // the model default CRF: H.264 round trip
+  test::ScratchDir out("pipeline_two_stage");
+  r.output_path = out.file("o.mp4");
+
+  std::vector<std::string> progress;
+  int64_t frames = 0, samples = 0;
+  bool stage2_fused = false;
+  PipelineCallbacks cb;
+  cb.progress = [&](const std::string& stage, int step, int steps) {
+    progress.push_back(stage + ":" + std::to_string(step) + "/" + std::to_string(steps));
+    if (stage == "stage2") stage2_fused = pipe.models().transformer_weights->fused();
+  };
+  cb.video_chunk = [&](const Tensor& f) {
+    REQUIRE(f.dim() == 4);
+    REQUIRE(f.size(3) == 3);
+    frames += f.size(0);
+  };
+  cb.audio = [&](const Tensor& wave, int64_t) { samples = wave.size(1); };
+  pipe.run(r, cb);
+
+  REQUIRE(progress ==
+          std::vector<std::string>{"stage1:0/2", "stage1:1/2", "stage2:0/3", "stage2:1/3", "stage2:2/3"});
+  REQUIRE(stage2_fused);
+  REQUIRE(frames == 9);
+  REQUIRE(samples > 0);
+  const WeightMap& after = pipe.models().transformer_weights->by_name();
+  REQUIRE(after.size() == before.size());
+  for (const auto& [name, t] : before) REQUIRE(after.at(name).shares_storage(t));
+}
+
+TEST_CASE("pipeline models: model_version text to numbers") {
+  REQUIRE(parse_model_version("2.5.0") == std::vector<int>{2, 5, 0});
+  REQUIRE(parse_model_version("2-3-1") == std::vector<int>{2, 3, 1});
+  REQUIRE(parse_model_version("2.4rc1.7") == std::vector<int>{2, 4, 7});
+  REQUIRE(parse_model_version("").empty());
+  REQUIRE(parse_model_version("2.x") == std::vector<int>{2});
+}
+
+namespace {
+// Records which draws were asked for and answers zeros.
+class CountingNoise : public LatentNoiseSource {
+ public:
+  Tensor draw(NoiseDraw which, const Shape& shape) override {
+    draws.push_back(static_cast<uint64_t>(which));
+    return Tensor::zeros(shape);
+  }
+  std::vector<uint64_t> draws;
+};
+}  // namespace
+
+TEST_CASE("denoise stage: the ancestral loop draws video then audio per step and ends on the prediction") {
+  const std::string dir = test::golden_dir("pipeline_distilled");
+  ModelPaths paths;
+  paths.checkpoint = dir + "/checkpoint.safetensors";
+  paths.gemma_root = dir + "/gemma";
+  paths.spatial_upsampler = dir + "/spatial_upsampler.safetensors";
+  const auto models = PipelineModels::load(paths, PipelineKind::Distilled, {});
+  const models::transformer::Transformer transformer = models->transformer();
+  const int64_t ctx = models->transformer_config.caption_channels;
+  LatentState video = create_video_state({1, 128, 1, 2, 3}, 24.0);
+  LatentState audio = create_audio_state({1, 8, 3, 16});
+  apply_noise(video, test::random_tensor({1, 6, 128}, 1), 1.0f);
+  apply_noise(audio, test::random_tensor({1, 3, 128}, 2), 1.0f);
+  CountingNoise noise;
+  DenoiseStage stage;
+  stage.name = "s";
+  stage.sigmas = {1.0f, 0.5f, 0.0f};
+  stage.transformer = &transformer;
+  stage.positive = {test::random_tensor({1, 8, ctx}, 3), test::random_tensor({1, 8, ctx}, 4)};
+  stage.ancestral_noise = &noise;
+  Tensor last_x0;
+  PipelineCallbacks cb;
+  cb.probe = [&](const std::string& name, const Tensor& t) {
+    if (name == "s.step1.video.denoised") last_x0 = t;
+  };
+  run_denoise_stage(stage, video, audio, cb);
+  REQUIRE(noise.draws == std::vector<uint64_t>{16, 17});
+  REQUIRE(test::max_abs_diff(video.latent, last_x0) == 0.0f);
+}
+
+TEST_CASE("distilled pipeline: an injected video decode receives the AUTO tile plan and feeds the frames") {
+  const std::string dir = test::golden_dir("pipeline_distilled");
+  ModelPaths paths;
+  paths.checkpoint = dir + "/checkpoint.safetensors";
+  paths.gemma_root = dir + "/gemma";
+  paths.spatial_upsampler = dir + "/spatial_upsampler.safetensors";
+  PipelineOptions options;
+  size_t tiles = 0;
+  options.video_decode = [&](const video_vae::VideoDecoder& decoder, const Tensor& latent,
+                             const Tensor& timestep, const video_vae::DecodeTilePlan& plan,
+                             const std::function<void(const Tensor&)>& on_chunk) {
+    tiles = plan.tiles.size();
+    on_chunk(decoder.decode(latent, timestep));
+  };
+  DistilledPipeline pipe(paths, options);
+  GenerationRequest r;
+  r.prompt = "a fox";
+  r.height = 128;
+  r.width = 192;
+  r.num_frames = 9;
+  test::ScratchDir out("pipeline_decode");
+  r.output_path = out.file("o.mp4");
+  int64_t frames = 0;
+  PipelineCallbacks cb;
+  cb.video_chunk = [&](const Tensor& f) {
+    frames += f.size(0);
+    REQUIRE(f.size(1) == 128);
+    REQUIRE(f.size(2) == 192);
+  };
+  pipe.run(r, cb);
+  REQUIRE(tiles == 1);
+  REQUIRE(frames == 9);
+}
