@@ -1,13 +1,16 @@
-// `ltx2`: the engine's tool: inspect checkpoints, check parity against reference fixtures.
+// `ltx2`: the engine's tool: inspect checkpoints, check parity against reference fixtures, benchmarks.
 #include <CLI/CLI.hpp>
 #include <cstdio>
 
+#include "bench_fleet.h"
 #include "check/check_command.h"
 #include "core/error.h"
 #include "core/log.h"
 #include "inspect_command.h"
+#include "runtime/worker.h"
 
 int main(int argc, char** argv) {
+  if (auto rc = ltx2::runtime::run_worker_if_requested(argc, argv)) return *rc;  // a fleet worker
   ltx2::init_logging();
   CLI::App app{"ltx2: native engine for the LTX-2 audio+video diffusion models"};
   app.require_subcommand(1);
@@ -29,6 +32,11 @@ int main(int argc, char** argv) {
                   "Exit 77 instead of 1 when the only failures are kinds not implemented yet");
   check->add_flag("--list-kinds", check_opt.list_kinds, "List the known kinds and whether each is implemented");
 
+  auto* bench = app.add_subcommand("bench", "Benchmarks (print measurements; they check nothing)");
+  bench->require_subcommand(1);
+  ltx2::BenchFleetOptions bench_fleet_opt;
+  auto* bench_fleet = ltx2::add_bench_fleet_command(bench, &bench_fleet_opt);
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -37,6 +45,7 @@ int main(int argc, char** argv) {
   }
   try {
     if (*inspect) return ltx2::run_inspect(inspect_paths, inspect_json);
+    if (*bench_fleet) return ltx2::run_bench_fleet(bench_fleet_opt);
     if (*check) {
       if (check_opt.dirs.empty() && !check_opt.list_kinds) {
         std::fprintf(stderr, "ltx2 check: give at least one case folder (or --list-kinds)\n");

@@ -1,0 +1,143 @@
+// FleetChannel: the shared-memory layout between the driver and its workers, and the typed
+// operations on it. One region per fleet generation (a restarted fleet gets a fresh one).
+//
+// Region layout (offsets are multiples of 64; sizes come from ChannelSizes):
+//   [ControlBlock]                       fixed fields + RankBlock[kMaxRanks]
+//   [setup area: setup_capacity]         the setup record ({"runner", "config"} + tensors)
+//   [job slot 0 .. job_slots-1]          each: JobSlot header (64 B) + job_capacity bytes
+//   [result ring 0 .. world-1]           each: RingHeader (64 B) + ring_capacity bytes
+//   [communicator region]                ShmCommunicator::region_bytes(world, comm_slot_capacity)
+//
+// Who may write what (everything else is read-only after the driver formats the region):
+//   driver:  ControlBlock.shutdown, jobs_posted, jobs_changed (bump), ring_space (bump); every
+//            JobSlot; RingHeader.tail of every ring; the setup area (before spawning).
+//   rank r:  RankBlock[r] (state, pid, heartbeat_ns, jobs_done, current_job, error); RingHeader.head
+//            and the data of ring r; results_changed (bump); its slot of the communicator region.
+//   anyone:  the communicator's abort word (a fatal error anywhere releases every collective).
+// Jobs: job number n (1, 2, ...) lives in slot (n-1) % job_slots; the driver may write it once every
+// rank's jobs_done >= n - job_slots. Each rank runs jobs 1, 2, ... in order: it waits for
+// jobs_posted >= n, reads the slot, runs, writes its terminal result, then sets jobs_done = n.
+// Result ring r: single producer (rank r), single consumer (driver). Frames are
+//   [u64 length][record, padded to 8 bytes]; a length of ~0 means "wrap to the start".
+// head/tail count bytes ever written/consumed; free space = capacity - (head - tail).
+// There are no locks: a dead process cannot leave anything held; waits use futexes with timeouts.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+
+#include "core/device.h"
+#include "runtime/record.h"
+
+namespace ltx2::runtime {
+
+constexpr int kMaxRanks = 64;
+
+enum class RankState : uint32_t { Starting = 0, Ready = 1, Running = 2, Exited = 3, Failed = 4 };
+
+struct ChannelSizes {
+  int world = 1;
+  size_t setup_capacity = 1 << 20;
+  size_t job_slots = 4;
+  size_t job_capacity = 16 << 20;
+  size_t ring_capacity = 32 << 20;
+  size_t comm_slot_capacity = 16 << 20;
+};
+
+struct alignas(64) RankBlock {
+  std::atomic<uint32_t> state;
+  int32_t pid;
+  uint32_t device_type;  // written by the driver before spawning: DeviceType
+  int32_t device_index;
+  std::atomic<uint64_t> heartbeat_ns;  // steady clock (CLOCK_MONOTONIC), shared by all processes
+  std::atomic<uint64_t> jobs_done;
+  std::atomic<uint64_t> current_job;
+  std::atomic<uint32_t> error_set;
+  char error[500];
+};
+
+struct alignas(64) ControlBlock {
+  uint32_t magic, version;
+  uint32_t world;
+  uint32_t job_slots;
+  uint64_t setup_capacity, job_capacity, ring_capacity, comm_slot_capacity;
+  uint64_t setup_offset, jobs_offset, rings_offset, comm_offset, comm_bytes, total_bytes;
+  uint64_t setup_bytes;
+  uint64_t heartbeat_interval_ms, collective_timeout_ms;
+  std::atomic<uint32_t> shutdown;
+  std::atomic<uint32_t> jobs_changed;
+  std::atomic<uint32_t> results_changed;
+  std::atomic<uint32_t> ring_space;
+  std::atomic<uint64_t> jobs_posted;
+  RankBlock ranks[kMaxRanks];
+};
+
+struct alignas(64) JobSlot {
+  std::atomic<uint64_t> seq;  // job number held (0: never used)
+  uint64_t job_id;            // the controller's id (stable across fleet restarts)
+  uint64_t attempt;
+  uint64_t bytes;  // record length
+};
+
+struct alignas(64) RingHeader {
+  std::atomic<uint64_t> head;
+  uint64_t capacity;
+  alignas(64) std::atomic<uint64_t> tail;
+};
+
+// A job as a worker reads it from its slot (the record is not decoded yet).
+struct PostedJob {
+  uint64_t seq = 0, job_id = 0, attempt = 0;
+  const uint8_t* record = nullptr;
+  size_t bytes = 0;
+};
+
+uint64_t monotonic_ns();
+
+class FleetChannel {
+ public:
+  // Bytes a region with these sizes needs.
+  static size_t region_bytes(const ChannelSizes& sizes);
+  // Driver: lays out a zero-filled region and writes the setup record.
+  static FleetChannel format(void* base, size_t bytes, const ChannelSizes& sizes, const EncodedRecord& setup,
+                             std::chrono::milliseconds heartbeat_interval,
+                             std::chrono::milliseconds collective_timeout);
+  // Worker: attaches to a formatted region (checks magic, version and sizes).
+  static FleetChannel attach(void* base, size_t bytes);
+
+  ControlBlock& control() const { return *cb_; }
+  RankBlock& rank(int r) const { return cb_->ranks[r]; }
+  int world() const { return static_cast<int>(cb_->world); }
+  void* comm_base() const { return base_ + cb_->comm_offset; }
+  size_t comm_bytes() const { return cb_->comm_bytes; }
+  Record setup_record() const;
+
+  // Driver: writes job `seq` if its slot is free (false otherwise).
+  bool try_post_job(uint64_t seq, uint64_t job_id, uint64_t attempt, const std::vector<uint8_t>& record);
+  // Worker: the job numbered `seq` if posted (nullopt otherwise). Throws if the slot holds another.
+  std::optional<PostedJob> posted_job(uint64_t seq) const;
+
+  // Rank r: appends a record to ring r, waiting for space while `keep_waiting()` is true; throws if
+  // the record can never fit or waiting was abandoned.
+  void push_result(int r, const EncodedRecord& rec, const std::function<bool()>& keep_waiting);
+  // Driver: pops the next record of ring r (nullopt when empty). Throws on a corrupt record.
+  std::optional<Record> pop_result(int r);
+
+  // Rank r: records a fatal error message (first one wins).
+  void record_error(int r, const std::string& message);
+  std::string error_of(int r) const;
+
+ private:
+  uint8_t* base_ = nullptr;
+  ControlBlock* cb_ = nullptr;
+  JobSlot* slot(size_t i) const;
+  uint8_t* slot_data(size_t i) const { return reinterpret_cast<uint8_t*>(slot(i)) + sizeof(JobSlot); }
+  RingHeader* ring(int r) const;
+  uint8_t* ring_data(int r) const { return reinterpret_cast<uint8_t*>(ring(r)) + sizeof(RingHeader); }
+};
+
+}  // namespace ltx2::runtime

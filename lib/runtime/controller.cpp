@@ -1,0 +1,404 @@
+// The driver-side fleet controller (behaviour in controller.h, protocol in channel.h).
+#include "runtime/controller.h"
+
+#include <fmt/ranges.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <thread>
+
+#include "comm/futex.h"
+#include "comm/shm_communicator.h"
+#include "core/log.h"
+#include "runtime/launcher.h"
+#include "runtime/shm_region.h"
+#include "runtime/stop_signal.h"
+
+namespace ltx2::runtime {
+namespace {
+
+using SteadyClock = std::chrono::steady_clock;
+using std::chrono::milliseconds;
+constexpr auto kPoll = milliseconds(20);
+
+int64_t ms_since(SteadyClock::time_point t) {
+  return std::chrono::duration_cast<milliseconds>(SteadyClock::now() - t).count();
+}
+
+}  // namespace
+
+JobFailed::JobFailed(const std::string& message, uint64_t job_id, bool asymmetric,
+                     std::vector<std::string> rank_errors)
+    : Error(message, __FILE__, __LINE__),
+      job_id_(job_id),
+      asymmetric_(asymmetric),
+      rank_errors_(std::move(rank_errors)) {}
+
+FleetBroken::FleetBroken(const std::string& message, uint64_t job_id)
+    : Error(message, __FILE__, __LINE__), job_id_(job_id) {}
+
+// One generation of workers and its shared memory. Destroying it kills and reaps every worker
+// still alive and releases the region (unlinking the name if that has not happened yet).
+struct Controller::Fleet {
+  ShmRegion region;
+  FleetChannel channel;
+  std::vector<pid_t> pids;  // -1 once reaped
+  std::vector<int> exit_status;
+  uint64_t next_seq = 1;
+
+  ~Fleet() { kill_and_reap(pids); }
+  // Reaps exited workers without blocking; returns the ranks that exited now.
+  std::vector<int> reap_exited() {
+    std::vector<int> out;
+    for (size_t r = 0; r < pids.size(); ++r) {
+      if (pids[r] <= 0) continue;
+      int status = 0;
+      const pid_t got = waitpid(pids[r], &status, WNOHANG);
+      if (got == pids[r]) {
+        exit_status[r] = status;
+        pids[r] = -1;
+        out.push_back(static_cast<int>(r));
+      }
+    }
+    return out;
+  }
+  bool all_exited() const {
+    for (pid_t p : pids)
+      if (p > 0) return false;
+    return true;
+  }
+};
+
+Controller::Controller(FleetOptions options) : opt_(std::move(options)) {
+  LTX2_CHECK(!opt_.devices.empty(), "fleet: no devices given");
+  LTX2_CHECK(static_cast<int>(opt_.devices.size()) <= kMaxRanks, "fleet: {} ranks exceed the maximum of {}",
+             opt_.devices.size(), kMaxRanks);
+  LTX2_CHECK(!opt_.runner.empty(), "fleet: no runner named");
+  LTX2_CHECK(opt_.max_queued_jobs >= 1 && opt_.max_retries >= 0, "fleet: bad queue size or retry count");
+  opt_.sizes.world = static_cast<int>(opt_.devices.size());
+}
+
+Controller::~Controller() {
+  fleet_.reset();
+}
+
+std::vector<pid_t> Controller::worker_pids() const {
+  return fleet_ ? fleet_->pids : std::vector<pid_t>{};
+}
+
+std::string Controller::shm_name() const {
+  return fleet_ ? fleet_->region.name() : std::string();
+}
+
+void Controller::interrupted() {
+  fleet_.reset();
+  throw Interrupted(fmt::format("stopped by signal {}; the fleet was killed", stop_signal_number()), __FILE__,
+                    __LINE__);
+}
+
+void Controller::start() {
+  LTX2_CHECK(!fleet_, "fleet: start() called while the fleet is running");
+  spawn_fleet();
+  reset_jobs_for_new_fleet();
+  post_jobs();
+}
+
+void Controller::spawn_fleet() {
+  auto fleet = std::make_unique<Fleet>();
+  const std::string name = fmt::format("/{}-{}-{}", opt_.shm_prefix, getpid(), ++generation_);
+  fleet->region = ShmRegion::create(name, FleetChannel::region_bytes(opt_.sizes));
+  fleet->channel =
+      FleetChannel::format(fleet->region.data(), fleet->region.size(), opt_.sizes,
+                           EncodedRecord({{"runner", opt_.runner}, {"config", opt_.setup_config}}, {}),
+                           opt_.heartbeat_interval, opt_.collective_timeout);
+  const int world = opt_.sizes.world;
+  for (int r = 0; r < world; ++r) {
+    fleet->channel.rank(r).device_type = static_cast<uint32_t>(opt_.devices[r].type);
+    fleet->channel.rank(r).device_index = opt_.devices[r].index;
+  }
+  fleet->pids.assign(world, -1);
+  fleet->exit_status.assign(world, 0);
+  for (int r = 0; r < world; ++r) {
+    fleet->pids[r] =
+        spawn_worker(opt_.worker_exe, {"--worker", "--fleet-shm", name, "--rank", std::to_string(r),
+                                       "--driver-pid", std::to_string(getpid())});
+  }
+  fleet_ = std::move(fleet);
+  try {
+    wait_ready();
+  } catch (...) {
+    fleet_.reset();
+    throw;
+  }
+  fleet_->region.unlink();  // every worker has it mapped: nothing can leak from here on
+  spdlog::debug("fleet: {} ranks ready ({})", world, name);
+}
+
+void Controller::wait_ready() {
+  FleetChannel& ch = fleet_->channel;
+  const auto begin = SteadyClock::now();
+  const int world = ch.world();
+  for (;;) {
+    if (stop_requested()) interrupted();
+    const uint32_t seen = ch.control().results_changed.load();
+    std::vector<int> missing;
+    for (int r = 0; r < world; ++r)
+      if (ch.rank(r).state.load() != static_cast<uint32_t>(RankState::Ready)) missing.push_back(r);
+    if (missing.empty()) return;
+    for (int r : fleet_->reap_exited()) {
+      const std::string err = ch.error_of(r);
+      LTX2_FAIL("fleet start: rank {} (device {}) {}{}{}", r, opt_.devices[r].str(),
+                describe_wait_status(fleet_->exit_status[r]), err.empty() ? "" : ": ", err);
+    }
+    if (ms_since(begin) >= opt_.ready_timeout.count()) {
+      LTX2_FAIL("fleet start: rank(s) {} did not report ready within {} ms", fmt::join(missing, ", "),
+                opt_.ready_timeout.count());
+    }
+    comm::futex_wait(&ch.control().results_changed, seen, kPoll);
+  }
+}
+
+void Controller::reset_jobs_for_new_fleet() {
+  for (auto& j : jobs_) {
+    if (j.complete) continue;  // finished: its events are still to be delivered
+    j.posted = false;
+    j.complete = false;
+    j.started.reset();
+    j.terminals.assign(opt_.sizes.world, std::nullopt);
+    j.events.clear();
+  }
+}
+
+uint64_t Controller::submit(const nlohmann::json& params, std::vector<NamedTensor> tensors,
+                            std::optional<milliseconds> timeout) {
+  return enqueue(EncodedRecord(params, std::move(tensors)).bytes(), timeout);
+}
+
+uint64_t Controller::submit_record(std::vector<uint8_t> record, std::optional<milliseconds> timeout) {
+  decode_record(record.data(), record.size(), "job record");  // rejects a corrupt record here
+  return enqueue(std::move(record), timeout);
+}
+
+uint64_t Controller::enqueue(std::vector<uint8_t> record, std::optional<milliseconds> timeout) {
+  LTX2_CHECK(jobs_.size() < opt_.max_queued_jobs,
+             "fleet: the job queue is full ({} jobs); read results first", opt_.max_queued_jobs);
+  const size_t capacity = opt_.sizes.job_capacity / 64 * 64;
+  LTX2_CHECK(record.size() <= capacity, "fleet: job record of {} bytes exceeds the job slot of {} bytes",
+             record.size(), capacity);
+  PendingJob job;
+  job.id = next_job_id_++;
+  job.record = std::move(record);
+  job.timeout = timeout ? timeout : opt_.job_timeout;
+  job.terminals.assign(opt_.sizes.world, std::nullopt);
+  jobs_.push_back(std::move(job));
+  if (fleet_) post_jobs();
+  return jobs_.back().id;
+}
+
+void Controller::post_jobs() {
+  bool before_all_done = true;  // every earlier job is complete: this one is what the ranks run now
+  for (auto& j : jobs_) {
+    if (!j.posted) {
+      if (!fleet_->channel.try_post_job(fleet_->next_seq, j.id, j.attempt, j.record)) return;
+      j.posted = true;
+      ++fleet_->next_seq;
+    }
+    if (before_all_done && !j.complete && !j.started) j.started = SteadyClock::now();
+    before_all_done = before_all_done && j.complete;
+  }
+}
+
+void Controller::drain_results() {
+  for (int r = 0; r < opt_.sizes.world; ++r)
+    while (auto rec = fleet_->channel.pop_result(r)) handle_result(r, std::move(*rec));
+}
+
+void Controller::handle_result(int rank, Record rec) {
+  const auto& m = rec.meta;
+  LTX2_CHECK(m.contains("job_id") && m["job_id"].is_number_unsigned() && m.contains("type") &&
+                 m["type"].is_string() && m.value("rank", -1) == rank,
+             "corrupt result record from rank {}: {}", rank, m.dump());
+  const uint64_t job_id = m["job_id"];
+  size_t index = 0;
+  while (index < jobs_.size() && (jobs_[index].complete || jobs_[index].terminals[rank])) ++index;
+  LTX2_CHECK(index < jobs_.size() && jobs_[index].posted && jobs_[index].id == job_id,
+             "fleet desync: rank {} sent a result for job {} while it should be on job {}", rank, job_id,
+             index < jobs_.size() ? std::to_string(jobs_[index].id) : std::string("none"));
+  PendingJob& job = jobs_[index];
+  const std::string type = m["type"];
+  if (type == "terminal") {
+    job.terminals[rank] = Terminal{m.value("ok", false), m.value("data", nlohmann::json()),
+                                   m.value("error", ""), m.value("collectives", uint64_t{0})};
+    bool all = true;
+    for (const auto& t : job.terminals) all = all && t.has_value();
+    if (all) finalize(index);
+    return;
+  }
+  JobEvent ev;
+  LTX2_CHECK(type == "output" || type == "progress", "corrupt result record from rank {}: type '{}'", rank,
+             type);
+  ev.kind = type == "output" ? JobEvent::Kind::Output : JobEvent::Kind::Progress;
+  ev.job_id = job_id;
+  ev.rank = rank;
+  ev.name = m.value("name", "");
+  ev.data = m.value("data", nlohmann::json());
+  ev.tensors = std::move(rec.tensors);
+  job.events.push_back(std::move(ev));
+}
+
+void Controller::finalize(size_t index) {
+  PendingJob& job = jobs_[index];
+  job.complete = true;
+  std::vector<std::string> errors;
+  std::vector<int> failed;
+  nlohmann::json values = nlohmann::json::array();
+  for (size_t r = 0; r < job.terminals.size(); ++r) {
+    errors.push_back(job.terminals[r]->ok ? std::string() : job.terminals[r]->error);
+    if (!job.terminals[r]->ok) failed.push_back(static_cast<int>(r));
+    values.push_back(job.terminals[r]->value);
+  }
+  if (index + 1 < jobs_.size() && jobs_[index + 1].posted) jobs_[index + 1].started = SteadyClock::now();
+  if (failed.empty()) {
+    JobEvent done;
+    done.kind = JobEvent::Kind::Done;
+    done.job_id = job.id;
+    done.data = std::move(values);
+    job.events.push_back(std::move(done));
+    return;
+  }
+  const bool asymmetric = failed.size() != job.terminals.size();
+  std::string message;
+  if (asymmetric) {
+    message = fmt::format(
+        "job {} failed on rank(s) {} only (asymmetric; the other ranks finished; rank {} failed "
+        "after {} collective(s)): {}",
+        job.id, fmt::join(failed, ", "), failed[0], job.terminals[failed[0]]->collectives, errors[failed[0]]);
+    spdlog::error("{}", message);
+  } else {
+    message = fmt::format("job {} failed: {}", job.id, errors[0]);
+  }
+  job.events.push_back(std::make_exception_ptr(JobFailed(message, job.id, asymmetric, errors)));
+}
+
+std::optional<std::string> Controller::check_health() {
+  FleetChannel& ch = fleet_->channel;
+  std::vector<std::string> dead;
+  for (int r : fleet_->reap_exited()) {
+    const std::string err = ch.error_of(r);
+    dead.push_back(fmt::format("rank {} (device {}) {}{}{}", r, opt_.devices[r].str(),
+                               describe_wait_status(fleet_->exit_status[r]), err.empty() ? "" : ": ", err));
+  }
+  if (!dead.empty()) return fmt::format("{}", fmt::join(dead, "; "));
+  const uint64_t now = monotonic_ns();
+  for (int r = 0; r < ch.world(); ++r) {
+    const uint64_t last = ch.rank(r).heartbeat_ns.load();
+    const int64_t silent_ms = static_cast<int64_t>((now - std::min(now, last)) / 1000000);
+    if (silent_ms > opt_.heartbeat_timeout.count())
+      return fmt::format("rank {} sent no heartbeat for {} ms", r, silent_ms);
+  }
+  for (auto& j : jobs_) {
+    if (j.complete) continue;
+    if (j.started && j.timeout && ms_since(*j.started) > j.timeout->count()) {
+      std::vector<int> running;
+      for (size_t r = 0; r < j.terminals.size(); ++r)
+        if (!j.terminals[r]) running.push_back(static_cast<int>(r));
+      return fmt::format("job {} passed its timeout of {} ms (rank(s) {} still running)", j.id,
+                         j.timeout->count(), fmt::join(running, ", "));
+    }
+    break;
+  }
+  return std::nullopt;
+}
+
+void Controller::fail_fleet(const std::string& reason) {
+  comm::ShmCommunicator::abort(fleet_->channel.comm_base(), "the driver declared the fleet broken");
+  fleet_.reset();  // SIGKILL + reap every worker, release the shared memory
+  size_t k = 0;
+  while (k < jobs_.size() && jobs_[k].complete) ++k;
+  if (k == jobs_.size()) throw FleetBroken("fleet broken while idle: " + reason, 0);
+  PendingJob& job = jobs_[k];
+  spdlog::error("fleet broken during job {} (attempt {}): {}", job.id, job.attempt + 1, reason);
+  std::string failure;
+  if (static_cast<int>(job.attempt) >= opt_.max_retries) {
+    failure = fmt::format("job {} failed: fleet broken: {}", job.id, reason);
+  } else {
+    try {
+      spawn_fleet();
+    } catch (const std::exception& e) {
+      failure =
+          fmt::format("job {} failed: fleet broken: {}; restarting it failed: {}", job.id, reason, e.what());
+    }
+  }
+  reset_jobs_for_new_fleet();
+  if (!failure.empty()) {  // delivered in order by next(); later jobs wait for start()
+    job.complete = true;
+    job.events.push_back(std::make_exception_ptr(FleetBroken(failure, job.id)));
+    return;
+  }
+  ++job.attempt;
+  JobEvent retry;
+  retry.kind = JobEvent::Kind::Retry;
+  retry.job_id = job.id;
+  retry.data = {{"attempt", job.attempt}, {"reason", reason}};
+  job.events.push_back(std::move(retry));
+  post_jobs();
+}
+
+std::optional<JobEvent> Controller::next(milliseconds wait) {
+  const auto until = SteadyClock::now() + wait;
+  for (;;) {
+    if (stop_requested()) interrupted();
+    while (!jobs_.empty()) {
+      PendingJob& front = jobs_.front();
+      if (!front.events.empty()) {
+        Item item = std::move(front.events.front());
+        front.events.pop_front();
+        if (front.complete && front.events.empty()) jobs_.pop_front();
+        if (auto* e = std::get_if<std::exception_ptr>(&item)) std::rethrow_exception(*e);
+        return std::get<JobEvent>(std::move(item));
+      }
+      if (!front.complete) break;
+      jobs_.pop_front();
+    }
+    LTX2_CHECK(!jobs_.empty(), "fleet: next() called with no job submitted");
+    LTX2_CHECK(fleet_ != nullptr, "fleet: not running; call start()");
+    const uint32_t seen = fleet_->channel.control().results_changed.load(std::memory_order_acquire);
+    std::optional<std::string> broken;
+    try {
+      post_jobs();
+      drain_results();
+    } catch (const std::exception& e) {
+      broken = e.what();
+    }
+    if (!broken && !jobs_.front().events.empty()) continue;
+    if (!broken) broken = check_health();
+    if (broken) {
+      fail_fleet(*broken);
+      continue;
+    }
+    const auto now = SteadyClock::now();
+    if (now >= until) return std::nullopt;
+    comm::futex_wait(&fleet_->channel.control().results_changed, seen,
+                     std::min<SteadyClock::duration>(until - now, kPoll));
+  }
+}
+
+void Controller::shutdown() {
+  if (!fleet_) return;
+  ControlBlock& cb = fleet_->channel.control();
+  cb.shutdown.store(1, std::memory_order_release);
+  comm::bump_and_wake(&cb.jobs_changed);
+  comm::bump_and_wake(&cb.ring_space);
+  const auto begin = SteadyClock::now();
+  while (!stop_requested() && ms_since(begin) < opt_.graceful_timeout.count()) {
+    const uint32_t seen = cb.results_changed.load();
+    fleet_->reap_exited();
+    if (fleet_->all_exited()) break;
+    comm::futex_wait(&cb.results_changed, seen, milliseconds(5));
+  }
+  fleet_.reset();
+  reset_jobs_for_new_fleet();
+}
+
+}  // namespace ltx2::runtime

@@ -1,0 +1,262 @@
+// The fleet end to end with CPU ranks: start, jobs and streaming, the error taxonomy, recovery.
+#include <signal.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <thread>
+
+#include "fleet_support.h"
+#include "runtime/launcher.h"
+#include "support/catch.h"
+
+namespace {
+
+using namespace ltx2;
+using namespace ltx2::runtime;
+using ltx2::test::finish_job;
+using ltx2::test::fleet_options;
+using ltx2::test::require_clean;
+using namespace std::chrono_literals;
+
+bool maps_contain(const std::string& needle) {
+  std::ifstream f("/proc/self/maps");
+  std::string line;
+  while (std::getline(f, line))
+    if (line.find(needle) != std::string::npos) return true;
+  return false;
+}
+
+TEST_CASE("fleet: jobs run on every rank in order and stream their results") {
+  {
+    Controller c(fleet_options(3));
+    c.start();
+    REQUIRE(c.worker_pids().size() == 3);
+    REQUIRE(ltx2::test::leftover_shm().empty());  // unlinked as soon as every rank is ready
+
+    // Several jobs queued at once run one at a time, in order.
+    const uint64_t a = c.submit({}, {{"x", Tensor::from_vector({1, 2}, {2})}});
+    const uint64_t b = c.submit({{"tiles", 5}, {"tile_elems", 1000}});
+    const uint64_t d = c.submit({});
+    REQUIRE((a < b && b < d));
+
+    auto first = finish_job(c);
+    REQUIRE(first.done);
+    REQUIRE(first.done->job_id == a);
+    REQUIRE(first.done->data.size() == 3);
+    for (int r = 0; r < 3; ++r) {
+      REQUIRE(first.done->data[r]["rank"] == r);
+      REQUIRE(first.done->data[r]["sum"] == 3.0);  // [1, 2] summed over 3 ranks
+    }
+    int progress = 0;
+    for (const auto& ev : first.events) progress += ev.kind == JobEvent::Kind::Progress;
+    REQUIRE(progress == 6);  // two per rank
+
+    auto second = finish_job(c);
+    REQUIRE(second.done);
+    REQUIRE(second.done->job_id == b);
+    std::vector<int> tiles;
+    for (const auto& ev : second.events) {
+      if (ev.kind != JobEvent::Kind::Output || ev.name != "tile") continue;
+      REQUIRE(ev.rank == 0);
+      REQUIRE(ev.tensors.at(0).tensor.numel() == 1000);
+      REQUIRE(ev.tensors.at(0).tensor.item({999}) == static_cast<float>(ev.data["index"].get<int>()));
+      tiles.push_back(ev.data["index"]);
+    }
+    REQUIRE(tiles == std::vector<int>{0, 1, 2, 3, 4});
+    REQUIRE(second.done->data[2]["sum"] == 6.0);  // 1 + 2 + 3
+
+    auto third = finish_job(c);
+    REQUIRE((third.done && third.done->job_id == d));
+    REQUIRE(c.unfinished_jobs() == 0);
+    REQUIRE_FALSE(maps_contain("libcuda.so"));  // the driver never initialised CUDA
+    c.shutdown();
+    REQUIRE_FALSE(c.running());
+  }
+  require_clean();
+}
+
+TEST_CASE("fleet: a bounded queue refuses jobs beyond its size") {
+  {
+    auto opt = fleet_options(2);
+    opt.max_queued_jobs = 2;
+    Controller c(opt);
+    c.start();
+    c.submit({});
+    c.submit({});
+    REQUIRE_THROWS_WITH(c.submit({}), Catch::Contains("job queue is full"));
+    REQUIRE(finish_job(c).done);
+    c.submit({});  // room again
+    REQUIRE(finish_job(c).done);
+    REQUIRE(finish_job(c).done);
+  }
+  require_clean();
+}
+
+TEST_CASE("fleet: start names the rank that failed or did not come up") {
+  {
+    Controller c(fleet_options(3, {{"fail_setup_rank", 1}}));
+    REQUIRE_THROWS_WITH(c.start(), Catch::Contains("rank 1") && Catch::Contains("setup exploded on purpose"));
+    REQUIRE_FALSE(c.running());
+  }
+  require_clean();
+  {
+    auto opt = fleet_options(3, {{"hang_setup_rank", 2}});
+    opt.ready_timeout = 500ms;
+    Controller c(opt);
+    const auto begin = std::chrono::steady_clock::now();
+    REQUIRE_THROWS_WITH(c.start(), Catch::Contains("rank(s) 2 did not report ready within 500 ms"));
+    REQUIRE(std::chrono::steady_clock::now() - begin < 3s);
+  }
+  require_clean();
+  {
+    auto opt = fleet_options(2);
+    opt.devices = {Device::cpu(), Device::cuda(0)};
+    Controller c(opt);
+    REQUIRE_THROWS_WITH(c.start(),
+                        Catch::Contains("rank 1 owns cuda:0 but this executable has no GPU communicator"));
+  }
+  require_clean();
+  {
+    auto opt = fleet_options(2);
+    opt.runner = "no.such.runner";
+    Controller c(opt);
+    REQUIRE_THROWS_WITH(c.start(), Catch::Contains("unknown runner 'no.such.runner'"));
+  }
+  require_clean();
+}
+
+TEST_CASE("fleet: a corrupt job record is rejected and the fleet keeps serving") {
+  {
+    Controller c(fleet_options(2));
+    c.start();
+    auto good = EncodedRecord({{"tiles", 1}}, {}).bytes();
+    auto bad = good;
+    bad[20] = '{';  // break the JSON header
+    REQUIRE_THROWS_WITH(c.submit_record(bad), Catch::Contains("corrupt job record"));
+    std::vector<uint8_t> truncated(good.begin(), good.begin() + 10);
+    REQUIRE_THROWS_WITH(c.submit_record(truncated), Catch::Contains("corrupt job record"));
+    REQUIRE(c.unfinished_jobs() == 0);
+    c.submit_record(good);
+    REQUIRE(finish_job(c).done);
+  }
+  require_clean();
+}
+
+// One pass over every failure mode on one controller; returns after checking each outcome.
+void failure_round(Controller& c) {
+  // The same error on every rank before any collective: a clear job error, the fleet stays up.
+  c.submit({{"fail", "job_error"}});
+  auto sym = finish_job(c);
+  REQUIRE(sym.failed);
+  REQUIRE_FALSE(sym.asymmetric);
+  REQUIRE_THAT(sym.error, Catch::Contains("prompt is empty (rejected on purpose)"));
+  const auto pids = c.worker_pids();
+
+  // An error on some ranks only (after the collective, so nobody is left waiting): asymmetric.
+  c.submit({{"fail", "job_error_after_collective"}, {"fail_ranks", {1}}});
+  auto asym = finish_job(c);
+  REQUIRE(asym.failed);
+  REQUIRE(asym.asymmetric);
+  REQUIRE_THAT(asym.error, Catch::Contains("rank(s) 1 only") && Catch::Contains("after 1 collective(s)") &&
+                               Catch::Contains("rank 1 disagrees"));
+  REQUIRE(c.worker_pids() == pids);  // same workers: nothing was restarted
+
+  // Fatal errors: broken within a bounded time, restarted, the job retried and done.
+  struct Fatal {
+    nlohmann::json params;
+    const char* reason;
+  };
+  const std::vector<Fatal> fatal{
+      {{{"fail", "exception"}, {"fail_ranks", {0}}}, "unexpected failure on purpose"},
+      {{{"fail", "kill"}, {"fail_ranks", {1}}}, "killed by signal 9"},
+      {{{"fail", "hang_collective"}, {"fail_ranks", {1}}}, "timed out after 300 ms: rank(s) 1 never arrived"},
+      {{{"fail", "stall"}}, "passed its timeout of 300 ms"},
+  };
+  for (const auto& f : fatal) {
+    INFO(f.params.dump());
+    auto params = f.params;
+    params["fail_attempts"] = 1;  // the retry succeeds
+    const auto before = c.worker_pids();
+    c.submit(params, {}, params["fail"] == "stall" ? std::optional(300ms) : std::nullopt);
+    auto out = finish_job(c, 5s);
+    REQUIRE(out.done);
+    REQUIRE(out.retries == 1);
+    std::string reason;
+    for (const auto& ev : out.events)
+      if (ev.kind == JobEvent::Kind::Retry) reason = ev.data["reason"];
+    INFO(reason);
+    REQUIRE_THAT(reason, Catch::Contains(f.reason));
+    for (pid_t p : before) REQUIRE(kill(p, 0) != 0);  // the old workers are gone (killed and reaped)
+  }
+}
+
+TEST_CASE("fleet: every failure mode, 20 times over, without a flake or a leak") {
+  for (int round = 0; round < 20; ++round) {
+    INFO("round " << round);
+    {
+      auto opt = fleet_options(2);
+      opt.max_retries = 1;
+      opt.sizes.job_slots = 2;
+      Controller c(opt);
+      c.start();
+      failure_round(c);
+    }
+    require_clean();
+  }
+}
+
+TEST_CASE("fleet: without retries a fatal error breaks the fleet and start() serves the queue again") {
+  {
+    Controller c(fleet_options(2));
+    c.start();
+    c.submit({{"fail", "kill"}, {"fail_ranks", {0}}});
+    const uint64_t queued = c.submit({});
+    auto out = finish_job(c);
+    REQUIRE(out.broken);
+    REQUIRE_THAT(out.error, Catch::Contains("rank 0") && Catch::Contains("killed by signal 9"));
+    REQUIRE_FALSE(c.running());
+    REQUIRE(ltx2::test::child_pids().empty());
+    REQUIRE_THROWS_WITH(c.next(10ms), Catch::Contains("not running"));
+    c.start();
+    auto again = finish_job(c);
+    REQUIRE((again.done && again.done->job_id == queued));
+  }
+  require_clean();
+}
+
+TEST_CASE("fleet: a worker killed while idle is noticed at the next job") {
+  {
+    auto opt = fleet_options(2);
+    opt.max_retries = 1;
+    Controller c(opt);
+    c.start();
+    const pid_t victim = c.worker_pids()[1];
+    kill(victim, SIGKILL);
+    std::this_thread::sleep_for(50ms);
+    c.submit({});
+    auto out = finish_job(c);
+    REQUIRE(out.done);
+    REQUIRE(out.retries == 1);
+  }
+  require_clean();
+}
+
+TEST_CASE("fleet: shutdown mid-job waits for the grace period, then kills") {
+  {
+    auto opt = fleet_options(2);
+    opt.graceful_timeout = 200ms;
+    Controller c(opt);
+    c.start();
+    c.submit({{"sleep_ms", 100000}});
+    REQUIRE_FALSE(c.next(50ms).has_value());
+    const auto begin = std::chrono::steady_clock::now();
+    c.shutdown();
+    const auto took = std::chrono::steady_clock::now() - begin;
+    REQUIRE(took >= 190ms);
+    REQUIRE(took < 2s);
+    REQUIRE(c.unfinished_jobs() == 1);  // kept for a later start()
+  }
+  require_clean();
+}
+
+}  // namespace

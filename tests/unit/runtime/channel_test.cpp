@@ -1,0 +1,119 @@
+// The fleet channel within one process: job slots, result rings (wrap-around, back-pressure),
+// error records.
+#include "runtime/channel.h"
+
+#include <cstdlib>
+#include <memory>
+
+#include "core/error.h"
+#include "support/catch.h"
+
+namespace {
+
+using namespace ltx2;
+using namespace ltx2::runtime;
+
+struct Region {
+  ChannelSizes sizes;
+  std::unique_ptr<uint8_t, decltype(&std::free)> mem{nullptr, &std::free};
+  FleetChannel ch;
+
+  explicit Region(int world, size_t ring = 4096, size_t slots = 2) {
+    sizes.world = world;
+    sizes.setup_capacity = 4096;
+    sizes.job_slots = slots;
+    sizes.job_capacity = 4096;
+    sizes.ring_capacity = ring;
+    sizes.comm_slot_capacity = 4096;
+    const size_t bytes = FleetChannel::region_bytes(sizes);
+    mem.reset(static_cast<uint8_t*>(std::aligned_alloc(64, bytes)));
+    std::fill(mem.get(), mem.get() + bytes, 0);
+    ch = FleetChannel::format(mem.get(), bytes, sizes,
+                              EncodedRecord({{"runner", "x"}, {"config", {{"k", 1}}}}, {}),
+                              std::chrono::milliseconds(50), std::chrono::milliseconds(100));
+  }
+};
+
+TEST_CASE("channel: the setup record and layout are readable by an attaching worker") {
+  Region r(3);
+  FleetChannel w = FleetChannel::attach(r.mem.get(), FleetChannel::region_bytes(r.sizes));
+  REQUIRE(w.world() == 3);
+  REQUIRE(w.setup_record().meta["config"]["k"] == 1);
+  std::vector<uint8_t> junk(sizeof(ControlBlock), 0);
+  REQUIRE_THROWS_WITH(FleetChannel::attach(junk.data(), junk.size()), Catch::Contains("not a version"));
+}
+
+TEST_CASE("channel: a job slot is reused only once every rank finished the job it held") {
+  Region r(2);
+  const auto job = EncodedRecord({{"n", 1}}, {}).bytes();
+  REQUIRE(r.ch.try_post_job(1, 100, 0, job));
+  REQUIRE(r.ch.try_post_job(2, 101, 0, job));
+  REQUIRE_FALSE(r.ch.try_post_job(3, 102, 0, job));  // 2 slots, both in use
+  r.ch.rank(0).jobs_done.store(1);
+  REQUIRE_FALSE(r.ch.try_post_job(3, 102, 0, job));  // rank 1 still on job 1
+  r.ch.rank(1).jobs_done.store(1);
+  REQUIRE(r.ch.try_post_job(3, 102, 1, job));
+  auto posted = r.ch.posted_job(3);
+  REQUIRE(posted);
+  REQUIRE(posted->job_id == 102);
+  REQUIRE(posted->attempt == 1);
+  REQUIRE(decode_record(posted->record, posted->bytes, "job").meta["n"] == 1);
+  REQUIRE_FALSE(r.ch.posted_job(4));
+  REQUIRE_THROWS_WITH(r.ch.posted_job(1), Catch::Contains("holds job 3 where job 1 was expected"));
+  REQUIRE_THROWS_WITH(r.ch.try_post_job(5, 104, 0, job), Catch::Contains("out of order"));
+  REQUIRE_THROWS_WITH(r.ch.try_post_job(4, 103, 0, std::vector<uint8_t>(5000)),
+                      Catch::Contains("exceeds the job slot"));
+}
+
+TEST_CASE("channel: result rings keep order across many wrap-arounds") {
+  Region r(2, 4096);
+  int pushed = 0, popped = 0;
+  auto never_wait = [] { return false; };
+  for (int round = 0; round < 200; ++round) {
+    for (int k = 0; k < 1 + round % 4; ++k) {
+      const int64_t n = 1 + (round * 7 + k) % 90;  // records of 64 to ~500 bytes
+      r.ch.push_result(1,
+                       EncodedRecord({{"i", pushed}}, {{"t", Tensor::full({n}, static_cast<float>(pushed))}}),
+                       never_wait);
+      ++pushed;
+    }
+    while (auto rec = r.ch.pop_result(1)) {
+      REQUIRE(rec->meta["i"] == popped);
+      REQUIRE(rec->tensors.at(0).tensor.item({0}) == static_cast<float>(popped));
+      ++popped;
+    }
+  }
+  REQUIRE(popped == pushed);
+  REQUIRE_FALSE(r.ch.pop_result(0));
+}
+
+TEST_CASE("channel: a full ring pushes back and an oversized result is refused") {
+  Region r(1, 4096);
+  int waited = 0;
+  auto give_up_after_one_wait = [&] { return waited++ == 0; };
+  REQUIRE_THROWS_WITH(
+      r.ch.push_result(0, EncodedRecord({}, {{"t", Tensor::zeros({1000})}}), give_up_after_one_wait),
+      Catch::Contains("does not fit the result ring"));
+  int pushed = 0;
+  try {
+    for (;; ++pushed)
+      r.ch.push_result(0, EncodedRecord({}, {{"t", Tensor::zeros({100})}}), [] { return false; });
+  } catch (const Error& e) {
+    REQUIRE_THAT(e.what(), Catch::Contains("gave up waiting for space"));
+  }
+  REQUIRE(pushed >= 4);
+  REQUIRE(r.ch.pop_result(0));
+  r.ch.push_result(0, EncodedRecord({}, {{"t", Tensor::zeros({100})}}), [] { return false; });  // room again
+}
+
+TEST_CASE("channel: the first fatal error of a rank is the one kept") {
+  Region r(2);
+  REQUIRE(r.ch.error_of(1).empty());
+  r.ch.record_error(1, "first");
+  r.ch.record_error(1, "second");
+  REQUIRE(r.ch.error_of(1) == "first");
+  r.ch.record_error(0, std::string(2000, 'x'));
+  REQUIRE(r.ch.error_of(0).size() == sizeof(RankBlock::error) - 1);
+}
+
+}  // namespace
