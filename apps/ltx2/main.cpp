@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "bench_fleet.h"
+#include "bench_sp_command.h"
 #include "check/check_command.h"
 #include "core/error.h"
 #include "core/log.h"
@@ -36,6 +37,8 @@ int main(int argc, char** argv) {
   bench->require_subcommand(1);
   ltx2::BenchFleetOptions bench_fleet_opt;
   auto* bench_fleet = ltx2::add_bench_fleet_command(bench, &bench_fleet_opt);
+  ltx2::BenchSpOptions bench_sp_opt;
+  auto* bench_sp = ltx2::add_bench_sp_command(bench, &bench_sp_opt);
 
   try {
     app.parse(argc, argv);
@@ -46,6 +49,7 @@ int main(int argc, char** argv) {
   try {
     if (*inspect) return ltx2::run_inspect(inspect_paths, inspect_json);
     if (*bench_fleet) return ltx2::run_bench_fleet(bench_fleet_opt);
+    if (*bench_sp) return ltx2::run_bench_sp(bench_sp_opt);
     if (*check) {
       if (check_opt.dirs.empty() && !check_opt.list_kinds) {
         std::fprintf(stderr, "ltx2 check: give at least one case folder (or --list-kinds)\n");

@@ -183,3 +183,26 @@ TEST_CASE("sp: head counts the world size does not divide are refused before any
   REQUIRE(comm5.collectives_entered() == 0);
   REQUIRE(comm4.collectives_entered() == 0);
 }
+
+TEST_CASE("sp: the attention strategy refuses shards it was not told about and masks on video-to-audio") {
+  const size_t bytes = comm::ShmCommunicator::region_bytes(1, 4096);
+  std::vector<uint64_t> region(bytes / 8 + 1);
+  comm::ShmCommunicator::format_region(region.data(), bytes, 1, 4096);
+  comm::ShmCommunicator comm(region.data(), bytes, 0, std::chrono::milliseconds(100));
+  parallel::SequenceParallelAttention attention(comm);
+  const Tensor video = test::random_tensor({1, 6, 8}, 1), audio = test::random_tensor({1, 3, 8}, 2);
+  REQUIRE_THROWS_WITH(
+      attention.attend(AttentionSite::VideoSelf, video, video, video, 2, {}),
+      Contains("video self-attention got 6 video tokens") && Contains("SequenceParallelTransformer"));
+  attention.set_video_tokens(5, 6);
+  REQUIRE_THROWS_WITH(
+      attention.attend(AttentionSite::VideoToAudio, audio, video, video, 2, Tensor::zeros({1, 1, 3, 6})),
+      Contains("video-to-audio attention takes no mask"));
+  // With one rank the padded key is masked: the result equals local attention over the 5 real keys.
+  const Tensor real = video.narrow(1, 0, 5).contiguous();
+  const Tensor expected = LocalAttention().attend(AttentionSite::VideoToAudio, audio, real, real, 2, {});
+  REQUIRE(test::max_abs_diff(attention.attend(AttentionSite::VideoToAudio, audio, video, video, 2, {}),
+                             expected) < 1e-6f);
+  REQUIRE(attention.traffic().video_to_audio.calls == 1);
+  REQUIRE(attention.traffic().video_to_audio.bytes_sent == 0);  // nothing leaves a single rank
+}
