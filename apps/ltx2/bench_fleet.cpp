@@ -60,7 +60,10 @@ CLI::App* add_bench_fleet_command(CLI::App* bench, BenchFleetOptions* opt) {
   auto* cmd = bench->add_subcommand("fleet",
                                     "Job dispatch latency and result-streaming throughput of a fleet "
                                     "of CPU ranks through shared memory");
-  cmd->add_option("--ranks", opt->ranks, "CPU ranks")->check(CLI::Range(1, kMaxRanks));
+  auto* gpus = cmd->add_option("--gpus", opt->gpus, "GPUs to use, e.g. 0,2 (indices of the visible GPUs)");
+  cmd->add_option("--ranks", opt->ranks, "CPU ranks (default 2)")
+      ->check(CLI::Range(1, kMaxRanks))
+      ->excludes(gpus);
   cmd->add_option("--jobs", opt->jobs, "empty jobs timed for the dispatch latency")
       ->check(CLI::Range(1, 1000000));
   cmd->add_option("--tensors", opt->tensors, "tensors streamed per throughput job")
@@ -73,7 +76,8 @@ CLI::App* add_bench_fleet_command(CLI::App* bench, BenchFleetOptions* opt) {
 
 int run_bench_fleet(const BenchFleetOptions& opt) {
   FleetOptions fo;
-  fo.devices = plan_devices({}, opt.ranks);
+  fo.devices = opt.gpus.empty() ? plan_devices({}, opt.ranks > 0 ? opt.ranks : 2)
+                                : plan_devices(parse_gpu_list(opt.gpus), 0);
   fo.runner = "bench.stream";
   const size_t tensor_bytes = static_cast<size_t>(opt.tensor_kib) << 10;
   fo.sizes.ring_capacity = std::max<size_t>(32 << 20, 8 * tensor_bytes);
@@ -116,22 +120,19 @@ int run_bench_fleet(const BenchFleetOptions& opt) {
 
   const double p50 = percentile(round_trip_us, 0.5), p99 = percentile(round_trip_us, 0.99);
   if (opt.json) {
-    nlohmann::json j = {{"ranks", opt.ranks},
-                        {"start_ms", start_ms},
-                        {"job_round_trip_us_p50", p50},
-                        {"job_round_trip_us_p99", p99},
-                        {"queued_jobs_per_s", jobs_per_s},
-                        {"tensor_kib", opt.tensor_kib},
-                        {"stream_rank0_gb_per_s", gbps[0]},
-                        {"stream_all_ranks_gb_per_s", gbps[1]}};
+    nlohmann::json j = {{"ranks", fo.devices.size()},       {"start_ms", start_ms},
+                        {"job_round_trip_us_p50", p50},     {"job_round_trip_us_p99", p99},
+                        {"queued_jobs_per_s", jobs_per_s},  {"tensor_kib", opt.tensor_kib},
+                        {"stream_rank0_gb_per_s", gbps[0]}, {"stream_all_ranks_gb_per_s", gbps[1]}};
     std::printf("%s\n", j.dump().c_str());
   } else {
-    std::printf("fleet of %d CPU ranks: started in %.1f ms\n", opt.ranks, start_ms);
+    std::printf("fleet of %zu ranks (%s, ...): started in %.1f ms\n", fo.devices.size(),
+                fo.devices[0].str().c_str(), start_ms);
     std::printf("job round trip (submit -> all terminals), %d jobs: p50 %.1f us, p99 %.1f us\n", opt.jobs,
                 p50, p99);
     std::printf("queued empty jobs: %.0f jobs/s\n", jobs_per_s);
-    std::printf("streaming %d x %d KiB tensors: rank 0 %.2f GB/s, all %d ranks %.2f GB/s\n", opt.tensors,
-                opt.tensor_kib, gbps[0], opt.ranks, gbps[1]);
+    std::printf("streaming %d x %d KiB tensors: rank 0 %.2f GB/s, all %zu ranks %.2f GB/s\n", opt.tensors,
+                opt.tensor_kib, gbps[0], fo.devices.size(), gbps[1]);
   }
   return 0;
 }

@@ -1,13 +1,15 @@
-// `ltx2 bench fleet`: job dispatch latency and result-streaming throughput of a fleet of CPU
-// ranks through shared memory (a benchmark, not a test: it prints numbers, it asserts nothing).
+// `ltx2 bench fleet`: job dispatch latency and result-streaming throughput of a fleet through
+// shared memory (a benchmark, not a test: it prints numbers, it asserts nothing).
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <string>
 
 namespace ltx2 {
 
 struct BenchFleetOptions {
-  int ranks = 2;
+  std::string gpus;  // --gpus 0,2 (GPU ranks need a GPU communicator in the executable)
+  int ranks = 0;     // --ranks N; neither flag: 2 CPU ranks
   int jobs = 200;
   int tensors = 64;
   int tensor_kib = 1024;

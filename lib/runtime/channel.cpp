@@ -208,6 +208,14 @@ std::optional<Record> FleetChannel::pop_result(int r) {
   }
 }
 
+uint64_t FleetChannel::ring_written(int r) const {
+  return ring(r)->head.load(std::memory_order_acquire);
+}
+
+uint64_t FleetChannel::ring_consumed(int r) const {
+  return ring(r)->tail.load(std::memory_order_relaxed);
+}
+
 void FleetChannel::record_error(int r, const std::string& message) {
   RankBlock& b = rank(r);
   uint32_t expected = 0;

@@ -3,15 +3,16 @@
 //
 // Region layout (offsets are multiples of 64; sizes come from ChannelSizes):
 //   [ControlBlock]                       fixed fields + RankBlock[kMaxRanks]
-//   [setup area: setup_capacity]         the setup record ({"runner", "config"} + tensors)
+//   [setup area: setup_capacity]         the setup record {"runner", "config"}
 //   [job slot 0 .. job_slots-1]          each: JobSlot header (64 B) + job_capacity bytes
 //   [result ring 0 .. world-1]           each: RingHeader (64 B) + ring_capacity bytes
 //   [communicator region]                ShmCommunicator::region_bytes(world, comm_slot_capacity)
 //
 // Who may write what (everything else is read-only after the driver formats the region):
 //   driver:  ControlBlock.shutdown, jobs_posted, jobs_changed (bump), ring_space (bump); every
-//            JobSlot; RingHeader.tail of every ring; the setup area (before spawning).
-//   rank r:  RankBlock[r] (state, pid, heartbeat_ns, jobs_done, current_job, error); RingHeader.head
+//            JobSlot; RingHeader.tail of every ring; before spawning: the setup area and each
+//            RankBlock's device_type/device_index.
+//   rank r:  RankBlock[r] (state, heartbeat_ns, jobs_done, error); RingHeader.head
 //            and the data of ring r; results_changed (bump); its slot of the communicator region.
 //   anyone:  the communicator's abort word (a fatal error anywhere releases every collective).
 // Jobs: job number n (1, 2, ...) lives in slot (n-1) % job_slots; the driver may write it once every
@@ -50,12 +51,10 @@ struct ChannelSizes {
 
 struct alignas(64) RankBlock {
   std::atomic<uint32_t> state;
-  int32_t pid;
   uint32_t device_type;  // written by the driver before spawning: DeviceType
   int32_t device_index;
   std::atomic<uint64_t> heartbeat_ns;  // steady clock (CLOCK_MONOTONIC), shared by all processes
   std::atomic<uint64_t> jobs_done;
-  std::atomic<uint64_t> current_job;
   std::atomic<uint32_t> error_set;
   char error[500];
 };
@@ -126,6 +125,10 @@ class FleetChannel {
   void push_result(int r, const EncodedRecord& rec, const std::function<bool()>& keep_waiting);
   // Driver: pops the next record of ring r (nullopt when empty). Throws on a corrupt record.
   std::optional<Record> pop_result(int r);
+  // Bytes ever written to / consumed from ring r (a drain can stop at a snapshot of the first, so
+  // a fast producer cannot keep it going forever).
+  uint64_t ring_written(int r) const;
+  uint64_t ring_consumed(int r) const;
 
   // Rank r: records a fatal error message (first one wins).
   void record_error(int r, const std::string& message);

@@ -39,7 +39,7 @@ FleetBroken::FleetBroken(const std::string& message, uint64_t job_id)
     : Error(message, __FILE__, __LINE__), job_id_(job_id) {}
 
 // One generation of workers and its shared memory. Destroying it kills and reaps every worker
-// still alive and releases the region (unlinking the name if that has not happened yet).
+// still alive and releases the region.
 struct Controller::Fleet {
   ShmRegion region;
   FleetChannel channel;
@@ -87,10 +87,6 @@ std::vector<pid_t> Controller::worker_pids() const {
   return fleet_ ? fleet_->pids : std::vector<pid_t>{};
 }
 
-std::string Controller::shm_name() const {
-  return fleet_ ? fleet_->region.name() : std::string();
-}
-
 void Controller::interrupted() {
   fleet_.reset();
   throw Interrupted(fmt::format("stopped by signal {}; the fleet was killed", stop_signal_number()), __FILE__,
@@ -99,6 +95,7 @@ void Controller::interrupted() {
 
 void Controller::start() {
   LTX2_CHECK(!fleet_, "fleet: start() called while the fleet is running");
+  stopped_reason_.clear();
   spawn_fleet();
   reset_jobs_for_new_fleet();
   post_jobs();
@@ -120,9 +117,9 @@ void Controller::spawn_fleet() {
   fleet->pids.assign(world, -1);
   fleet->exit_status.assign(world, 0);
   for (int r = 0; r < world; ++r) {
-    fleet->pids[r] =
-        spawn_worker(opt_.worker_exe, {"--worker", "--fleet-shm", name, "--rank", std::to_string(r),
-                                       "--driver-pid", std::to_string(getpid())});
+    fleet->pids[r] = spawn_worker(
+        opt_.worker_exe, {"--worker", "--rank", std::to_string(r), "--driver-pid", std::to_string(getpid())},
+        fleet->region.fd());
   }
   fleet_ = std::move(fleet);
   try {
@@ -131,8 +128,7 @@ void Controller::spawn_fleet() {
     fleet_.reset();
     throw;
   }
-  fleet_->region.unlink();  // every worker has it mapped: nothing can leak from here on
-  spdlog::debug("fleet: {} ranks ready ({})", world, name);
+  spdlog::debug("fleet: {} ranks ready", world);
 }
 
 void Controller::wait_ready() {
@@ -210,8 +206,15 @@ void Controller::post_jobs() {
 }
 
 void Controller::drain_results() {
-  for (int r = 0; r < opt_.sizes.world; ++r)
-    while (auto rec = fleet_->channel.pop_result(r)) handle_result(r, std::move(*rec));
+  FleetChannel& ch = fleet_->channel;
+  for (int r = 0; r < opt_.sizes.world; ++r) {
+    const uint64_t end = ch.ring_written(r);  // what is there now, not what keeps coming
+    while (ch.ring_consumed(r) < end) {
+      auto rec = ch.pop_result(r);
+      if (!rec) break;
+      handle_result(r, std::move(*rec));
+    }
+  }
 }
 
 void Controller::handle_result(int rank, Record rec) {
@@ -316,7 +319,19 @@ void Controller::fail_fleet(const std::string& reason) {
   fleet_.reset();  // SIGKILL + reap every worker, release the shared memory
   size_t k = 0;
   while (k < jobs_.size() && jobs_[k].complete) ++k;
-  if (k == jobs_.size()) throw FleetBroken("fleet broken while idle: " + reason, 0);
+  if (k == jobs_.size()) {  // no job is affected: restart quietly if retries are allowed
+    spdlog::error("fleet broken while idle: {}", reason);
+    stopped_reason_ = reason;
+    if (opt_.max_retries > 0) {
+      try {
+        spawn_fleet();
+        stopped_reason_.clear();
+      } catch (const std::exception& e) {
+        stopped_reason_ += std::string("; restarting it failed: ") + e.what();
+      }
+    }
+    return;
+  }
   PendingJob& job = jobs_[k];
   spdlog::error("fleet broken during job {} (attempt {}): {}", job.id, job.attempt + 1, reason);
   std::string failure;
@@ -332,6 +347,7 @@ void Controller::fail_fleet(const std::string& reason) {
   }
   reset_jobs_for_new_fleet();
   if (!failure.empty()) {  // delivered in order by next(); later jobs wait for start()
+    stopped_reason_ = failure;
     job.complete = true;
     job.events.push_back(std::make_exception_ptr(FleetBroken(failure, job.id)));
     return;
@@ -345,10 +361,28 @@ void Controller::fail_fleet(const std::string& reason) {
   post_jobs();
 }
 
+bool Controller::poll_fleet() {
+  last_poll_ = SteadyClock::now();
+  std::optional<std::string> broken;
+  try {
+    post_jobs();
+    drain_results();
+  } catch (const std::exception& e) {  // a corrupt or out-of-order result
+    broken = e.what();
+  }
+  if (!broken) broken = check_health();
+  if (!broken) return false;
+  fail_fleet(*broken);
+  return true;
+}
+
 std::optional<JobEvent> Controller::next(milliseconds wait) {
   const auto until = SteadyClock::now() + wait;
   for (;;) {
     if (stop_requested()) interrupted();
+    // Polled at least every kPoll even while events are buffered, so a job that keeps streaming
+    // still meets its timeout and a dead rank is still noticed.
+    if (fleet_ && SteadyClock::now() - last_poll_ >= kPoll && poll_fleet()) continue;
     while (!jobs_.empty()) {
       PendingJob& front = jobs_.front();
       if (!front.events.empty()) {
@@ -362,21 +396,10 @@ std::optional<JobEvent> Controller::next(milliseconds wait) {
       jobs_.pop_front();
     }
     LTX2_CHECK(!jobs_.empty(), "fleet: next() called with no job submitted");
-    LTX2_CHECK(fleet_ != nullptr, "fleet: not running; call start()");
+    LTX2_CHECK(fleet_ != nullptr, "fleet: not running; call start(){}",
+               stopped_reason_.empty() ? "" : " (it broke: " + stopped_reason_ + ")");
     const uint32_t seen = fleet_->channel.control().results_changed.load(std::memory_order_acquire);
-    std::optional<std::string> broken;
-    try {
-      post_jobs();
-      drain_results();
-    } catch (const std::exception& e) {
-      broken = e.what();
-    }
-    if (!broken && !jobs_.front().events.empty()) continue;
-    if (!broken) broken = check_health();
-    if (broken) {
-      fail_fleet(*broken);
-      continue;
-    }
+    if (poll_fleet() || !jobs_.front().events.empty()) continue;
     const auto now = SteadyClock::now();
     if (now >= until) return std::nullopt;
     comm::futex_wait(&fleet_->channel.control().results_changed, seen,

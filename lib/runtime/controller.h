@@ -17,10 +17,13 @@
 //   retries left the fleet is restarted, the job and those queued behind it are re-posted and
 //   next() yields a Retry event (drop what that job streamed so far); otherwise next() throws
 //   FleetBroken, the job is dropped, and start() may be called again for the queued ones.
+// - the fleet breaks while no job is running: it is restarted at once if retries are allowed,
+//   else stopped (next() then says why).
 // - SIGINT/SIGTERM (stop_signal.h): the fleet is killed and reaped, next() throws Interrupted.
 // Better than the reference: no poisoned controller (restart instead), a job queue, per-job and
 // default timeouts checked continuously (not only while idle), heartbeats, and the shm name is
-// unlinked once every worker has mapped it, so even a SIGKILLed driver leaves nothing behind.
+// removed the moment the object exists (workers inherit a descriptor), so even a SIGKILLed driver
+// leaves nothing behind.
 #pragma once
 
 #include <sys/types.h>
@@ -45,7 +48,7 @@ struct FleetOptions {
   std::string runner;           // registered runner name, made in every worker
   nlohmann::json setup_config = nlohmann::json::object();
   std::string worker_exe = "/proc/self/exe";
-  std::string shm_prefix = "ltx2-fleet";  // region names are /<prefix>-<driver pid>-<generation>
+  std::string shm_prefix = "ltx2-fleet";  // transient names /<prefix>-<driver pid>-<generation>
   ChannelSizes sizes;                     // sizes.world is set from devices
   size_t max_queued_jobs = 16;
   std::chrono::milliseconds ready_timeout{std::chrono::minutes(10)};
@@ -128,8 +131,6 @@ class Controller {
 
   size_t unfinished_jobs() const { return jobs_.size(); }
   std::vector<pid_t> worker_pids() const;
-  // The shared-memory name of the running fleet ("" when stopped); already unlinked once ready.
-  std::string shm_name() const;
 
  private:
   struct Terminal {
@@ -159,6 +160,8 @@ class Controller {
   void handle_result(int rank, Record rec);
   void finalize(size_t index);
   std::optional<std::string> check_health();
+  // Posts, drains and checks health; on a fatal error fails the fleet and returns true.
+  bool poll_fleet();
   void fail_fleet(const std::string& reason);
   void reset_jobs_for_new_fleet();
   [[noreturn]] void interrupted();
@@ -168,6 +171,8 @@ class Controller {
   std::deque<PendingJob> jobs_;
   uint64_t next_job_id_ = 1;
   uint64_t generation_ = 0;
+  std::chrono::steady_clock::time_point last_poll_{};
+  std::string stopped_reason_;  // why the fleet stopped on its own, for "not running" errors
 };
 
 }  // namespace ltx2::runtime

@@ -1,6 +1,7 @@
 // Device planning and worker process start/stop (see launcher.h).
 #include "runtime/launcher.h"
 
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
@@ -14,6 +15,7 @@
 #include <sstream>
 
 #include "core/error.h"
+#include "runtime/shm_region.h"
 
 namespace ltx2::runtime {
 
@@ -75,7 +77,7 @@ std::vector<Device> plan_devices(const std::vector<int>& gpus, int cpu_ranks) {
   return out;
 }
 
-pid_t spawn_worker(const std::string& exe, const std::vector<std::string>& args) {
+pid_t spawn_worker(const std::string& exe, const std::vector<std::string>& args, int region_fd) {
   // Everything the child needs is built before fork: between fork and exec only async-signal-safe
   // calls are allowed (the driver may have other threads).
   std::vector<std::string> all{exe};
@@ -89,6 +91,11 @@ pid_t spawn_worker(const std::string& exe, const std::vector<std::string>& args)
   if (pid == 0) {
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (getppid() != parent) _exit(1);  // the driver died before prctl took effect
+    if (region_fd == kWorkerRegionFd) {
+      fcntl(region_fd, F_SETFD, 0);  // keep it across exec
+    } else if (region_fd >= 0 && dup2(region_fd, kWorkerRegionFd) < 0) {
+      _exit(126);
+    }
     signal(SIGINT, SIG_IGN);
     signal(SIGTERM, SIG_DFL);
     sigset_t none;

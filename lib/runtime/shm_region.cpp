@@ -1,4 +1,4 @@
-// POSIX shm create/open/map/unlink (see shm_region.h).
+// POSIX shm create/adopt/map (see shm_region.h).
 #include "runtime/shm_region.h"
 
 #include <fcntl.h>
@@ -13,61 +13,38 @@
 #include "core/error.h"
 
 namespace ltx2::runtime {
-namespace {
-
-void* map_fd(int fd, size_t bytes, const std::string& name) {
-  void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-  LTX2_CHECK(p != MAP_FAILED, "shared memory {}: mmap of {} bytes failed: {}", name, bytes,
-             std::strerror(errno));
-  return p;
-}
-
-}  // namespace
 
 ShmRegion ShmRegion::create(const std::string& name, size_t bytes) {
   LTX2_CHECK(bytes > 0, "shared memory {}: size must be positive", name);
   const int fd = shm_open(name.c_str(), O_CREAT | O_EXCL | O_RDWR | O_CLOEXEC, 0600);
   LTX2_CHECK(fd >= 0, "shared memory {}: shm_open failed: {}", name, std::strerror(errno));
-  const int rc = posix_fallocate(fd, 0, static_cast<off_t>(bytes));
-  if (rc != 0) {
-    close(fd);
-    shm_unlink(name.c_str());
-    LTX2_FAIL("shared memory {}: cannot reserve {} MiB in /dev/shm: {}", name, bytes >> 20,
-              std::strerror(rc));
-  }
+  shm_unlink(name.c_str());
   ShmRegion r;
-  r.name_ = name;
-  r.owner_ = true;
+  r.fd_ = fd;  // from here on the destructor closes it
+  const int rc = posix_fallocate(fd, 0, static_cast<off_t>(bytes));
+  LTX2_CHECK(rc == 0, "shared memory {}: cannot reserve {} MiB in /dev/shm: {}", name, bytes >> 20,
+             std::strerror(rc));
+  void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd, 0);
+  LTX2_CHECK(p != MAP_FAILED, "shared memory {}: mmap of {} bytes failed: {}", name, bytes,
+             std::strerror(errno));
+  r.data_ = p;
   r.size_ = bytes;
-  try {
-    r.data_ = map_fd(fd, bytes, name);
-  } catch (...) {
-    close(fd);
-    shm_unlink(name.c_str());
-    throw;
-  }
-  close(fd);
   return r;
 }
 
-ShmRegion ShmRegion::open(const std::string& name) {
-  const int fd = shm_open(name.c_str(), O_RDWR | O_CLOEXEC, 0);
-  LTX2_CHECK(fd >= 0, "shared memory {}: cannot open: {}", name, std::strerror(errno));
+ShmRegion ShmRegion::adopt(int fd) {
   struct stat st {};
-  if (fstat(fd, &st) != 0 || st.st_size <= 0) {
-    close(fd);
-    LTX2_FAIL("shared memory {}: cannot read its size", name);
-  }
-  ShmRegion r;
-  r.name_ = name;
-  r.size_ = static_cast<size_t>(st.st_size);
-  try {
-    r.data_ = map_fd(fd, r.size_, name);
-  } catch (...) {
-    close(fd);
-    throw;
-  }
+  const bool sized = fstat(fd, &st) == 0 && st.st_size > 0;
+  void* p = sized ? mmap(nullptr, static_cast<size_t>(st.st_size), PROT_READ | PROT_WRITE,
+                         MAP_SHARED | MAP_POPULATE, fd, 0)
+                  : MAP_FAILED;
+  const int err = errno;
   close(fd);
+  LTX2_CHECK(sized, "shared memory on descriptor {}: not a shared-memory object", fd);
+  LTX2_CHECK(p != MAP_FAILED, "shared memory on descriptor {}: mmap failed: {}", fd, std::strerror(err));
+  ShmRegion r;
+  r.data_ = p;
+  r.size_ = static_cast<size_t>(st.st_size);
   return r;
 }
 
@@ -78,30 +55,24 @@ ShmRegion::~ShmRegion() {
 ShmRegion::ShmRegion(ShmRegion&& o) noexcept
     : data_(std::exchange(o.data_, nullptr)),
       size_(std::exchange(o.size_, 0)),
-      name_(std::move(o.name_)),
-      owner_(std::exchange(o.owner_, false)) {}
+      fd_(std::exchange(o.fd_, -1)) {}
 
 ShmRegion& ShmRegion::operator=(ShmRegion&& o) noexcept {
   if (this != &o) {
     release();
     data_ = std::exchange(o.data_, nullptr);
     size_ = std::exchange(o.size_, 0);
-    name_ = std::move(o.name_);
-    owner_ = std::exchange(o.owner_, false);
+    fd_ = std::exchange(o.fd_, -1);
   }
   return *this;
 }
 
-void ShmRegion::unlink() {
-  if (owner_) shm_unlink(name_.c_str());
-  owner_ = false;
-}
-
 void ShmRegion::release() {
-  unlink();
   if (data_) munmap(data_, size_);
+  if (fd_ >= 0) close(fd_);
   data_ = nullptr;
   size_ = 0;
+  fd_ = -1;
 }
 
 }  // namespace ltx2::runtime

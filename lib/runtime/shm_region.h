@@ -1,8 +1,11 @@
-// ShmRegion: one POSIX shared-memory object mapped into this process (create or open by name).
+// ShmRegion: one POSIX shared-memory object mapped into this process.
 //
-// The creator owns the name: it unlinks it when asked (the fleet does so as soon as every worker
-// has mapped it, so nothing is left in /dev/shm even if every process is later killed) and, at the
-// latest, when the region is destroyed. Openers never unlink. The mapping outlives the name.
+// The creator removes the name as soon as the object exists (shm_open, shm_unlink, then size and
+// map), so nothing can be left in /dev/shm whatever happens later, even if every process is
+// SIGKILLed. Other processes get the object through an inherited descriptor instead of the name:
+// the launcher passes it to each worker as descriptor kWorkerRegionFd. The memory lives until the
+// last mapping and descriptor are gone. Mappings are populated up front (MAP_POPULATE): page faults
+// then cost once at start, not on the streaming path.
 #pragma once
 
 #include <cstddef>
@@ -10,13 +13,18 @@
 
 namespace ltx2::runtime {
 
+// The descriptor number a worker finds its fleet region on.
+constexpr int kWorkerRegionFd = 3;
+
 class ShmRegion {
  public:
   ShmRegion() = default;
-  // Creates a new object (fails if the name exists), reserves `bytes` of memory for it (so a full
-  // /dev/shm is an error here, not a SIGBUS later) and maps it zero-filled.
+  // Creates an anonymous object (the name, which must not exist, is removed at once), reserves
+  // `bytes` for it (so a full /dev/shm is an error here, not a SIGBUS later) and maps it
+  // zero-filled. Keeps a close-on-exec descriptor for handing to workers.
   static ShmRegion create(const std::string& name, size_t bytes);
-  static ShmRegion open(const std::string& name);
+  // Maps the object behind an inherited descriptor (and closes the descriptor).
+  static ShmRegion adopt(int fd);
   ~ShmRegion();
   ShmRegion(ShmRegion&& o) noexcept;
   ShmRegion& operator=(ShmRegion&& o) noexcept;
@@ -25,16 +33,14 @@ class ShmRegion {
 
   void* data() const { return data_; }
   size_t size() const { return size_; }
-  const std::string& name() const { return name_; }
-  // Removes the name (creator only; idempotent). The mapping stays valid.
-  void unlink();
+  // The creator's descriptor (-1 for an adopted region).
+  int fd() const { return fd_; }
 
  private:
   void release();
   void* data_ = nullptr;
   size_t size_ = 0;
-  std::string name_;
-  bool owner_ = false;
+  int fd_ = -1;
 };
 
 }  // namespace ltx2::runtime

@@ -23,7 +23,6 @@ namespace {
 constexpr auto kPollInterval = std::chrono::milliseconds(100);
 
 struct WorkerArgs {
-  std::string shm;
   int rank = -1;
   pid_t driver = 0;
 };
@@ -31,16 +30,14 @@ struct WorkerArgs {
 bool parse_args(int argc, char** argv, WorkerArgs* out) {
   for (int i = 2; i + 1 < argc; i += 2) {
     const std::string key = argv[i], value = argv[i + 1];
-    if (key == "--fleet-shm")
-      out->shm = value;
-    else if (key == "--rank")
+    if (key == "--rank")
       out->rank = std::atoi(value.c_str());
     else if (key == "--driver-pid")
       out->driver = static_cast<pid_t>(std::atoi(value.c_str()));
     else
       return false;
   }
-  return !out->shm.empty() && out->rank >= 0 && out->driver > 0 && argc % 2 == 0;
+  return out->rank >= 0 && out->driver > 0 && argc % 2 == 0;
 }
 
 // Streams a job's events into the rank's result ring, tagged with job id and rank.
@@ -78,7 +75,6 @@ class Worker {
   Worker(const WorkerArgs& args, FleetChannel ch) : args_(args), ch_(ch), me_(ch.rank(args.rank)) {}
 
   int run() {
-    me_.pid = getpid();
     me_.heartbeat_ns.store(monotonic_ns());
     std::thread heartbeat([this] { beat(); });
     const int rc = serve();
@@ -155,7 +151,6 @@ class Worker {
         if (!driver_alive()) return fail("the driver is gone");
         comm::futex_wait(&ch_.control().jobs_changed, seen, kPollInterval);
       }
-      me_.current_job.store(seq);
       set_state(RankState::Running);
       const uint64_t entered_before = ctx.comm->collectives_entered();
       RingSink sink(ch_, rank, posted->job_id, [this] { return keep_waiting(); });
@@ -177,7 +172,6 @@ class Worker {
       } catch (...) {
         return fail(fmt::format("job {}: an exception that is not a std::exception", posted->job_id));
       }
-      me_.current_job.store(0);
       me_.jobs_done.store(seq, std::memory_order_release);
       set_state(RankState::Ready);
     }
@@ -195,12 +189,12 @@ std::optional<int> run_worker_if_requested(int argc, char** argv) {
   if (argc < 2 || std::strcmp(argv[1], "--worker") != 0) return std::nullopt;
   WorkerArgs args;
   if (!parse_args(argc, argv, &args)) {
-    std::fprintf(stderr, "ltx2 worker: expected --worker --fleet-shm NAME --rank R --driver-pid P\n");
+    std::fprintf(stderr, "ltx2 worker: expected --worker --rank R --driver-pid P\n");
     return 2;
   }
   init_logging("rank " + std::to_string(args.rank));
   try {
-    ShmRegion region = ShmRegion::open(args.shm);
+    ShmRegion region = ShmRegion::adopt(kWorkerRegionFd);
     FleetChannel ch = FleetChannel::attach(region.data(), region.size());
     Worker worker(args, ch);
     return worker.run();

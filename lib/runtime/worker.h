@@ -5,9 +5,9 @@
 //     ...  // the driver / ordinary program
 //   }
 //
-// When argv is "<exe> --worker --fleet-shm NAME --rank R --driver-pid P" this runs the worker loop
-// and returns its exit code: attach to the fleet region, start heartbeats, build the communicator
-// and the runner, setup, report ready, then run jobs in order until the driver asks to stop.
+// When argv is "<exe> --worker --rank R --driver-pid P" this runs the worker loop and returns its
+// exit code: attach to the fleet region (inherited descriptor, shm_region.h), start heartbeats, build the
+// communicator and the runner, setup, report ready, then run jobs in order until the driver asks to stop.
 // Exit codes: 0 after an orderly stop; 3 after a fatal error (its message is in the rank's error
 // record); 2 for malformed worker arguments.
 #pragma once

@@ -2,6 +2,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <fstream>
 #include <thread>
 
@@ -31,7 +32,7 @@ TEST_CASE("fleet: jobs run on every rank in order and stream their results") {
     Controller c(fleet_options(3));
     c.start();
     REQUIRE(c.worker_pids().size() == 3);
-    REQUIRE(ltx2::test::leftover_shm().empty());  // unlinked as soon as every rank is ready
+    REQUIRE(ltx2::test::leftover_shm().empty());  // the name is gone even while the fleet runs
 
     // Several jobs queued at once run one at a time, in order.
     const uint64_t a = c.submit({}, {{"x", Tensor::from_vector({1, 2}, {2})}});
@@ -71,6 +72,38 @@ TEST_CASE("fleet: jobs run on every rank in order and stream their results") {
     REQUIRE_FALSE(maps_contain("libcuda.so"));  // the driver never initialised CUDA
     c.shutdown();
     REQUIRE_FALSE(c.running());
+  }
+  require_clean();
+}
+
+TEST_CASE("fleet: results stream while the job runs, through a ring smaller than the output") {
+  {
+    Controller c(fleet_options(2));  // 1 MiB result rings
+    c.start();
+    c.submit({{"tiles", 64}, {"tile_elems", 16384}});  // 64 x 64 KiB = 4 MiB from rank 0
+    auto big = finish_job(c);
+    REQUIRE(big.done);
+    int tiles = 0;
+    for (const auto& ev : big.events) {
+      if (ev.kind != JobEvent::Kind::Output || ev.name != "tile") continue;
+      REQUIRE(ev.data["index"] == tiles);
+      REQUIRE(ev.tensors.at(0).tensor.item({16383}) == static_cast<float>(tiles));
+      ++tiles;
+    }
+    REQUIRE(tiles == 64);
+
+    c.submit({{"tiles", 4}, {"tile_delay_ms", 150}});
+    const auto begin = std::chrono::steady_clock::now();
+    double first_tile = -1, done = -1;
+    while (done < 0) {
+      auto ev = c.next(100ms);
+      if (!ev) continue;
+      const double at = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
+      if (ev->kind == JobEvent::Kind::Output && ev->name == "tile" && first_tile < 0) first_tile = at;
+      if (ev->kind == JobEvent::Kind::Done) done = at;
+    }
+    REQUIRE(done >= 0.55);
+    REQUIRE(first_tile < done - 0.3);  // the first tile came while three more were still to be made
   }
   require_clean();
 }
@@ -216,7 +249,7 @@ TEST_CASE("fleet: without retries a fatal error breaks the fleet and start() ser
     REQUIRE_THAT(out.error, Catch::Contains("rank 0") && Catch::Contains("killed by signal 9"));
     REQUIRE_FALSE(c.running());
     REQUIRE(ltx2::test::child_pids().empty());
-    REQUIRE_THROWS_WITH(c.next(10ms), Catch::Contains("not running"));
+    REQUIRE_THROWS_WITH(c.next(10ms), Catch::Contains("not running; call start() (it broke: job 1 failed"));
     c.start();
     auto again = finish_job(c);
     REQUIRE((again.done && again.done->job_id == queued));
@@ -237,6 +270,61 @@ TEST_CASE("fleet: a worker killed while idle is noticed at the next job") {
     auto out = finish_job(c);
     REQUIRE(out.done);
     REQUIRE(out.retries == 1);
+  }
+  require_clean();
+}
+
+TEST_CASE("fleet: a fleet that breaks while idle restarts before the next job") {
+  {
+    auto opt = fleet_options(2);
+    opt.max_retries = 1;
+    Controller c(opt);
+    c.start();
+    c.submit({});
+    auto ev = c.next(2s);  // the first event; the rest of the job stays buffered
+    REQUIRE(ev.has_value());
+    std::this_thread::sleep_for(50ms);  // the job finishes on every rank
+    const pid_t victim = c.worker_pids()[0];
+    kill(victim, SIGKILL);
+    std::this_thread::sleep_for(50ms);
+    auto rest = finish_job(c);  // delivered in full; the death is noticed meanwhile, no job affected
+    REQUIRE(rest.done);
+    REQUIRE(rest.retries == 0);
+    REQUIRE(c.running());
+    const auto pids = c.worker_pids();
+    REQUIRE(std::find(pids.begin(), pids.end(), victim) == pids.end());  // a fresh fleet
+    c.submit({});
+    REQUIRE(finish_job(c).done);
+  }
+  require_clean();
+}
+
+TEST_CASE("fleet: a job that keeps streaming still meets its timeout") {
+  {
+    Controller c(fleet_options(2));
+    c.start();
+    c.submit({{"tiles", 100000000}}, {}, 300ms);
+    auto out = finish_job(c, 3s);  // consumes the tiles as fast as they come
+    REQUIRE(out.broken);
+    REQUIRE_THAT(out.error, Catch::Contains("passed its timeout of 300 ms"));
+    REQUIRE(out.events.size() > 10);
+    REQUIRE(out.seconds < 1.5);
+  }
+  require_clean();
+}
+
+TEST_CASE("fleet: a frozen worker (no heartbeats) breaks the fleet") {
+  {
+    auto opt = fleet_options(2);
+    opt.heartbeat_timeout = 300ms;
+    Controller c(opt);
+    c.start();
+    c.submit({{"sleep_ms", 2000}});
+    REQUIRE_FALSE(c.next(20ms).has_value());
+    kill(c.worker_pids()[0], SIGSTOP);
+    auto out = finish_job(c, 3s);
+    REQUIRE(out.broken);
+    REQUIRE_THAT(out.error, Catch::Contains("rank 0 sent no heartbeat for"));
   }
   require_clean();
 }

@@ -22,6 +22,7 @@ struct RankOutcome {
   double seconds = 0;       // wall time of the body
 };
 
+// Runs on a rank's thread or process: no Catch assertions inside; throw to report a problem.
 using CommBody = std::function<Tensor(comm::Communicator&)>;
 
 class CommHarness {
