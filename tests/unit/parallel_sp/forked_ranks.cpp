@@ -80,7 +80,7 @@ std::vector<RankResult> run_forked_ranks(int world, const RankBody& body, std::c
   const size_t bytes = ShmCommunicator::region_bytes(world, kSlotBytes);
   runtime::ShmRegion region =
       runtime::ShmRegion::create(fmt::format("/ltx2_sp_test_{}_{}", getpid(), counter++), bytes);
-  region.unlink();  // the children inherit the mapping; nothing is left in /dev/shm whatever happens
+  // create() removed the name already; the children inherit the mapping through fork.
   ShmCommunicator::format_region(region.data(), bytes, world, kSlotBytes);
 
   std::fflush(nullptr);

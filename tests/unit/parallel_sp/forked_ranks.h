@@ -1,7 +1,8 @@
 // Runs a body on W forked CPU ranks, each with a ShmCommunicator over one shared-memory region, and
 // brings back what every rank returned. The children never touch Catch: they write their tensors
 // (or their error) to a scratch folder and _exit; the parent reaps every child, killing any that
-// outlive the deadline, and the region's name is unlinked before the first fork.
+// outlive the deadline. The region has no name in /dev/shm (ShmRegion removes it at creation), so
+// nothing is left behind even when a rank crashes.
 #pragma once
 
 #include <chrono>
