@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <limits>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -90,7 +91,8 @@ class BenchSpRunner : public runtime::Runner {
     const int64_t batch = s.at("batch");
     video_ = bench_modality(batch, s.at("video_tokens"), config.video_in_channels, 3, config.video_dim(), 2);
     audio_ = bench_modality(batch, s.at("audio_tokens"), config.audio_in_channels, 1, config.audio_dim(), 3);
-    sp_.emplace(config, std::move(weights), *ctx.comm);
+    // No token budget: the shared-memory engine streams any size through its slots.
+    sp_.emplace(config, std::move(weights), *ctx.comm, std::numeric_limits<int64_t>::max());
   }
 
   json run(const runtime::Job& job, runtime::ResultSink&) override {

@@ -155,8 +155,9 @@ Tensor SequenceParallelAttention::video_to_audio(const Tensor& q, const Tensor& 
 
 SequenceParallelTransformer::SequenceParallelTransformer(TransformerConfig config,
                                                          tr::TransformerWeights weights,
-                                                         comm::Communicator& comm)
+                                                         comm::Communicator& comm, int64_t max_tokens)
     : comm_(comm),
+      max_tokens_(max_tokens),
       attention_(std::make_shared<SequenceParallelAttention>(comm)),
       model_(checked_config(std::move(config), comm.world_size()), std::move(weights), attention_) {}
 
@@ -176,6 +177,8 @@ tr::TransformerOutput SequenceParallelTransformer::forward(const tr::Modality* v
   const bool per_token_timesteps = video->timesteps.dim() >= 2 && video->timesteps.size(1) == T;
   if (per_token_timesteps) seq.timesteps = video->timesteps;
   const PaddedSequence padded = pad_for_uniform_sharding(seq, W);
+  // The reference checks one sample's tokens; the buffers hold the whole batch.
+  check_token_budget(video->latent.size(0) * padded.tokens.num_tokens(), max_tokens_);
   const TokenSequence shard = shard_for_rank(padded.tokens, comm_.rank(), W);
 
   tr::Modality local = *video;

@@ -69,9 +69,14 @@ class SequenceParallelAttention final : public models::transformer::AttentionStr
 // Every rank calls forward with the same full inputs; every rank returns the full outputs.
 class SequenceParallelTransformer {
  public:
-  // Refuses, before any collective, head counts the world size does not divide.
+  // The reference's default sp_max_tokens (multigpu.md 3.6).
+  static constexpr int64_t kDefaultMaxTokens = 32768;
+
+  // Refuses, before any collective, head counts the world size does not divide. forward() refuses
+  // (on every rank, before any collective) batches whose batch x padded video tokens exceed
+  // max_tokens, the budget the all-to-all buffers of a GPU engine are sized for.
   SequenceParallelTransformer(TransformerConfig config, models::transformer::TransformerWeights weights,
-                              comm::Communicator& comm);
+                              comm::Communicator& comm, int64_t max_tokens = kDefaultMaxTokens);
 
   models::transformer::TransformerOutput forward(
       const models::transformer::Modality* video, const models::transformer::Modality* audio,
@@ -82,6 +87,7 @@ class SequenceParallelTransformer {
 
  private:
   comm::Communicator& comm_;
+  int64_t max_tokens_;
   std::shared_ptr<SequenceParallelAttention> attention_;
   models::transformer::Transformer model_;
 };

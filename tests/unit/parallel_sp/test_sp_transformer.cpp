@@ -184,6 +184,20 @@ TEST_CASE("sp: head counts the world size does not divide are refused before any
   REQUIRE(comm4.collectives_entered() == 0);
 }
 
+TEST_CASE("sp: a batch over the token budget is refused before any collective") {
+  const size_t bytes = comm::ShmCommunicator::region_bytes(1, 4096);
+  std::vector<uint64_t> region(bytes / 8 + 1);
+  comm::ShmCommunicator::format_region(region.data(), bytes, 1, 4096);
+  comm::ShmCommunicator comm(region.data(), bytes, 0, std::chrono::milliseconds(100));
+  const RandomCase c = random_case(13);  // batch 2: 26 tokens
+  parallel::SequenceParallelTransformer sp(c.model.config(), c.model.weights(), comm, 25);
+  REQUIRE_THROWS_WITH(sp.forward(&c.video, &c.audio),
+                      Contains("26 video tokens") && Contains("max_tokens 25"));
+  REQUIRE(comm.collectives_entered() == 0);
+  parallel::SequenceParallelTransformer fits(c.model.config(), c.model.weights(), comm, 26);
+  REQUIRE(fits.forward(&c.video, &c.audio).video.size(1) == 13);
+}
+
 TEST_CASE("sp: the attention strategy refuses shards it was not told about and masks on video-to-audio") {
   const size_t bytes = comm::ShmCommunicator::region_bytes(1, 4096);
   std::vector<uint64_t> region(bytes / 8 + 1);
