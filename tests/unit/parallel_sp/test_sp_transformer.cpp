@@ -151,6 +151,23 @@ TEST_CASE("sp: a random 12-head model gives the single-rank output on 1 to 4 ran
   for (int world = 1; world <= 4; ++world) require_sp_matches(world, c.model, c.video, c.audio, expected);
 }
 
+TEST_CASE("sp: video-only and audio-only calls give the single-rank output on 2 ranks") {
+  const RandomCase c = random_case(13);
+  const TransformerOutput video_only = c.model.forward(&c.video, nullptr);
+  const TransformerOutput audio_only = c.model.forward(nullptr, &c.audio);
+  const auto ranks = test::run_forked_ranks(2, [&](comm::Communicator& comm) {
+    parallel::SequenceParallelTransformer sp(c.model.config(), c.model.weights(), comm);
+    return test::RankTensors{{"video", sp.forward(&c.video, nullptr).video},
+                             {"audio", sp.forward(nullptr, &c.audio).audio}};
+  });
+  for (int r = 0; r < 2; ++r) {
+    INFO("rank " << r << ": " << ranks[r].error);
+    REQUIRE(ranks[r].error.empty());
+    CHECK(relative_error(ranks[r].tensors.at("video"), video_only.video) <= kMaxRelativeError);
+    CHECK(relative_error(ranks[r].tensors.at("audio"), audio_only.audio) <= kMaxRelativeError);
+  }
+}
+
 TEST_CASE("sp: a user attention mask and perturbations survive the padding on 3 ranks") {
   RandomCase c = random_case(11);
   Tensor mask = ops::unary(test::random_tensor({2, 11, 11}, 3), ops::UnaryOp::Abs);
