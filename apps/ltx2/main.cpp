@@ -5,6 +5,7 @@
 
 #include "bench_command.h"
 #include "bench_fleet.h"
+#include "bench_sp_command.h"
 #include "check/check_command.h"
 #include "core/error.h"
 #include "core/log.h"
@@ -38,6 +39,8 @@ int main(int argc, char** argv) {
   auto* bench = ltx2::add_bench_command(app, bench_opt);
   ltx2::BenchFleetOptions bench_fleet_opt;
   auto* bench_fleet = ltx2::add_bench_fleet_command(bench, &bench_fleet_opt);
+  ltx2::BenchSpOptions bench_sp_opt;
+  auto* bench_sp = ltx2::add_bench_sp_command(bench, &bench_sp_opt);
 
   try {
     app.parse(argc, argv);
@@ -48,6 +51,7 @@ int main(int argc, char** argv) {
   try {
     if (*inspect) return ltx2::run_inspect(inspect_paths, inspect_json);
     if (*bench_fleet) return ltx2::run_bench_fleet(bench_fleet_opt);
+    if (*bench_sp) return ltx2::run_bench_sp(bench_sp_opt);
     if (*bench) return ltx2::run_bench(*bench, bench_opt);
     if (*check) {
       if (check_opt.dirs.empty() && !check_opt.list_kinds) {

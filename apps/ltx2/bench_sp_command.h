@@ -1,0 +1,26 @@
+// `ltx2 bench sp`: communication volume and time of sequence-parallel (Ulysses) attention per
+// denoising step and rank, on a fleet of CPU ranks running a random transformer, against the
+// formula 4·N·h·b·(P−1)/P² bytes per layer (a benchmark: it prints numbers, it asserts nothing).
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+namespace ltx2 {
+
+struct BenchSpOptions {
+  int ranks = 2;
+  int steps = 3;
+  int layers = 2;
+  int batch = 1;
+  int video_tokens = 512;
+  int heads = 12, head_dim = 64;
+  int audio_tokens = 32;
+  int audio_heads = 12, audio_head_dim = 32;
+  int threads_per_rank = 0;  // 0: the machine's cores divided by the ranks
+};
+
+// Adds the `sp` subcommand to `bench`; returns it (run run_bench_sp when it was chosen).
+CLI::App* add_bench_sp_command(CLI::App* bench, BenchSpOptions* opt);
+int run_bench_sp(const BenchSpOptions& opt);
+
+}  // namespace ltx2

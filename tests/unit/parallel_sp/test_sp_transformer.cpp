@@ -1,0 +1,239 @@
+// Sequence-parallel transformer on forked CPU ranks against the single-rank model: the golden
+// transformer fixtures (2 heads) on 1 and 2 ranks, and a random 12-head model on 1 to 4 ranks,
+// with token counts that need padding, a user attention mask and perturbations.
+#include <nlohmann/json.hpp>
+
+#include "comm/shm_communicator.h"
+#include "forked_ranks.h"
+#include "io/safetensors.h"
+#include "io/weights.h"
+#include "models/transformer/transformer.h"
+#include "ops/elementwise.h"
+#include "parallel/sequence_parallel.h"
+#include "support/catch.h"
+#include "support/test_util.h"
+
+using namespace ltx2;
+using namespace ltx2::models::transformer;
+using Catch::Matchers::Contains;
+
+namespace {
+
+constexpr float kMaxRelativeError = 1e-5f;
+
+Modality fixture_modality(const SafetensorsFile& io, const std::string& stream) {
+  auto field = [&](const std::string& name) -> Tensor {
+    const std::string key = "in." + stream + "_" + name;
+    for (const TensorInfo& info : io.tensors())
+      if (info.name == key) return io.tensor(key).clone();
+    return {};
+  };
+  Modality m;
+  m.latent = field("latent");
+  m.sigma = field("sigma");
+  m.timesteps = field("timesteps");
+  m.positions = field("positions");
+  m.context = field("context");
+  m.context_mask = field("context_mask");
+  m.attention_mask = field("attention_mask");
+  m.keyframes_mask = field("keyframes_mask");
+  return m;
+}
+
+// The modality's first `tokens` video tokens.
+Modality first_tokens(const Modality& m, int64_t tokens) {
+  auto take = [&](const Tensor& x, int dim) {
+    return x.defined() ? x.narrow(dim, 0, tokens).contiguous() : x;
+  };
+  Modality out = m;
+  out.latent = take(m.latent, 1);
+  out.timesteps = take(m.timesteps, 1);
+  out.positions = take(m.positions, 2);
+  out.keyframes_mask = take(m.keyframes_mask, 1);
+  if (m.attention_mask.defined()) out.attention_mask = take(take(m.attention_mask, 1), 2);
+  return out;
+}
+
+// max |got - expected| / max |expected|.
+float relative_error(const Tensor& got, const Tensor& expected) {
+  REQUIRE(got.shape() == expected.shape());
+  return test::max_abs_diff(got, expected) / test::max_abs_diff(expected, Tensor::zeros(expected.shape()));
+}
+
+// Runs the SP transformer on `world` forked ranks; every rank's outputs must match `expected`.
+void require_sp_matches(int world, const Transformer& model, const Modality& video, const Modality& audio,
+                        const TransformerOutput& expected, const BatchedPerturbations& perturbations = {}) {
+  const auto ranks = test::run_forked_ranks(world, [&](comm::Communicator& c) {
+    parallel::SequenceParallelTransformer sp(model.config(), model.weights(), c);
+    const TransformerOutput out = sp.forward(&video, &audio, perturbations);
+    return test::RankTensors{{"video", out.video}, {"audio", out.audio}};
+  });
+  for (int r = 0; r < world; ++r) {
+    INFO("world " << world << ", rank " << r << ": " << ranks[r].error);
+    REQUIRE(ranks[r].error.empty());
+    CHECK(relative_error(ranks[r].tensors.at("video"), expected.video) <= kMaxRelativeError);
+    CHECK(relative_error(ranks[r].tensors.at("audio"), expected.audio) <= kMaxRelativeError);
+  }
+}
+
+std::shared_ptr<const WeightSet> fixture_weights(const std::string& name) {
+  return WeightSet::open({test::golden_dir(name) + "/weights.safetensors"});
+}
+
+// A random 2-layer model of the 22B layout (gated attention, cross-attention AdaLN) with 12 video
+// and 12 audio heads, and inputs for it.
+struct RandomCase {
+  Transformer model;
+  Modality video, audio;
+};
+
+Tensor token_positions(int64_t batch, int64_t axes, int64_t tokens) {
+  Tensor p = Tensor::empty({batch, axes, tokens, 2});
+  for (int64_t b = 0; b < batch; ++b)
+    for (int64_t a = 0; a < axes; ++a)
+      for (int64_t t = 0; t < tokens; ++t) {
+        const float start = static_cast<float>((t * (a + 2)) % 7 + a);
+        p.data<float>()[((b * axes + a) * tokens + t) * 2] = start;
+        p.data<float>()[((b * axes + a) * tokens + t) * 2 + 1] = start + 1;
+      }
+  return p;
+}
+
+Modality random_modality(int64_t tokens, int64_t channels, int64_t axes, int64_t context_dim, uint64_t seed) {
+  const int64_t B = 2, S = 6;
+  Modality m;
+  m.latent = test::random_tensor({B, tokens, channels}, seed);
+  m.sigma = Tensor::from_vector({0.8f, 0.35f}, {B});
+  m.timesteps = ops::unary(test::random_tensor({B, tokens, 1}, seed + 1), ops::UnaryOp::Abs);
+  m.positions = token_positions(B, axes, tokens);
+  m.context = test::random_tensor({B, S, context_dim}, seed + 2);
+  m.context_mask = Tensor::from_vector_i64({1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0}, {B, S});
+  return m;
+}
+
+RandomCase random_case(int64_t video_tokens) {
+  nlohmann::json cfg = fixture_weights("transformer_22b")->config().at("transformer");
+  cfg["num_attention_heads"] = 12;
+  cfg["audio_num_attention_heads"] = 12;
+  cfg["cross_attention_dim"] = 12 * cfg["attention_head_dim"].get<int64_t>();
+  cfg["audio_cross_attention_dim"] = 12 * cfg["audio_attention_head_dim"].get<int64_t>();
+  const TransformerConfig config = TransformerConfig::parse(cfg);
+  auto synth = std::make_shared<WeightSynthesizer>(7);
+  TransformerWeights weights =
+      TransformerWeights::load(WeightView(synth, "model.diffusion_model.", "transformer"), config);
+  Modality video = random_modality(video_tokens, config.video_in_channels, 3, config.video_dim(), 10);
+  Modality audio = random_modality(5, config.audio_in_channels, 1, config.audio_dim(), 20);
+  return {Transformer(config, std::move(weights)), std::move(video), std::move(audio)};
+}
+
+}  // namespace
+
+TEST_CASE("sp: the transformer fixtures give the single-rank output on 1 and 2 ranks") {
+  for (const char* name : {"transformer_19b", "transformer_22b", "transformer_25"}) {
+    INFO(name);
+    const Transformer model = Transformer::load(fixture_weights(name));
+    auto io = SafetensorsFile::open(test::golden_dir(name) + "/io.safetensors");
+    const Modality video = fixture_modality(*io, "video"), audio = fixture_modality(*io, "audio");
+    const int64_t T = video.latent.size(1);
+    REQUIRE(T % 2 == 0);
+    for (int64_t tokens : {T, T - 1}) {  // T - 1: one padded token on 2 ranks
+      INFO(tokens << " video tokens");
+      const Modality v = first_tokens(video, tokens);
+      const TransformerOutput expected = model.forward(&v, &audio);
+      for (int world : {1, 2}) require_sp_matches(world, model, v, audio, expected);
+    }
+  }
+}
+
+TEST_CASE("sp: a random 12-head model gives the single-rank output on 1 to 4 ranks with padding") {
+  const RandomCase c = random_case(13);  // pads by 1, 2 and 3 tokens on 2, 3 and 4 ranks
+  const TransformerOutput expected = c.model.forward(&c.video, &c.audio);
+  for (int world = 1; world <= 4; ++world) require_sp_matches(world, c.model, c.video, c.audio, expected);
+}
+
+TEST_CASE("sp: video-only and audio-only calls give the single-rank output on 2 ranks") {
+  const RandomCase c = random_case(13);
+  const TransformerOutput video_only = c.model.forward(&c.video, nullptr);
+  const TransformerOutput audio_only = c.model.forward(nullptr, &c.audio);
+  const auto ranks = test::run_forked_ranks(2, [&](comm::Communicator& comm) {
+    parallel::SequenceParallelTransformer sp(c.model.config(), c.model.weights(), comm);
+    return test::RankTensors{{"video", sp.forward(&c.video, nullptr).video},
+                             {"audio", sp.forward(nullptr, &c.audio).audio}};
+  });
+  for (int r = 0; r < 2; ++r) {
+    INFO("rank " << r << ": " << ranks[r].error);
+    REQUIRE(ranks[r].error.empty());
+    CHECK(relative_error(ranks[r].tensors.at("video"), video_only.video) <= kMaxRelativeError);
+    CHECK(relative_error(ranks[r].tensors.at("audio"), audio_only.audio) <= kMaxRelativeError);
+  }
+}
+
+TEST_CASE("sp: a user attention mask and perturbations survive the padding on 3 ranks") {
+  RandomCase c = random_case(11);
+  Tensor mask = ops::unary(test::random_tensor({2, 11, 11}, 3), ops::UnaryOp::Abs);
+  mask.narrow(2, 4, 2).fill_(0.0f);  // tokens 4 and 5 are hidden from every query
+  c.video.attention_mask = mask;
+  const BatchedPerturbations perturbations({{{PerturbationType::SkipVideoSelfAttn, std::vector<int64_t>{1}}},
+                                            {{PerturbationType::SkipV2ACrossAttn, std::nullopt}}},
+                                           c.model.config().num_layers);
+  const TransformerOutput expected = c.model.forward(&c.video, &c.audio, perturbations);
+  require_sp_matches(3, c.model, c.video, c.audio, expected, perturbations);
+}
+
+TEST_CASE("sp: head counts the world size does not divide are refused before any collective") {
+  const size_t bytes5 = comm::ShmCommunicator::region_bytes(5, 4096);
+  std::vector<uint64_t> region5(bytes5 / 8 + 1);
+  comm::ShmCommunicator::format_region(region5.data(), bytes5, 5, 4096);
+  comm::ShmCommunicator comm5(region5.data(), bytes5, 0, std::chrono::milliseconds(100));
+  const RandomCase c = random_case(4);
+  REQUIRE_THROWS_WITH(parallel::SequenceParallelTransformer(c.model.config(), c.model.weights(), comm5),
+                      Contains("video self-attention has 12 heads") && Contains("world size 5"));
+
+  TransformerConfig audio_odd = c.model.config();
+  audio_odd.audio_heads = 6;  // the 12 video heads divide over 4 ranks, the 6 audio heads do not
+  const size_t bytes4 = comm::ShmCommunicator::region_bytes(4, 4096);
+  std::vector<uint64_t> region4(bytes4 / 8 + 1);
+  comm::ShmCommunicator::format_region(region4.data(), bytes4, 4, 4096);
+  comm::ShmCommunicator comm4(region4.data(), bytes4, 0, std::chrono::milliseconds(100));
+  REQUIRE_THROWS_WITH(parallel::SequenceParallelTransformer(audio_odd, c.model.weights(), comm4),
+                      Contains("video-to-audio attention has 6 heads"));
+  REQUIRE(comm5.collectives_entered() == 0);
+  REQUIRE(comm4.collectives_entered() == 0);
+}
+
+TEST_CASE("sp: a batch over the token budget is refused before any collective") {
+  const size_t bytes = comm::ShmCommunicator::region_bytes(1, 4096);
+  std::vector<uint64_t> region(bytes / 8 + 1);
+  comm::ShmCommunicator::format_region(region.data(), bytes, 1, 4096);
+  comm::ShmCommunicator comm(region.data(), bytes, 0, std::chrono::milliseconds(100));
+  const RandomCase c = random_case(13);  // batch 2: 26 tokens
+  parallel::SequenceParallelTransformer sp(c.model.config(), c.model.weights(), comm, 25);
+  REQUIRE_THROWS_WITH(sp.forward(&c.video, &c.audio),
+                      Contains("26 video tokens") && Contains("max_tokens 25"));
+  REQUIRE(comm.collectives_entered() == 0);
+  parallel::SequenceParallelTransformer fits(c.model.config(), c.model.weights(), comm, 26);
+  REQUIRE(fits.forward(&c.video, &c.audio).video.size(1) == 13);
+}
+
+TEST_CASE("sp: the attention strategy refuses shards it was not told about and masks on video-to-audio") {
+  const size_t bytes = comm::ShmCommunicator::region_bytes(1, 4096);
+  std::vector<uint64_t> region(bytes / 8 + 1);
+  comm::ShmCommunicator::format_region(region.data(), bytes, 1, 4096);
+  comm::ShmCommunicator comm(region.data(), bytes, 0, std::chrono::milliseconds(100));
+  parallel::SequenceParallelAttention attention(comm);
+  const Tensor video = test::random_tensor({1, 6, 8}, 1), audio = test::random_tensor({1, 3, 8}, 2);
+  REQUIRE_THROWS_WITH(
+      attention.attend(AttentionSite::VideoSelf, video, video, video, 2, {}),
+      Contains("video self-attention got 6 video tokens") && Contains("SequenceParallelTransformer"));
+  attention.set_video_tokens(5, 6);
+  REQUIRE_THROWS_WITH(
+      attention.attend(AttentionSite::VideoToAudio, audio, video, video, 2, Tensor::zeros({1, 1, 3, 6})),
+      Contains("video-to-audio attention takes no mask"));
+  // With one rank the padded key is masked: the result equals local attention over the 5 real keys.
+  const Tensor real = video.narrow(1, 0, 5).contiguous();
+  const Tensor expected = LocalAttention().attend(AttentionSite::VideoToAudio, audio, real, real, 2, {});
+  REQUIRE(test::max_abs_diff(attention.attend(AttentionSite::VideoToAudio, audio, video, video, 2, {}),
+                             expected) < 1e-6f);
+  REQUIRE(attention.traffic().video_to_audio.calls == 1);
+  REQUIRE(attention.traffic().video_to_audio.bytes_sent == 0);  // nothing leaves a single rank
+}
