@@ -6,6 +6,7 @@
 #include "core/error.h"
 #include "core/log.h"
 #include "inspect_command.h"
+#include "make_tiny_command.h"
 
 int main(int argc, char** argv) {
   ltx2::init_logging();
@@ -14,20 +15,25 @@ int main(int argc, char** argv) {
 
   std::vector<std::string> inspect_paths;
   bool inspect_json = false;
-  auto* inspect = app.add_subcommand("inspect", "Show the components, configs, tensor counts, bytes "
-                                                "and dtypes of checkpoint files or model folders");
-  inspect->add_option("paths", inspect_paths, "safetensors files or Hugging Face model folders")
-      ->required();
+  auto* inspect = app.add_subcommand("inspect",
+                                     "Show the components, configs, tensor counts, bytes "
+                                     "and dtypes of checkpoint files or model folders");
+  inspect->add_option("paths", inspect_paths, "safetensors files or Hugging Face model folders")->required();
   inspect->add_flag("--json", inspect_json, "Print JSON");
 
   ltx2::check::CheckOptions check_opt;
-  auto* check = app.add_subcommand("check", "Run the implementation on golden case folders and "
-                                            "compare every output with the fixture's tolerances");
+  auto* check = app.add_subcommand("check",
+                                   "Run the implementation on golden case folders and "
+                                   "compare every output with the fixture's tolerances");
   check->add_option("cases", check_opt.dirs, "case folders (case.json + io.safetensors)");
   check->add_flag("--json", check_opt.json, "Print JSON");
   check->add_flag("--skip-unimplemented", check_opt.skip_unimplemented,
                   "Exit 77 instead of 1 when the only failures are kinds not implemented yet");
-  check->add_flag("--list-kinds", check_opt.list_kinds, "List the known kinds and whether each is implemented");
+  check->add_flag("--list-kinds", check_opt.list_kinds,
+                  "List the known kinds and whether each is implemented");
+
+  ltx2::MakeTinyOptions make_tiny_opt;
+  auto* make_tiny = ltx2::add_make_tiny_command(app, make_tiny_opt);
 
   try {
     app.parse(argc, argv);
@@ -37,6 +43,7 @@ int main(int argc, char** argv) {
   }
   try {
     if (*inspect) return ltx2::run_inspect(inspect_paths, inspect_json);
+    if (*make_tiny) return ltx2::run_make_tiny(make_tiny_opt);
     if (*check) {
       if (check_opt.dirs.empty() && !check_opt.list_kinds) {
         std::fprintf(stderr, "ltx2 check: give at least one case folder (or --list-kinds)\n");
