@@ -15,22 +15,20 @@ int main(int argc, char** argv) {
 
   std::vector<std::string> inspect_paths;
   bool inspect_json = false;
-  auto* inspect = app.add_subcommand("inspect",
-                                     "Show the components, configs, tensor counts, bytes "
-                                     "and dtypes of checkpoint files or model folders");
-  inspect->add_option("paths", inspect_paths, "safetensors files or Hugging Face model folders")->required();
+  auto* inspect = app.add_subcommand("inspect", "Show the components, configs, tensor counts, bytes "
+                                                "and dtypes of checkpoint files or model folders");
+  inspect->add_option("paths", inspect_paths, "safetensors files or Hugging Face model folders")
+      ->required();
   inspect->add_flag("--json", inspect_json, "Print JSON");
 
   ltx2::check::CheckOptions check_opt;
-  auto* check = app.add_subcommand("check",
-                                   "Run the implementation on golden case folders and "
-                                   "compare every output with the fixture's tolerances");
+  auto* check = app.add_subcommand("check", "Run the implementation on golden case folders and "
+                                            "compare every output with the fixture's tolerances");
   check->add_option("cases", check_opt.dirs, "case folders (case.json + io.safetensors)");
   check->add_flag("--json", check_opt.json, "Print JSON");
   check->add_flag("--skip-unimplemented", check_opt.skip_unimplemented,
                   "Exit 77 instead of 1 when the only failures are kinds not implemented yet");
-  check->add_flag("--list-kinds", check_opt.list_kinds,
-                  "List the known kinds and whether each is implemented");
+  check->add_flag("--list-kinds", check_opt.list_kinds, "List the known kinds and whether each is implemented");
 
   ltx2::MakeTinyOptions make_tiny_opt;
   auto* make_tiny = ltx2::add_make_tiny_command(app, make_tiny_opt);

@@ -267,4 +267,15 @@ TinyModelPaths ensure_tiny_model_set() {
   return tiny_model_paths(final_dir.string());
 }
 
+bool use_tiny_model_when_unset(ModelPaths& paths, PipelineKind kind) {
+  if (!paths.checkpoint.empty() || paths.split()) return false;
+  const TinyModelPaths tiny = ensure_tiny_model_set();
+  paths.checkpoint = tiny.checkpoint;
+  if (paths.gemma_root.empty()) paths.gemma_root = tiny.gemma;
+  if (paths.spatial_upsampler.empty()) paths.spatial_upsampler = tiny.upsampler;
+  if (kind == PipelineKind::TwoStage && paths.distilled_lora.path.empty())
+    paths.distilled_lora = {tiny.lora, 1.0};
+  return true;
+}
+
 }  // namespace ltx2::pipeline

@@ -19,6 +19,8 @@
 #include <nlohmann/json_fwd.hpp>
 #include <string>
 
+#include "pipeline/request.h"
+
 namespace ltx2::pipeline {
 
 // Bumped whenever the files change, so that caches of an older set are not reused.
@@ -47,5 +49,10 @@ std::string ltx2_cache_dir();
 // folder and renamed into place, so a racing process either wins the rename or finds the
 // finished folder.
 TinyModelPaths ensure_tiny_model_set();
+
+// The generation CLIs' default: when no checkpoint is given (neither a monolith nor split files),
+// the tiny set (ensure_tiny_model_set) supplies the checkpoint and whichever of the Gemma root, the
+// spatial upsampler and (two-stage) the distilled LoRA were left unset. Returns whether it did.
+bool use_tiny_model_when_unset(ModelPaths& paths, PipelineKind kind);
 
 }  // namespace ltx2::pipeline

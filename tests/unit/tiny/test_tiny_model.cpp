@@ -45,9 +45,10 @@ std::string read_all(const fs::path& p) {
   return {std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>()};
 }
 
+// Finite and of a plausible magnitude (random weights must not blow activations up).
 bool all_finite(const Tensor& t) {
   for (float v : t.contiguous().to_vector())
-    if (!std::isfinite(v)) return false;
+    if (!std::isfinite(v) || std::abs(v) > 1e3f) return false;
   return true;
 }
 
@@ -217,6 +218,21 @@ TEST_CASE("tiny model set: the cache folder is made once, atomically, also when 
   const auto before = fs::last_write_time(a.checkpoint);
   CHECK(pipeline::ensure_tiny_model_set().checkpoint == a.checkpoint);
   CHECK(fs::last_write_time(a.checkpoint) == before);
+
+  // The CLIs' default: no checkpoint flag -> the cached set, which passes the CLIs' validation.
+  for (PipelineKind kind : {PipelineKind::Distilled, PipelineKind::TwoStage}) {
+    ModelPaths paths;
+    REQUIRE(pipeline::use_tiny_model_when_unset(paths, kind));
+    CHECK(paths.checkpoint == a.checkpoint);
+    CHECK(paths.gemma_root == a.gemma);
+    CHECK(paths.spatial_upsampler == a.upsampler);
+    CHECK(paths.distilled_lora.path == (kind == PipelineKind::TwoStage ? a.lora : ""));
+    CHECK_NOTHROW(validate_model_paths(paths, kind));
+  }
+  ModelPaths own;
+  own.checkpoint = "/models/ltx-2.safetensors";
+  CHECK_FALSE(pipeline::use_tiny_model_when_unset(own, PipelineKind::Distilled));
+  CHECK(own.gemma_root.empty());
   unsetenv("LTX2_CACHE_DIR");
 
   setenv("XDG_CACHE_HOME", dir.path().c_str(), 1);
