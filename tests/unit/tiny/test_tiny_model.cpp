@@ -24,6 +24,7 @@
 #include "models/video_vae/encoder.h"
 #include "models/vocoder/vocoder.h"
 #include "pipeline/latent_tools.h"
+#include "pipeline/lora_fuse.h"
 #include "pipeline/tiny_model.h"
 #include "pipeline/tiny_tokenizer.h"
 #include "support/catch.h"
@@ -43,6 +44,12 @@ const pipeline::TinyModelPaths& tiny_set() {
 std::string read_all(const fs::path& p) {
   std::ifstream f(p, std::ios::binary);
   return {std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>()};
+}
+
+float max_abs(const Tensor& t) {
+  float m = 0;
+  for (float v : t.contiguous().to_vector()) m = std::max(m, std::abs(v));
+  return m;
 }
 
 // Finite and of a plausible magnitude (random weights must not blow activations up).
@@ -191,11 +198,22 @@ TEST_CASE("tiny model set: every model loads from the files and a prompt-to-wave
   // The LoRA adapts existing transformer weights with matching shapes.
   const auto lora = read_lora_file(p.lora);
   CHECK(lora->pairs.size() >= 2 * 6 * 4);
+  pipeline::WeightMap targets;
   for (const auto& [target, pair] : lora->pairs) {
     const std::string name = "model.diffusion_model." + target;
     INFO(name);
     REQUIRE(ckpt->contains(name));
     CHECK(ckpt->info(name).shape == Shape({pair.up.size(0), pair.down.size(1)}));
+    targets[target] = ckpt->raw(name).to(DType::F32);
+  }
+  // Fused at strength 1 it changes every adapted weight, by a fraction of its size.
+  const pipeline::WeightMap originals = targets;
+  pipeline::LoraFusion fusion;
+  CHECK(fusion.apply(targets, {{lora, 1.f}}).size() == lora->pairs.size());
+  for (const auto& [target, fused] : targets) {
+    const float change = test::max_abs_diff(fused, originals.at(target));
+    CHECK(change > 0);
+    CHECK(change < max_abs(originals.at(target)));
   }
 }
 
