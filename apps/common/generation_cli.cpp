@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "core/error.h"
+#include "pipeline/tiny_model.h"
 
 namespace ltx2::cli {
 
@@ -109,6 +110,7 @@ void finish_generation_flags(GenerationFlags& f, PipelineKind kind) {
   LTX2_CHECK(f.ranks >= 0 && f.ranks <= 64, "--ranks must be between 1 and 64, got {}", f.ranks);
   LTX2_CHECK(f.retries >= 0 && f.retries <= 10, "--retries must be between 0 and 10, got {}", f.retries);
   LTX2_CHECK(f.ranks == 0 || f.gpus.empty(), "--ranks (CPU workers) and --gpus cannot be combined");
+  pipeline::use_tiny_model_when_unset(f.paths, kind);
 }
 
 }  // namespace ltx2::cli

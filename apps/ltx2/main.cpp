@@ -11,6 +11,7 @@
 #include "core/log.h"
 #include "inspect_command.h"
 #include "runtime/worker.h"
+#include "make_tiny_command.h"
 
 int main(int argc, char** argv) {
   if (auto rc = ltx2::runtime::run_worker_if_requested(argc, argv)) return *rc;  // a fleet worker
@@ -41,6 +42,8 @@ int main(int argc, char** argv) {
   auto* bench_fleet = ltx2::add_bench_fleet_command(bench, &bench_fleet_opt);
   ltx2::BenchSpOptions bench_sp_opt;
   auto* bench_sp = ltx2::add_bench_sp_command(bench, &bench_sp_opt);
+  ltx2::MakeTinyOptions make_tiny_opt;
+  auto* make_tiny = ltx2::add_make_tiny_command(app, make_tiny_opt);
 
   try {
     app.parse(argc, argv);
@@ -53,6 +56,7 @@ int main(int argc, char** argv) {
     if (*bench_fleet) return ltx2::run_bench_fleet(bench_fleet_opt);
     if (*bench_sp) return ltx2::run_bench_sp(bench_sp_opt);
     if (*bench) return ltx2::run_bench(*bench, bench_opt);
+    if (*make_tiny) return ltx2::run_make_tiny(make_tiny_opt);
     if (*check) {
       if (check_opt.dirs.empty() && !check_opt.list_kinds) {
         std::fprintf(stderr, "ltx2 check: give at least one case folder (or --list-kinds)\n");

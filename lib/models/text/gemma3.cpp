@@ -86,10 +86,15 @@ Tensor repeat_kv(const Tensor& x, int64_t rep) {
 Gemma3TextModel::Gemma3TextModel(const GemmaConfig& config, const WeightView& w) : config_(config) {
   const int64_t D = config.hidden_size, I = config.intermediate_size, hd = config.head_dim;
   const int64_t qd = config.num_heads * hd, kvd = config.num_kv_heads * hd;
-  LTX2_CHECK(w.shape_of("embed_tokens.weight") == Shape({config.vocab_size, D}),
-             "{}: embed_tokens.weight is {}, the Gemma config says [{}, {}]", w.set().describe(),
-             shape_str(w.shape_of("embed_tokens.weight")), config.vocab_size, D);
-  embed_raw_ = w.set().raw(w.resolve("embed_tokens.weight"));
+  // While synthesizing (make-tiny) there is no stored file to view: load the table like any other.
+  if (w.synthesizing()) {
+    embed_raw_ = w.load("embed_tokens.weight", {config.vocab_size, D});
+  } else {
+    LTX2_CHECK(w.shape_of("embed_tokens.weight") == Shape({config.vocab_size, D}),
+               "{}: embed_tokens.weight is {}, the Gemma config says [{}, {}]", w.set().describe(),
+               shape_str(w.shape_of("embed_tokens.weight")), config.vocab_size, D);
+    embed_raw_ = w.set().raw(w.resolve("embed_tokens.weight"));
+  }
   DType stored = embed_raw_.dtype();
   float scale = static_cast<float>(std::sqrt(static_cast<double>(D)));
   embed_scale_ = stored == DType::BF16 ? bf16_to_f32(f32_to_bf16(scale)) : scale;
