@@ -10,8 +10,8 @@
 #include "core/error.h"
 #include "core/log.h"
 #include "inspect_command.h"
-#include "runtime/worker.h"
 #include "make_tiny_command.h"
+#include "runtime/worker.h"
 
 int main(int argc, char** argv) {
   if (auto rc = ltx2::runtime::run_worker_if_requested(argc, argv)) return *rc;  // a fleet worker
