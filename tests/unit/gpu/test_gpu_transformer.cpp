@@ -1,0 +1,100 @@
+// The diffusion transformer in bf16 on the GPU against the golden fixtures (transformer_* cases
+// without guidance), judged by the golden README's rule: the GPU result's error against out.* may be
+// at most twice the error of the same computation done naively in bf16, plus atol 1e-3 (the outputs
+// are O(1)). The naive bf16 computation is our CPU float32 forward with every weight and the
+// latents and contexts rounded to bf16 (a lower bound of the reference's own bf16 rounding, which
+// also rounds every intermediate).
+#include <memory>
+#include <string>
+
+#include "gpu_compare.h"
+#include "io/safetensors.h"
+#include "io/weights.h"
+#include "models/transformer/transformer.h"
+#include "support/test_util.h"
+
+using namespace ltx2;
+using namespace ltx2::models::transformer;
+using test::round_bf16;
+
+namespace {
+
+// The case's modality of stream `s`; `place` maps each field (name, CPU tensor) to where it goes.
+template <typename Place>
+Modality read_modality(const SafetensorsFile& io, const std::string& s, Place place) {
+  auto field = [&](const std::string& n) -> Tensor {
+    const std::string key = "in." + s + "_" + n;
+    return io.contains(key) ? place(n, io.tensor(key).clone()) : Tensor();
+  };
+  Modality m;
+  m.latent = field("latent");
+  m.sigma = field("sigma");
+  m.timesteps = field("timesteps");
+  m.positions = field("positions");
+  m.context = field("context");
+  m.context_mask = field("context_mask");
+  m.keyframes_mask = field("keyframes_mask");
+  return m;
+}
+
+bool rounded_field(const std::string& n) {
+  return n == "latent" || n == "context";
+}
+
+void check_case(const std::string& name) {
+  INFO(name);
+  const std::string dir = test::golden_dir(name);
+  auto io = SafetensorsFile::open(dir + "/io.safetensors");
+  auto weights = WeightSet::open({dir + "/weights.safetensors"});
+
+  const Transformer f32 = Transformer::load(weights);
+  TransformerWeights rounded = f32.weights();
+  for (auto& [key, t] : rounded.named_tensors())
+    if (t->defined()) *t = round_bf16(*t);
+  const Transformer naive_model(f32.config(), std::move(rounded));
+  const Transformer gpu_model =
+      Transformer::load(weights, std::make_shared<LocalAttention>(), DType::BF16, test::gpu());
+
+  auto on_host_rounded = [](const std::string& n, const Tensor& t) {
+    return rounded_field(n) ? round_bf16(t) : t;
+  };
+  auto on_gpu = [](const std::string& n, const Tensor& t) {
+    return rounded_field(n) ? test::to_gpu(t, DType::BF16) : t.to(test::gpu());
+  };
+  const Modality nv = read_modality(*io, "video", on_host_rounded),
+                 na = read_modality(*io, "audio", on_host_rounded);
+  const Modality gv = read_modality(*io, "video", on_gpu), ga = read_modality(*io, "audio", on_gpu);
+  const Modality cv = read_modality(*io, "video", [](const std::string&, const Tensor& t) { return t; });
+  const Modality ca = read_modality(*io, "audio", [](const std::string&, const Tensor& t) { return t; });
+
+  const TransformerOutput naive = naive_model.forward(&nv, &na);
+  const TransformerOutput gpu = gpu_model.forward(&gv, &ga);
+  REQUIRE(gpu.video.device() == test::gpu());
+  REQUIRE(gpu.video.dtype() == DType::BF16);
+  const Tensor gpu_video = test::to_host_f32(gpu.video), gpu_audio = test::to_host_f32(gpu.audio);
+  test::require_bf16_close(name + " out.video", gpu_video, naive.video, io->tensor("out.video"), 1e-3);
+  test::require_bf16_close(name + " out.audio", gpu_audio, naive.audio, io->tensor("out.audio"), 1e-3);
+  // x0 = latent - v * t in float32 from each velocity (the reference forms it in float32).
+  test::require_bf16_close(name + " out.video_x0", denoised_from_velocity(cv.latent, gpu_video, cv.timesteps),
+                           denoised_from_velocity(cv.latent, naive.video, cv.timesteps),
+                           io->tensor("out.video_x0"), 1e-3);
+  test::require_bf16_close(name + " out.audio_x0", denoised_from_velocity(ca.latent, gpu_audio, ca.timesteps),
+                           denoised_from_velocity(ca.latent, naive.audio, ca.timesteps),
+                           io->tensor("out.audio_x0"), 1e-3);
+}
+
+}  // namespace
+
+TEST_CASE("gpu: transformer 19B fixture in bf16") {
+  check_case("transformer_19b");
+  check_case("transformer_19b_legacy");
+}
+
+TEST_CASE("gpu: transformer 22B fixtures in bf16") {
+  check_case("transformer_22b");
+  check_case("transformer_22b_kv");
+}
+
+TEST_CASE("gpu: transformer 2.5 fixture (keyframe embedding, bias-free video FFN) in bf16") {
+  check_case("transformer_25");
+}
