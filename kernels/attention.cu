@@ -12,11 +12,15 @@
 // broadcastable to [B, H, Tq, Tk] are read through their strides: bool/u8 (true = attend) or float
 // (added to the scaled scores). A row with every key excluded yields zeros, as the CPU op does.
 // f32 inputs are rounded to bf16 and the result converted back. Head dims 64 and 128, Dv == D.
-// No host synchronisation.
+// Other head dims (the tiny test models) take a composed float32 path: scores by cuBLASLt, the
+// float mask added, softmax, then P·V. No host synchronisation.
 #include <atomic>
 #include <cmath>
 
 #include "kernels/common.cuh"
+#include "ops/elementwise.h"
+#include "ops/linear.h"
+#include "ops/reduce.h"
 
 namespace ltx2::cuda {
 
@@ -421,6 +425,19 @@ Tensor loadable(const Tensor& t) {
   return ok ? x : x.contiguous();
 }
 
+// Attention for head dims the kernel does not take, from the other ops in float32 (materialises the
+// [B, H, Tq, Tk] scores: for small models only). Float masks only.
+Tensor composed_attention(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& mask, float scale) {
+  LTX2_CHECK(!mask.defined() || mask.dtype() == DType::F32 || mask.dtype() == DType::BF16,
+             "attention: head dim {} takes only float masks on CUDA, got {}", q.size(3), mask.str());
+  const float sc = scale > 0.f ? scale : 1.f / std::sqrt(static_cast<float>(q.size(3)));
+  const Tensor kt = k.to(DType::F32).transpose(2, 3);
+  Tensor scores = ops::mul(ops::matmul(q.to(DType::F32).contiguous(), kt), sc);
+  if (mask.defined()) scores = ops::add(scores, mask.to(DType::F32));
+  const Tensor out = ops::matmul(ops::softmax(scores), v.to(DType::F32).contiguous());
+  return out.to(q.dtype());
+}
+
 }  // namespace
 
 Tensor attention(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& mask, float scale) {
@@ -430,7 +447,9 @@ Tensor attention(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor
   LTX2_CHECK(k.size(0) == B && v.size(0) == B && k.size(1) == H && v.size(1) == H && k.size(3) == D &&
                  v.size(2) == Tk,
              "attention: q {} k {} v {} do not match", q.str(), k.str(), v.str());
-  LTX2_CHECK(v.size(3) == D && (D == 64 || D == 128),
+  LTX2_CHECK(q.device() == k.device() && q.device() == v.device(), "attention: q, k, v on different devices");
+  if (D != 64 && D != 128) return composed_attention(q, k, v, mask, scale);
+  LTX2_CHECK(v.size(3) == D,
              "attention: the CUDA kernel takes head dims 64 and 128 with Dv == D, got q {} v {}", q.str(),
              v.str());
   LTX2_CHECK(q.device() == k.device() && q.device() == v.device(), "attention: q, k, v on different devices");

@@ -13,6 +13,7 @@ Tensor layer_norm(const Tensor& x, const Tensor& w, const Tensor& b, float eps);
 Tensor attention(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& mask,
                  float scale);                                  // attention.cu
 Tensor reduce(const Tensor& x, int dim, bool keepdim, int op);  // reduce.cu
+Tensor apply_rope(const Tensor& x, const Tensor& cos, const Tensor& sin, int layout);  // rope.cu
 }  // namespace ltx2::cuda
 
 namespace ltx2::ops {
@@ -27,6 +28,7 @@ void fill_cuda_ops(CudaOps& table) {
   table.layer_norm = &cuda::layer_norm;
   table.attention = &cuda::attention;
   table.reduce = &cuda::reduce;
+  table.apply_rope = &cuda::apply_rope;
 }
 
 }  // namespace ltx2::ops

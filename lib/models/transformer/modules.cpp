@@ -16,8 +16,10 @@ namespace {
 constexpr int64_t kSinusoidHalf = 128;
 }  // namespace
 
+// The input takes the weight's dtype, as the reference's bf16 model casts the float32 sinusoid and
+// float32-promoted activations before its linears (a no-op for the float32 model).
 Tensor apply_linear(const Tensor& x, const LinearWeights& w) {
-  return ops::linear(x, w.weight, w.bias);
+  return ops::linear(x.to(w.weight.dtype()), w.weight, w.bias);
 }
 
 // The 128 sinusoid frequencies exp(-ln(10000) * j / 128), formed in float32 as the reference:

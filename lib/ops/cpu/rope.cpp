@@ -98,6 +98,8 @@ RopeTables rope_tables(const Tensor& positions_in, const RopeSpec& spec) {
     out.sin = Tensor::empty({B, H, T, hd2});
     float* c = out.cos.data<float>();
     float* s = out.sin.data<float>();
+    // Parallel over tokens: full-size tables are ~50M entries (each entry computed independently).
+#pragma omp parallel for collapse(2) schedule(static) if (B * T * half > 65536)
     for (int64_t b = 0; b < B; ++b)
       for (int64_t t = 0; t < T; ++t) {
         const float* row = angles.data() + (b * T + t) * nf;
@@ -113,6 +115,7 @@ RopeTables rope_tables(const Tensor& positions_in, const RopeSpec& spec) {
     out.sin = Tensor::empty({B, T, spec.dim});
     float* c = out.cos.data<float>();
     float* s = out.sin.data<float>();
+#pragma omp parallel for schedule(static) if (B * T * spec.dim > 65536)
     for (int64_t bt = 0; bt < B * T; ++bt) {
       const float* row = angles.data() + bt * nf;
       for (int64_t j = 0; j < spec.dim; ++j) {

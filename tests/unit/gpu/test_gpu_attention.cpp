@@ -1,6 +1,6 @@
 // The flash attention kernel against the CPU op: head dims 64 and 128, key counts that are not a
 // multiple of the tile, key masks (bool and additive), strided inputs, fully masked rows, f32
-// inputs. The naive bf16 reference rounds the scores, the probabilities and the output to bf16.
+// inputs, the composed path of other head dims. The naive bf16 reference rounds the scores, the probabilities and the output to bf16.
 #include <limits>
 
 #include "core/error.h"
@@ -106,8 +106,20 @@ TEST_CASE("gpu: flash attention gives zeros for a row with every key masked") {
   Tensor ref = ops::attention(c.q, c.k, c.v, mask);
   REQUIRE(test::max_error(got.select(2, 5), ops::mul(ref.select(2, 5), 0.f)) == 0.0);
   REQUIRE(test::max_error(got, ref) < 2e-2);
+}
+
+TEST_CASE("gpu: other head dims take the composed float32 path, float masks only") {
+  Case c = random_case(2, 3, 21, 37, 16, 80);
+  Tensor bias = ops::mul(test::random_tensor({2, 1, 1, 37}, 83), 4.f);
+  Tensor ref = ops::attention(c.q, c.k, c.v, bias);
+  Tensor naive = naive_bf16_attention(c.q, c.k, c.v, bias, 0.25f);
+  Tensor got = ops::attention(to_gpu(c.q, DType::BF16), to_gpu(c.k, DType::BF16), to_gpu(c.v, DType::BF16),
+                              bias.to(test::gpu()));
+  REQUIRE(got.dtype() == DType::BF16);
+  test::require_bf16_close("head dim 16, float mask", got, naive, ref);
+  Tensor bool_mask = Tensor::full({1, 1, 8, 8}, 1.f).to(DType::Bool).to(test::gpu());
   REQUIRE_THROWS_AS(ops::attention(to_gpu(test::random_tensor({1, 1, 8, 80}, 1), DType::BF16),
                                    to_gpu(test::random_tensor({1, 1, 8, 80}, 2), DType::BF16),
-                                   to_gpu(test::random_tensor({1, 1, 8, 80}, 3), DType::BF16)),
+                                   to_gpu(test::random_tensor({1, 1, 8, 80}, 3), DType::BF16), bool_mask),
                     Error);
 }

@@ -1,0 +1,359 @@
+// `ltx2 bench transformer` (see bench_transformer_command.h). The model is built by its own loader
+// over a WeightSynthesizer (bf16 on the device) with ONE block's weights, which every layer then
+// shares: the FLOPs and the activations are the full model's, the weight memory is one block's.
+// Inputs are random bf16 latents/contexts at the pipeline's shapes, per-token timesteps (so the
+// AdaLN tables are per token, as in the reference pipeline), no masks. The FLOPs are counted from
+// the loaded weight shapes (every linear) and the attention shapes (4·Tq·Tk·inner).
+#include "bench_transformer_command.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+
+#include "core/cuda/events.h"
+#include "core/cuda/memory.h"
+#include "core/error.h"
+#include "io/configs/transformer_config.h"
+#include "io/weights.h"
+#include "models/transformer/transformer.h"
+#include "ops/linear.h"
+#include "ops/rope.h"
+
+namespace ltx2 {
+
+namespace {
+
+namespace tr = models::transformer;
+using nlohmann::json;
+
+constexpr int64_t kAudioTokens = 126, kTextTokens = 1024, kCaptionChannels = 3840;
+
+// The released configs (reference transformer.md §2.2): 19B has the caption projection in the
+// transformer; 2.3 (22B) gated attention and the cross-attention AdaLN with its prompt AdaLN.
+TransformerConfig model_config(const std::string& model) {
+  TransformerConfig c;
+  c.av_ca_timestep_scale_multiplier = 1000;
+  c.rope_float64_grid = true;
+  if (model == "19b") {
+    c.caption_projection = true;
+    c.caption_channels = kCaptionChannels;
+  } else if (model == "22b") {
+    c.caption_projection = false;
+    c.gated_attention = true;
+    c.cross_attention_adaln = true;
+  } else {
+    LTX2_FAIL("ltx2 bench transformer: --model must be 19b or 22b, got '{}'", model);
+  }
+  return c;
+}
+
+struct Shape3 {
+  std::string name;
+  int64_t frames, height, width;  // latent grid
+  int64_t tokens() const { return frames * height * width; }
+};
+
+Shape3 shape_named(const std::string& name) {
+  if (name == "stage1") return {name, 16, 16, 24};
+  if (name == "full") return {name, 16, 32, 48};
+  LTX2_FAIL("ltx2 bench transformer: --shape must be stage1 or full, got '{}'", name);
+}
+
+// The reference's measured ms per forward (transformer.md §9, H200, B = 1).
+double reference_ms(const std::string& model, const std::string& shape) {
+  if (model == "19b") return shape == "stage1" ? 433 : 2206;
+  return shape == "stage1" ? 489 : 2386;
+}
+
+Tensor random_bf16(const Shape& shape, uint64_t seed, float scale, Device device) {
+  Tensor t = Tensor::empty(shape);
+  float* p = t.data<float>();
+  const int64_t n = t.numel();
+#pragma omp parallel for schedule(static)
+  for (int64_t i = 0; i < n; ++i) {
+    uint64_t z = (static_cast<uint64_t>(i) + seed * 0x9E3779B97F4A7C15ull) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 31)) * 0x94D049BB133111EBull;
+    z ^= z >> 29;
+    p[i] = scale * (static_cast<float>(z >> 40) * (2.f / 16777216.f) - 1.f);
+  }
+  return t.to(DType::BF16).to(device);
+}
+
+// Interval positions [1, axes, T, 2] of a (frames, height, width) grid (frames in seconds at 24 fps
+// with 8 frames a latent, pixels at 32 a latent cell); audio: 1 axis of 1/25 s steps.
+Tensor video_positions(const Shape3& s, Device device) {
+  const int64_t T = s.tokens();
+  Tensor p = Tensor::empty({1, 3, T, 2});
+  float* d = p.data<float>();
+  for (int64_t t = 0; t < T; ++t) {
+    const int64_t f = t / (s.height * s.width), y = (t / s.width) % s.height, x = t % s.width;
+    const float start[3] = {f * 8 / 24.f, y * 32.f, x * 32.f}, step[3] = {8 / 24.f, 32.f, 32.f};
+    for (int a = 0; a < 3; ++a) {
+      d[(a * T + t) * 2] = start[a];
+      d[(a * T + t) * 2 + 1] = start[a] + step[a];
+    }
+  }
+  return p.to(device);
+}
+
+Tensor audio_positions(int64_t T, Device device) {
+  Tensor p = Tensor::empty({1, 1, T, 2});
+  for (int64_t t = 0; t < T; ++t) {
+    p.data<float>()[2 * t] = t / 25.f;
+    p.data<float>()[2 * t + 1] = (t + 1) / 25.f;
+  }
+  return p.to(device);
+}
+
+tr::Modality modality(const Tensor& latent, const Tensor& positions, const Tensor& context, Device device) {
+  tr::Modality m;
+  const int64_t T = latent.size(1);
+  m.latent = latent;
+  m.sigma = Tensor::full({1}, 0.6f).to(device);
+  m.timesteps = Tensor::full({1, T, 1}, 0.6f).to(device);
+  m.positions = positions;
+  m.context = context;
+  return m;
+}
+
+// One linear of the forward: its weights and the rows it is applied to.
+struct LinearUse {
+  const tr::LinearWeights* w;
+  int64_t rows;
+};
+struct AttentionUse {
+  tr::AttentionSite site;
+  int64_t tq, tk, inner;
+};
+
+struct Workload {
+  std::vector<LinearUse> linears;  // one block's (the first block_linears) and the top level's
+  size_t block_linears = 0;
+  std::vector<AttentionUse> attentions;
+  double flops = 0;
+};
+
+Workload workload(const tr::TransformerWeights& w, int64_t layers, int64_t tv, int64_t ta, int64_t s) {
+  Workload out;
+  std::vector<LinearUse> block, top;
+  auto attn = [&](const tr::AttentionWeights& a, tr::AttentionSite site, int64_t tq, int64_t tk) {
+    for (const auto* l : {&a.to_q, &a.to_out, &a.to_gate_logits}) block.push_back({l, tq});
+    for (const auto* l : {&a.to_k, &a.to_v}) block.push_back({l, tk});
+    out.attentions.push_back({site, tq, tk, a.to_q.weight.size(0)});
+  };
+  const tr::BlockWeights& b = w.blocks[0];
+  attn(b.video_self, tr::AttentionSite::VideoSelf, tv, tv);
+  attn(b.video_text, tr::AttentionSite::VideoText, tv, s);
+  attn(b.audio_self, tr::AttentionSite::AudioSelf, ta, ta);
+  attn(b.audio_text, tr::AttentionSite::AudioText, ta, s);
+  attn(b.audio_to_video, tr::AttentionSite::AudioToVideo, tv, ta);
+  attn(b.video_to_audio, tr::AttentionSite::VideoToAudio, ta, tv);
+  for (const auto* l : {&b.video_ff.proj_in, &b.video_ff.proj_out}) block.push_back({l, tv});
+  for (const auto* l : {&b.audio_ff.proj_in, &b.audio_ff.proj_out}) block.push_back({l, ta});
+  auto stream = [&](const tr::StreamWeights& sw, int64_t t) {
+    for (const auto* l :
+         {&sw.patchify_proj, &sw.proj_out, &sw.adaln.linear_1, &sw.adaln.linear_2, &sw.adaln.linear,
+          &sw.av_scale_shift.linear_1, &sw.av_scale_shift.linear_2, &sw.av_scale_shift.linear})
+      top.push_back({l, t});
+    for (const auto* l : {&sw.caption_linear_1, &sw.caption_linear_2}) top.push_back({l, s});
+    for (const auto* l : {&sw.prompt_adaln.linear_1, &sw.prompt_adaln.linear_2, &sw.prompt_adaln.linear,
+                          &sw.av_gate.linear_1, &sw.av_gate.linear_2, &sw.av_gate.linear})
+      top.push_back({l, 1});
+  };
+  stream(w.video, tv);
+  stream(w.audio, ta);
+  auto linear_flops = [](const LinearUse& u) {
+    return u.w->weight.defined() ? 2.0 * u.rows * u.w->weight.size(0) * u.w->weight.size(1) : 0.0;
+  };
+  for (const LinearUse& u : block) out.flops += layers * linear_flops(u);
+  for (const LinearUse& u : top) out.flops += linear_flops(u);
+  for (const AttentionUse& a : out.attentions) out.flops += layers * 4.0 * a.tq * a.tk * a.inner;
+  out.linears = block;
+  out.block_linears = block.size();
+  out.linears.insert(out.linears.end(), top.begin(), top.end());
+  return out;
+}
+
+// Attends locally; while `timing`, each call is bracketed by device events (one host wait per
+// call: only for the breakdown run, never for the timed forwards).
+class TimedAttention : public tr::AttentionStrategy {
+ public:
+  explicit TimedAttention(int device) : device_(device) {}
+  Tensor attend(tr::AttentionSite site, const Tensor& q, const Tensor& k, const Tensor& v, int64_t heads,
+                const Tensor& mask) const override {
+    if (!timing) return local_.attend(site, q, k, v, heads, mask);
+    Tensor out;
+    ms[site] += cuda_time_each(device_, 1, [&] { out = local_.attend(site, q, k, v, heads, mask); })[0];
+    return out;
+  }
+  mutable bool timing = false;
+  mutable std::map<tr::AttentionSite, double> ms;
+
+ private:
+  int device_;
+  tr::LocalAttention local_;
+};
+
+// Host milliseconds to form the video self-attention RoPE tables (the forward forms them on the CPU
+// from the positions, ops/rope.h): time in which the device waits at the start of each forward.
+double host_rope_ms(const TransformerConfig& c, const Tensor& positions) {
+  ops::RopeSpec spec;
+  spec.dim = c.video_dim();
+  spec.heads = c.video_heads;
+  spec.theta = c.rope_theta;
+  spec.max_pos = c.video_max_pos;
+  spec.grid = ops::RopeGridPrecision::Float64;
+  const Tensor host = positions.to(Device::cpu());
+  const auto start = std::chrono::steady_clock::now();
+  ops::rope_tables(host, spec);
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+}
+
+double median(std::vector<float> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+double gib(size_t bytes) {
+  return static_cast<double>(bytes) / (1024.0 * 1024.0 * 1024.0);
+}
+
+}  // namespace
+
+CLI::App* add_bench_transformer_command(CLI::App* bench, BenchTransformerOptions* opt) {
+  auto* sub = bench->add_subcommand("transformer",
+                                    "One full-size transformer forward (video + audio, bf16, random "
+                                    "weights shared by every layer) at the stage-1 and full shapes");
+  sub->add_option("--model", opt->model, "19b or 22b")->capture_default_str();
+  sub->add_option("--shape", opt->shapes, "stage1 (6144 video tokens) and/or full (24576); default both");
+  sub->add_option("--device", opt->device, "cuda:N")->capture_default_str();
+  sub->add_option("--layers", opt->layers, "blocks (0: the model's 48)")->check(CLI::NonNegativeNumber);
+  sub->add_option("--warmup", opt->warmup, "untimed forwards first")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
+  sub->add_option("--iterations", opt->iterations, "timed forwards")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  sub->add_option("--peak-tflops", opt->peak_tflops, "peak for the MFU column")->capture_default_str();
+  sub->add_option("--json", opt->json_path, "also write the results to this JSON file");
+  return sub;
+}
+
+int run_bench_transformer(const BenchTransformerOptions& opt) {
+  const Device device = Device::parse(opt.device);
+  LTX2_CHECK(device.is_cuda(), "ltx2 bench transformer: --device must be a GPU (cuda:N), got '{}'",
+             opt.device);
+  LTX2_CHECK(cuda_built(), "ltx2 bench transformer: this ltx2 was built without the CUDA backend");
+  TransformerConfig config = model_config(opt.model);
+  if (opt.layers > 0) config.num_layers = opt.layers;
+
+  // One block through the model's own loader, then shared by every layer.
+  TransformerConfig one_block = config;
+  one_block.num_layers = 1;
+  const WeightView view(std::make_shared<WeightSynthesizer>(7), "model.diffusion_model.", "transformer");
+  tr::TransformerWeights weights = tr::TransformerWeights::load(view, one_block, DType::BF16, device);
+  while (static_cast<int64_t>(weights.blocks.size()) < config.num_layers)
+    weights.blocks.push_back(weights.blocks[0]);
+  auto attention = std::make_shared<TimedAttention>(device.index);
+  const tr::Transformer model(config, weights, attention);
+  cuda_synchronize(device.index);
+  const size_t weight_bytes = cuda_memory_stats(device.index).allocated;
+  std::printf("ltx2 bench transformer: %s, %lld layers sharing one block's weights (%.2f GiB on %s)\n",
+              opt.model.c_str(), static_cast<long long>(config.num_layers), gib(weight_bytes),
+              opt.device.c_str());
+
+  const std::vector<std::string> shapes =
+      opt.shapes.empty() ? std::vector<std::string>{"stage1", "full"} : opt.shapes;
+  const int64_t ctx_v = config.caption_projection ? kCaptionChannels : config.video_context_dim;
+  const int64_t ctx_a = config.caption_projection ? kCaptionChannels : config.audio_context_dim;
+  json rows = json::array();
+  std::printf("%-6s %-7s %8s %10s %9s %6s %9s %8s %9s\n", "model", "shape", "tokens", "median ms", "TFLOP/s",
+              "MFU", "peak GiB", "ref ms", "ours/ref");
+  for (const std::string& shape_name : shapes) {
+    const Shape3 shape = shape_named(shape_name);
+    const int64_t tv = shape.tokens();
+    const tr::Modality video = modality(random_bf16({1, tv, config.video_in_channels}, 1, 1.f, device),
+                                        video_positions(shape, device),
+                                        random_bf16({1, kTextTokens, ctx_v}, 2, 1.f, device), device);
+    const tr::Modality audio = modality(
+        random_bf16({1, kAudioTokens, config.audio_in_channels}, 3, 1.f, device),
+        audio_positions(kAudioTokens, device), random_bf16({1, kTextTokens, ctx_a}, 4, 1.f, device), device);
+    auto forward = [&] { model.forward(&video, &audio); };
+    cuda_time_each(device.index, opt.warmup, forward);
+    const double ms = median(cuda_time_each(device.index, opt.iterations, forward));
+    const size_t peak = cuda_memory_stats(device.index).peak_allocated;
+
+    // Breakdown: attention per site inside one forward; every linear alone at its shape.
+    attention->ms.clear();
+    attention->timing = true;
+    forward();
+    attention->timing = false;
+    const Workload work = workload(weights, config.num_layers, tv, kAudioTokens, kTextTokens);
+    double attention_ms = 0, linear_ms = 0;
+    json sites = json::object();
+    for (const auto& [site, t] : attention->ms) {
+      sites[tr::attention_site_name(site)] = t;
+      attention_ms += t;
+    }
+    for (size_t i = 0; i < work.linears.size(); ++i) {
+      const LinearUse& u = work.linears[i];
+      if (!u.w->weight.defined()) continue;
+      const Tensor x = random_bf16({u.rows, u.w->weight.size(1)}, 5, 1.f, device);
+      const double one =
+          median(cuda_time_each(device.index, 3, [&] { ops::linear(x, u.w->weight, u.w->bias); }));
+      linear_ms += (i < work.block_linears ? config.num_layers : 1) * one;
+    }
+
+    const double rope_ms = host_rope_ms(config, video.positions);
+    const double tflops = work.flops / (ms * 1e-3) / 1e12, ref = reference_ms(opt.model, shape_name);
+    std::printf("%-6s %-7s %8lld %10.1f %9.1f %5.1f%% %9.2f %8.0f %9.3f\n", opt.model.c_str(),
+                shape_name.c_str(), static_cast<long long>(tv), ms, tflops, 100 * tflops / opt.peak_tflops,
+                gib(peak), ref, ms / ref);
+    std::printf(
+        "  breakdown: attention %.1f ms (in the forward), linears %.1f ms (each alone at its shape), "
+        "rest %.1f ms; %.1f TFLOP\n",
+        attention_ms, linear_ms, ms - attention_ms - linear_ms, work.flops / 1e12);
+    std::printf("  host: the video RoPE tables take %.1f ms on the CPU per forward\n", rope_ms);
+    for (const auto& [name, t] : sites.items())
+      std::printf("    %-28s %8.1f ms\n", name.c_str(), t.get<double>());
+    rows.push_back({{"model", opt.model},
+                    {"shape", shape_name},
+                    {"video_tokens", tv},
+                    {"audio_tokens", kAudioTokens},
+                    {"text_tokens", kTextTokens},
+                    {"layers", config.num_layers},
+                    {"flops", work.flops},
+                    {"median_ms", ms},
+                    {"tflops", tflops},
+                    {"mfu", tflops / opt.peak_tflops},
+                    {"peak_allocated_gib", gib(peak)},
+                    {"weights_gib", gib(weight_bytes)},
+                    {"reference_ms", ref},
+                    {"ratio_to_reference", ms / ref},
+                    {"attention_ms", attention_ms},
+                    {"attention_ms_by_site", sites},
+                    {"linear_ms_isolated", linear_ms},
+                    {"host_video_rope_ms", rope_ms}});
+  }
+  if (!opt.json_path.empty()) {
+    json doc = {{"bench", "transformer"},
+                {"device", opt.device},
+                {"warmup", opt.warmup},
+                {"iterations", opt.iterations},
+                {"peak_tflops", opt.peak_tflops},
+                {"weights", "one block synthesized (bf16) and shared by every layer"},
+                {"results", rows}};
+    std::ofstream out(opt.json_path);
+    LTX2_CHECK(out.good(), "ltx2 bench transformer: cannot write --json file '{}'", opt.json_path);
+    out << doc.dump(2) << "\n";
+  }
+  return 0;
+}
+
+}  // namespace ltx2

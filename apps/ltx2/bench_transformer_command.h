@@ -1,0 +1,27 @@
+// `ltx2 bench transformer`: device time of one full-size LTX-2 transformer forward (video + audio,
+// bf16, random weights made on the GPU's side of the model's own loader) at the pipeline's stage-1
+// and full-resolution shapes: median ms after warm-up, TFLOP/s from the counted FLOPs, MFU, peak
+// device memory, the ratio to the reference's measured time, and the attention share per site.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <string>
+#include <vector>
+
+namespace ltx2 {
+
+struct BenchTransformerOptions {
+  std::string model = "19b";        // 19b | 22b
+  std::vector<std::string> shapes;  // stage1 | full; empty: both
+  std::string device = "cuda:0";
+  int warmup = 2, iterations = 5;
+  int layers = 0;  // 0: the model's 48
+  double peak_tflops = 989.0;
+  std::string json_path;
+};
+
+// Adds the `transformer` subcommand to `bench`; returns it (run run_bench_transformer when chosen).
+CLI::App* add_bench_transformer_command(CLI::App* bench, BenchTransformerOptions* opt);
+int run_bench_transformer(const BenchTransformerOptions& opt);
+
+}  // namespace ltx2
