@@ -116,7 +116,7 @@ TEST_CASE("fleet: a bounded queue refuses jobs beyond its size") {
     c.start();
     c.submit({});
     c.submit({});
-    REQUIRE_THROWS_WITH(c.submit({}), Catch::Contains("job queue is full"));
+    REQUIRE_THROWS_WITH(c.submit({}), Catch::Matchers::Contains("job queue is full"));
     REQUIRE(finish_job(c).done);
     c.submit({});  // room again
     REQUIRE(finish_job(c).done);
@@ -128,7 +128,7 @@ TEST_CASE("fleet: a bounded queue refuses jobs beyond its size") {
 TEST_CASE("fleet: start names the rank that failed or did not come up") {
   {
     Controller c(fleet_options(3, {{"fail_setup_rank", 1}}));
-    REQUIRE_THROWS_WITH(c.start(), Catch::Contains("rank 1") && Catch::Contains("setup exploded on purpose"));
+    REQUIRE_THROWS_WITH(c.start(), Catch::Matchers::Contains("rank 1") && Catch::Matchers::Contains("setup exploded on purpose"));
     REQUIRE_FALSE(c.running());
   }
   require_clean();
@@ -137,7 +137,7 @@ TEST_CASE("fleet: start names the rank that failed or did not come up") {
     opt.ready_timeout = 500ms;
     Controller c(opt);
     const auto begin = std::chrono::steady_clock::now();
-    REQUIRE_THROWS_WITH(c.start(), Catch::Contains("rank(s) 2 did not report ready within 500 ms"));
+    REQUIRE_THROWS_WITH(c.start(), Catch::Matchers::Contains("rank(s) 2 did not report ready within 500 ms"));
     REQUIRE(std::chrono::steady_clock::now() - begin < 3s);
   }
   require_clean();
@@ -146,14 +146,14 @@ TEST_CASE("fleet: start names the rank that failed or did not come up") {
     opt.devices = {Device::cpu(), Device::cuda(0)};
     Controller c(opt);
     REQUIRE_THROWS_WITH(c.start(),
-                        Catch::Contains("rank 1 owns cuda:0 but this executable has no GPU communicator"));
+                        Catch::Matchers::Contains("rank 1 owns cuda:0 but this executable has no GPU communicator"));
   }
   require_clean();
   {
     auto opt = fleet_options(2);
     opt.runner = "no.such.runner";
     Controller c(opt);
-    REQUIRE_THROWS_WITH(c.start(), Catch::Contains("unknown runner 'no.such.runner'"));
+    REQUIRE_THROWS_WITH(c.start(), Catch::Matchers::Contains("unknown runner 'no.such.runner'"));
   }
   require_clean();
 }
@@ -165,9 +165,9 @@ TEST_CASE("fleet: a corrupt job record is rejected and the fleet keeps serving")
     auto good = EncodedRecord({{"tiles", 1}}, {}).bytes();
     auto bad = good;
     bad[20] = '{';  // break the JSON header
-    REQUIRE_THROWS_WITH(c.submit_record(bad), Catch::Contains("corrupt job record"));
+    REQUIRE_THROWS_WITH(c.submit_record(bad), Catch::Matchers::Contains("corrupt job record"));
     std::vector<uint8_t> truncated(good.begin(), good.begin() + 10);
-    REQUIRE_THROWS_WITH(c.submit_record(truncated), Catch::Contains("corrupt job record"));
+    REQUIRE_THROWS_WITH(c.submit_record(truncated), Catch::Matchers::Contains("corrupt job record"));
     REQUIRE(c.unfinished_jobs() == 0);
     c.submit_record(good);
     REQUIRE(finish_job(c).done);
@@ -182,7 +182,7 @@ void failure_round(Controller& c) {
   auto sym = finish_job(c);
   REQUIRE(sym.failed);
   REQUIRE_FALSE(sym.asymmetric);
-  REQUIRE_THAT(sym.error, Catch::Contains("prompt is empty (rejected on purpose)"));
+  REQUIRE_THAT(sym.error, Catch::Matchers::Contains("prompt is empty (rejected on purpose)"));
   const auto pids = c.worker_pids();
 
   // An error on some ranks only (after the collective, so nobody is left waiting): asymmetric.
@@ -190,8 +190,8 @@ void failure_round(Controller& c) {
   auto asym = finish_job(c);
   REQUIRE(asym.failed);
   REQUIRE(asym.asymmetric);
-  REQUIRE_THAT(asym.error, Catch::Contains("rank(s) 1 only") && Catch::Contains("after 1 collective(s)") &&
-                               Catch::Contains("rank 1 disagrees"));
+  REQUIRE_THAT(asym.error, Catch::Matchers::Contains("rank(s) 1 only") && Catch::Matchers::Contains("after 1 collective(s)") &&
+                               Catch::Matchers::Contains("rank 1 disagrees"));
   REQUIRE(c.worker_pids() == pids);  // same workers: nothing was restarted
 
   // Fatal errors: broken within a bounded time, restarted, the job retried and done.
@@ -218,7 +218,7 @@ void failure_round(Controller& c) {
     for (const auto& ev : out.events)
       if (ev.kind == JobEvent::Kind::Retry) reason = ev.data["reason"];
     INFO(reason);
-    REQUIRE_THAT(reason, Catch::Contains(f.reason));
+    REQUIRE_THAT(reason, Catch::Matchers::Contains(f.reason));
     for (pid_t p : before) REQUIRE(kill(p, 0) != 0);  // the old workers are gone (killed and reaped)
   }
 }
@@ -246,10 +246,10 @@ TEST_CASE("fleet: without retries a fatal error breaks the fleet and start() ser
     const uint64_t queued = c.submit({});
     auto out = finish_job(c);
     REQUIRE(out.broken);
-    REQUIRE_THAT(out.error, Catch::Contains("rank 0") && Catch::Contains("killed by signal 9"));
+    REQUIRE_THAT(out.error, Catch::Matchers::Contains("rank 0") && Catch::Matchers::Contains("killed by signal 9"));
     REQUIRE_FALSE(c.running());
     REQUIRE(ltx2::test::child_pids().empty());
-    REQUIRE_THROWS_WITH(c.next(10ms), Catch::Contains("not running; call start() (it broke: job 1 failed"));
+    REQUIRE_THROWS_WITH(c.next(10ms), Catch::Matchers::Contains("not running; call start() (it broke: job 1 failed"));
     c.start();
     auto again = finish_job(c);
     REQUIRE((again.done && again.done->job_id == queued));
@@ -306,7 +306,7 @@ TEST_CASE("fleet: a job that keeps streaming still meets its timeout") {
     c.submit({{"tiles", 100000000}}, {}, 300ms);
     auto out = finish_job(c, 3s);  // consumes the tiles as fast as they come
     REQUIRE(out.broken);
-    REQUIRE_THAT(out.error, Catch::Contains("passed its timeout of 300 ms"));
+    REQUIRE_THAT(out.error, Catch::Matchers::Contains("passed its timeout of 300 ms"));
     REQUIRE(out.events.size() > 10);
     REQUIRE(out.seconds < 1.5);
   }
@@ -324,7 +324,7 @@ TEST_CASE("fleet: a frozen worker (no heartbeats) breaks the fleet") {
     kill(c.worker_pids()[0], SIGSTOP);
     auto out = finish_job(c, 3s);
     REQUIRE(out.broken);
-    REQUIRE_THAT(out.error, Catch::Contains("rank 0 sent no heartbeat for"));
+    REQUIRE_THAT(out.error, Catch::Matchers::Contains("rank 0 sent no heartbeat for"));
   }
   require_clean();
 }

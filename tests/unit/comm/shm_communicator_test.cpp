@@ -119,9 +119,9 @@ LTX2_COMM_SUITE(ShmProcessHarness, "shm processes")
 TEST_CASE("shm: a region that is too small or unformatted is refused") {
   std::vector<uint64_t> buf(1024, 0);
   REQUIRE_THROWS_WITH(ShmCommunicator(buf.data(), buf.size() * 8, 0, std::chrono::milliseconds(10)),
-                      Catch::Contains("not formatted"));
+                      Catch::Matchers::Contains("not formatted"));
   REQUIRE_THROWS_WITH(ShmCommunicator::format_region(buf.data(), buf.size() * 8, 2, 1024),
-                      Catch::Contains("too small"));
+                      Catch::Matchers::Contains("too small"));
 }
 
 TEST_CASE("shm: a communicator refuses calls after it failed") {
@@ -130,6 +130,6 @@ TEST_CASE("shm: a communicator refuses calls after it failed") {
   ShmCommunicator::format_region(buf.data(), bytes, 1, 4096);
   ShmCommunicator::abort(buf.data(), "driver declared the fleet broken");
   ShmCommunicator comm(buf.data(), bytes, 0, std::chrono::milliseconds(100));
-  REQUIRE_THROWS_WITH(comm.barrier(), Catch::Contains("driver declared the fleet broken"));
-  REQUIRE_THROWS_WITH(comm.barrier(), Catch::Contains("failed earlier"));
+  REQUIRE_THROWS_WITH(comm.barrier(), Catch::Matchers::Contains("driver declared the fleet broken"));
+  REQUIRE_THROWS_WITH(comm.barrier(), Catch::Matchers::Contains("failed earlier"));
 }

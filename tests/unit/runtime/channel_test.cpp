@@ -40,7 +40,7 @@ TEST_CASE("channel: the setup record and layout are readable by an attaching wor
   REQUIRE(w.world() == 3);
   REQUIRE(w.setup_record().meta["config"]["k"] == 1);
   std::vector<uint8_t> junk(sizeof(ControlBlock), 0);
-  REQUIRE_THROWS_WITH(FleetChannel::attach(junk.data(), junk.size()), Catch::Contains("not a version"));
+  REQUIRE_THROWS_WITH(FleetChannel::attach(junk.data(), junk.size()), Catch::Matchers::Contains("not a version"));
 }
 
 TEST_CASE("channel: a job slot is reused only once every rank finished the job it held") {
@@ -59,10 +59,10 @@ TEST_CASE("channel: a job slot is reused only once every rank finished the job i
   REQUIRE(posted->attempt == 1);
   REQUIRE(decode_record(posted->record, posted->bytes, "job").meta["n"] == 1);
   REQUIRE_FALSE(r.ch.posted_job(4));
-  REQUIRE_THROWS_WITH(r.ch.posted_job(1), Catch::Contains("holds job 3 where job 1 was expected"));
-  REQUIRE_THROWS_WITH(r.ch.try_post_job(5, 104, 0, job), Catch::Contains("out of order"));
+  REQUIRE_THROWS_WITH(r.ch.posted_job(1), Catch::Matchers::Contains("holds job 3 where job 1 was expected"));
+  REQUIRE_THROWS_WITH(r.ch.try_post_job(5, 104, 0, job), Catch::Matchers::Contains("out of order"));
   REQUIRE_THROWS_WITH(r.ch.try_post_job(4, 103, 0, std::vector<uint8_t>(5000)),
-                      Catch::Contains("exceeds the job slot"));
+                      Catch::Matchers::Contains("exceeds the job slot"));
 }
 
 TEST_CASE("channel: result rings keep order across many wrap-arounds") {
@@ -93,13 +93,13 @@ TEST_CASE("channel: a full ring pushes back and an oversized result is refused")
   auto give_up_after_one_wait = [&] { return waited++ == 0; };
   REQUIRE_THROWS_WITH(
       r.ch.push_result(0, EncodedRecord({}, {{"t", Tensor::zeros({1000})}}), give_up_after_one_wait),
-      Catch::Contains("does not fit the result ring"));
+      Catch::Matchers::Contains("does not fit the result ring"));
   int pushed = 0;
   try {
     for (;; ++pushed)
       r.ch.push_result(0, EncodedRecord({}, {{"t", Tensor::zeros({100})}}), [] { return false; });
   } catch (const Error& e) {
-    REQUIRE_THAT(e.what(), Catch::Contains("gave up waiting for space"));
+    REQUIRE_THAT(e.what(), Catch::Matchers::Contains("gave up waiting for space"));
   }
   REQUIRE(pushed >= 4);
   REQUIRE(r.ch.pop_result(0));

@@ -35,11 +35,11 @@ class VisibleDevices {
 TEST_CASE("launcher: --gpus lists are parsed strictly") {
   REQUIRE(parse_gpu_list("0,2") == std::vector<int>{0, 2});
   REQUIRE(parse_gpu_list("3") == std::vector<int>{3});
-  REQUIRE_THROWS_WITH(parse_gpu_list(""), Catch::Contains("empty"));
-  REQUIRE_THROWS_WITH(parse_gpu_list("a"), Catch::Contains("'a' is not a GPU index"));
-  REQUIRE_THROWS_WITH(parse_gpu_list("-1"), Catch::Contains("not a GPU index"));
-  REQUIRE_THROWS_WITH(parse_gpu_list("1,,2"), Catch::Contains("not a GPU index"));
-  REQUIRE_THROWS_WITH(parse_gpu_list("0,1,0"), Catch::Contains("GPU 0 is listed twice"));
+  REQUIRE_THROWS_WITH(parse_gpu_list(""), Catch::Matchers::Contains("empty"));
+  REQUIRE_THROWS_WITH(parse_gpu_list("a"), Catch::Matchers::Contains("'a' is not a GPU index"));
+  REQUIRE_THROWS_WITH(parse_gpu_list("-1"), Catch::Matchers::Contains("not a GPU index"));
+  REQUIRE_THROWS_WITH(parse_gpu_list("1,,2"), Catch::Matchers::Contains("not a GPU index"));
+  REQUIRE_THROWS_WITH(parse_gpu_list("0,1,0"), Catch::Matchers::Contains("GPU 0 is listed twice"));
 }
 
 TEST_CASE("launcher: visible GPUs follow CUDA_VISIBLE_DEVICES without touching CUDA") {
@@ -48,7 +48,7 @@ TEST_CASE("launcher: visible GPUs follow CUDA_VISIBLE_DEVICES without touching C
     REQUIRE(visible_gpu_count() == 3);
     REQUIRE(plan_devices({}, 0) == std::vector<Device>{Device::cuda(0), Device::cuda(1), Device::cuda(2)});
     REQUIRE(plan_devices({0, 2}, 0) == std::vector<Device>{Device::cuda(0), Device::cuda(2)});
-    REQUIRE_THROWS_WITH(plan_devices({3}, 0), Catch::Contains("GPU 3 is not visible (3 visible)"));
+    REQUIRE_THROWS_WITH(plan_devices({3}, 0), Catch::Matchers::Contains("GPU 3 is not visible (3 visible)"));
   }
   {
     VisibleDevices v("0,-1,2");  // CUDA stops at the first invalid entry
@@ -61,11 +61,11 @@ TEST_CASE("launcher: visible GPUs follow CUDA_VISIBLE_DEVICES without touching C
   {
     VisibleDevices v("");
     REQUIRE(visible_gpu_count() == 0);
-    REQUIRE_THROWS_WITH(plan_devices({}, 0), Catch::Contains("use --ranks N"));
+    REQUIRE_THROWS_WITH(plan_devices({}, 0), Catch::Matchers::Contains("use --ranks N"));
     REQUIRE(plan_devices({}, 3) == std::vector<Device>(3, Device::cpu()));
   }
-  REQUIRE_THROWS_WITH(plan_devices({0}, 2), Catch::Contains("cannot be combined"));
-  REQUIRE_THROWS_WITH(plan_devices({}, -1), Catch::Contains("must not be negative"));
+  REQUIRE_THROWS_WITH(plan_devices({0}, 2), Catch::Matchers::Contains("cannot be combined"));
+  REQUIRE_THROWS_WITH(plan_devices({}, -1), Catch::Matchers::Contains("must not be negative"));
 }
 
 TEST_CASE("launcher: workers are spawned, killed and reaped") {
@@ -83,7 +83,7 @@ TEST_CASE("launcher: workers are spawned, killed and reaped") {
   kill_and_reap(sleepers);
   REQUIRE(sleepers == std::vector<pid_t>{-1, -1});
   for (pid_t p : original) REQUIRE(waitpid(p, &status, WNOHANG) == -1);  // reaped: no zombie left
-  REQUIRE_THAT(describe_wait_status(9), Catch::Contains("killed by signal 9"));
+  REQUIRE_THAT(describe_wait_status(9), Catch::Matchers::Contains("killed by signal 9"));
 }
 
 }  // namespace

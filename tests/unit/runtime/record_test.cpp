@@ -35,19 +35,19 @@ TEST_CASE("record: tensors and fields survive a round trip") {
   REQUIRE(rec.tensor("ids").to_vector_i64() == std::vector<int64_t>{1, 2, 3});
   REQUIRE(rec.tensor("empty").shape() == Shape{0, 4});
   REQUIRE(rec.tensor("scalar").item() == 2.5f);
-  REQUIRE_THROWS_WITH(rec.tensor("nope"), Catch::Contains("no tensor 'nope'"));
+  REQUIRE_THROWS_WITH(rec.tensor("nope"), Catch::Matchers::Contains("no tensor 'nope'"));
 }
 
 TEST_CASE("record: the 'tensors' key is reserved and headers must be objects") {
-  REQUIRE_THROWS_WITH(EncodedRecord({{"tensors", 1}}, {}), Catch::Contains("reserved"));
-  REQUIRE_THROWS_WITH(EncodedRecord(nlohmann::json::array(), {}), Catch::Contains("JSON object"));
+  REQUIRE_THROWS_WITH(EncodedRecord({{"tensors", 1}}, {}), Catch::Matchers::Contains("reserved"));
+  REQUIRE_THROWS_WITH(EncodedRecord(nlohmann::json::array(), {}), Catch::Matchers::Contains("JSON object"));
 }
 
 TEST_CASE("record: every truncation is rejected with a message") {
   const auto bytes = sample();
   for (size_t n = 0; n < bytes.size(); ++n) {
     INFO("length " << n);
-    REQUIRE_THROWS_WITH(decode_record(bytes.data(), n, "job record"), Catch::Contains("corrupt job record"));
+    REQUIRE_THROWS_WITH(decode_record(bytes.data(), n, "job record"), Catch::Matchers::Contains("corrupt job record"));
   }
 }
 
@@ -65,31 +65,31 @@ TEST_CASE("record: specific corruptions name the fault") {
   };
   auto decode = [](const std::vector<uint8_t>& b) { decode_record(b.data(), b.size(), "job record"); };
   REQUIRE_NOTHROW(decode(with_header(R"({"tensors":[]})", 0)));
-  REQUIRE_THROWS_WITH(decode(with_header(R"([1,2])", 0)), Catch::Contains("not a JSON object"));
-  REQUIRE_THROWS_WITH(decode(with_header(R"({"a":1})", 0)), Catch::Contains("no 'tensors' list"));
+  REQUIRE_THROWS_WITH(decode(with_header(R"([1,2])", 0)), Catch::Matchers::Contains("not a JSON object"));
+  REQUIRE_THROWS_WITH(decode(with_header(R"({"a":1})", 0)), Catch::Matchers::Contains("no 'tensors' list"));
   REQUIRE_THROWS_WITH(
       decode(
           with_header(R"({"tensors":[{"name":"x","dtype":"f64","shape":[2],"offset":0,"bytes":16}]})", 64)),
-      Catch::Contains("unknown dtype"));
+      Catch::Matchers::Contains("unknown dtype"));
   REQUIRE_THROWS_WITH(
       decode(
           with_header(R"({"tensors":[{"name":"x","dtype":"f32","shape":[-2],"offset":0,"bytes":8}]})", 64)),
-      Catch::Contains("bad shape"));
+      Catch::Matchers::Contains("bad shape"));
   REQUIRE_THROWS_WITH(
       decode(with_header(R"({"tensors":[{"name":"x","dtype":"f32","shape":[3],"offset":0,"bytes":8}]})", 64)),
-      Catch::Contains("has 8 bytes for shape"));
+      Catch::Matchers::Contains("has 8 bytes for shape"));
   REQUIRE_THROWS_WITH(
       decode(
           with_header(R"({"tensors":[{"name":"x","dtype":"f32","shape":[32],"offset":0,"bytes":128}]})", 64)),
-      Catch::Contains("outside the 64-byte payload"));
+      Catch::Matchers::Contains("outside the 64-byte payload"));
   REQUIRE_THROWS_WITH(
       decode(with_header(R"({"tensors":[{"name":"x","dtype":"f32","shape":[1],"offset":4,"bytes":4}]})", 64)),
-      Catch::Contains("outside"));
+      Catch::Matchers::Contains("outside"));
   REQUIRE_THROWS_WITH(decode(with_header(R"({"tensors":[{"name":"x"}]})", 0)),
-                      Catch::Contains("malformed tensor"));
+                      Catch::Matchers::Contains("malformed tensor"));
   auto bad_magic = with_header(R"({"tensors":[]})", 0);
   bad_magic[0] ^= 1;
-  REQUIRE_THROWS_WITH(decode(bad_magic), Catch::Contains("bad magic"));
+  REQUIRE_THROWS_WITH(decode(bad_magic), Catch::Matchers::Contains("bad magic"));
 }
 
 TEST_CASE("record: random byte corruption is decoded or rejected, never crashes") {

@@ -35,9 +35,9 @@ TEST_CASE("shm region: bad descriptors and sizes are refused") {
   int fds[2];
   REQUIRE(pipe(fds) == 0);
   close(fds[1]);
-  REQUIRE_THROWS_WITH(ShmRegion::adopt(fds[0]), Catch::Contains("not a shared-memory object"));
-  REQUIRE_THROWS_WITH(ShmRegion::create("/ltx2t-unit-zero", 0), Catch::Contains("size must be positive"));
-  REQUIRE_THROWS_WITH(ShmRegion::create("no-slash/x", 4096), Catch::Contains("shm_open failed"));
+  REQUIRE_THROWS_WITH(ShmRegion::adopt(fds[0]), Catch::Matchers::Contains("not a shared-memory object"));
+  REQUIRE_THROWS_WITH(ShmRegion::create("/ltx2t-unit-zero", 0), Catch::Matchers::Contains("size must be positive"));
+  REQUIRE_THROWS_WITH(ShmRegion::create("no-slash/x", 4096), Catch::Matchers::Contains("shm_open failed"));
 }
 
 }  // namespace
