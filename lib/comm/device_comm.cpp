@@ -1,6 +1,10 @@
 // The GPU communicator factory registry (see device_comm.h).
 #include "comm/device_comm.h"
 
+#ifdef LTX2_WITH_NCCL
+#include "comm/nccl/nccl_communicator.h"
+#endif
+
 namespace ltx2::comm {
 namespace {
 
@@ -16,6 +20,10 @@ void set_device_comm_factory(DeviceCommFactory f) {
 }
 
 std::unique_ptr<Communicator> make_device_comm(const DeviceCommInit& init) {
+#ifdef LTX2_WITH_NCCL
+  // NCCL is the engine unless the executable installed another one (tests do).
+  if (factory() == nullptr) return make_nccl_communicator(init);
+#endif
   LTX2_CHECK(factory() != nullptr,
              "rank {} owns {} but this executable has no GPU communicator; use --ranks N", init.rank,
              init.device.str());
