@@ -33,9 +33,9 @@ struct Prediction {
 // One transformer pass: x0 per stream, back on the CPU where the loop keeps its states.
 Prediction predict(const DenoiseStage& stage, tr::Modality video, tr::Modality audio,
                    const tr::BatchedPerturbations& perturbations) {
-  const tr::TransformerOutput v = stage.forward
-                                      ? stage.forward(stage.name, *stage.transformer, &video, &audio, perturbations)
-                                      : stage.transformer->forward(&video, &audio, perturbations);
+  const tr::TransformerOutput v =
+      stage.forward ? stage.forward(stage.name, *stage.transformer, &video, &audio, perturbations)
+                    : stage.transformer->forward(&video, &audio, perturbations);
   return {tr::denoised_from_velocity(video.latent, v.video, video.timesteps).to(Device::cpu()),
           tr::denoised_from_velocity(audio.latent, v.audio, audio.timesteps).to(Device::cpu())};
 }

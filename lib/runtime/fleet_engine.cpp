@@ -12,14 +12,15 @@
 //   "audio"      rank 0, {sample_rate} + "waveform" [2, N]
 #include "runtime/fleet_engine.h"
 
+#include <array>
 #include <map>
 
 #include "core/error.h"
 #include "ops/shape.h"
 #include "parallel/sequence_parallel.h"
 #include "parallel/tdp.h"
-#include "parallel/vae_tile_plan.h"
 #include "parallel/tile_split.h"
+#include "parallel/vae_tile_plan.h"
 #include "pipeline/latent_tools.h"
 #include "pipeline/two_stage_flow.h"
 #include "runtime/controller.h"
@@ -38,11 +39,14 @@ constexpr const char* kTwoStageRunner = "pipeline.two_stage";
 // A tile piece stays well inside the result ring (ChannelSizes::ring_capacity, 32 MiB).
 constexpr size_t kTilePieceBytes = 8 << 20;
 
-// The reference's distributed decode tiling (multigpu.md 5.3): frames untiled, height and width
-// split balanced_tile_split(world) ways with `overlap` latent cells, each clamped so the split is
-// legal on this grid (at most one tile per latent cell, overlap <= extent - tiles).
-parallel::GridTiling vae_tiling(const parallel::GridExtent& grid, int world, int64_t overlap) {
-  const auto [small, large] = parallel::balanced_tile_split(world);
+// The distributed decode tiling: frames untiled, height and width split in `tiles` (0: the
+// reference's balanced_tile_split(world), multigpu.md 5.3) with `overlap` latent cells, each
+// clamped so the split is legal on this grid (at most one tile per cell, overlap <= extent - tiles).
+parallel::GridTiling vae_tiling(const parallel::GridExtent& grid, int world, std::array<int64_t, 2> tiles,
+                                int64_t overlap) {
+  auto [small, large] = parallel::balanced_tile_split(world);
+  if (tiles[0] > 0) small = tiles[0];
+  if (tiles[1] > 0) large = tiles[1];
   const auto axis = [&](int64_t extent, int64_t tiles) {
     tiles = std::min(tiles, extent);
     return parallel::AxisTiling{tiles, tiles > 1 ? std::min(overlap, extent - tiles) : 0};
@@ -64,6 +68,7 @@ class PipelineRunner final : public Runner {
     const int64_t h = config.at("tdp_height_tiles"), w = config.at("tdp_width_tiles"),
                   overlap = config.at("tdp_overlap");
     vae_overlap_ = config.at("vae_overlap");
+    vae_tiles_ = {config.at("vae_height_tiles"), config.at("vae_width_tiles")};
     tdp_tiling_ = {parallel::AxisTiling{1, 0}, parallel::AxisTiling{h > 0 ? h : small, overlap},
                    parallel::AxisTiling{w > 0 ? w : large, overlap}};
     pipeline::PipelineOptions options;
@@ -78,7 +83,8 @@ class PipelineRunner final : public Runner {
                                   const std::function<void(const Tensor&)>&) {
       decode(decoder, latent, timestep);
     };
-    engine_ = pipeline::make_local_engine(kind_, model_paths_from_json(config.at("paths")), std::move(options));
+    engine_ =
+        pipeline::make_local_engine(kind_, model_paths_from_json(config.at("paths")), std::move(options));
   }
 
   json run(const Job& job, ResultSink& out) override {
@@ -104,7 +110,8 @@ class PipelineRunner final : public Runner {
                                 const tr::Modality* video, const tr::Modality* audio,
                                 const tr::BatchedPerturbations& perturbations) {
     if (ctx_.world_size == 1) return model.forward(video, audio, perturbations);
-    if (stage2_tdp_ && stage == "stage2" && video != nullptr) return tdp_forward(model, *video, audio, perturbations);
+    if (stage2_tdp_ && stage == "stage2" && video != nullptr)
+      return tdp_forward(model, *video, audio, perturbations);
     parallel::SequenceParallelTransformer sp(model.config(), model.weights(), *ctx_.comm);
     return sp.forward(video, audio, perturbations);
   }
@@ -112,7 +119,8 @@ class PipelineRunner final : public Runner {
   // Tiled data parallel (multigpu.md 4.4): this rank's tiles with the full model, blended, then one
   // SUM all-reduce of the video and audio partials together.
   tr::TransformerOutput tdp_forward(const tr::Transformer& model, const tr::Modality& video,
-                                    const tr::Modality* audio, const tr::BatchedPerturbations& perturbations) {
+                                    const tr::Modality* audio,
+                                    const tr::BatchedPerturbations& perturbations) {
     const parallel::TdpTilePlan plan(stage2_grid_, tdp_tiling_);
     parallel::TokenSequence seq;
     seq.latent = video.latent;
@@ -152,16 +160,19 @@ class PipelineRunner final : public Runner {
     LTX2_CHECK(sink_ != nullptr, "fleet decode outside a job");
     const parallel::GridExtent grid = {latent.size(2), latent.size(3), latent.size(4)};
     const auto f = decoder.config().scale_factors();
-    const parallel::GridTiling tiling = vae_tiling(grid, ctx_.world_size, vae_overlap_);
+    const parallel::GridTiling tiling = vae_tiling(grid, ctx_.world_size, vae_tiles_, vae_overlap_);
     const parallel::VaeTilePlan plan = parallel::plan_vae_tiles(grid, tiling, {f.time, f.height, f.width});
     if (ctx_.rank == 0) {
       json axes = json::array();
       for (const parallel::AxisTiling& a : tiling) axes.push_back({a.num_tiles, a.overlap});
       sink_->output("video_plan", {{"grid", grid}, {"scale", {f.time, f.height, f.width}}, {"tiling", axes}});
     }
-    for (int64_t i : parallel::tiles_for_rank(static_cast<int64_t>(plan.tiles.size()), ctx_.rank, ctx_.world_size)) {
+    for (int64_t i :
+         parallel::tiles_for_rank(static_cast<int64_t>(plan.tiles.size()), ctx_.rank, ctx_.world_size)) {
       const auto& [tf, th, tw] = plan.tiles[static_cast<size_t>(i)].latent;
-      const Tensor piece = latent.slice(2, tf.start, tf.stop).slice(3, th.start, th.stop).slice(4, tw.start, tw.stop)
+      const Tensor piece = latent.slice(2, tf.start, tf.stop)
+                               .slice(3, th.start, th.stop)
+                               .slice(4, tw.start, tw.stop)
                                .contiguous();
       const Tensor pixels = pipeline::to_frames(decoder.decode(piece, timestep).to(Device::cpu()));
       const int64_t frames = pixels.size(0);
@@ -178,6 +189,7 @@ class PipelineRunner final : public Runner {
   PipelineKind kind_;
   RunnerContext ctx_;
   bool stage2_tdp_ = false;
+  std::array<int64_t, 2> vae_tiles_{};
   int64_t vae_overlap_ = 4;
   parallel::GridTiling tdp_tiling_{};
   parallel::GridExtent stage2_grid_{};
@@ -185,8 +197,8 @@ class PipelineRunner final : public Runner {
   ResultSink* sink_ = nullptr;
 };
 
-const bool registered_distilled =
-    register_runner(kDistilledRunner, [] { return std::make_unique<PipelineRunner>(PipelineKind::Distilled); });
+const bool registered_distilled = register_runner(
+    kDistilledRunner, [] { return std::make_unique<PipelineRunner>(PipelineKind::Distilled); });
 const bool registered_two_stage =
     register_runner(kTwoStageRunner, [] { return std::make_unique<PipelineRunner>(PipelineKind::TwoStage); });
 
@@ -217,10 +229,11 @@ class ResultAssembler {
       }
     } else if (e.name == "video_plan") {
       parallel::GridTiling tiling;
-      for (size_t i = 0; i < 3; ++i) tiling[i] = {e.data.at("tiling").at(i).at(0), e.data.at("tiling").at(i).at(1)};
+      for (size_t i = 0; i < 3; ++i)
+        tiling[i] = {e.data.at("tiling").at(i).at(0), e.data.at("tiling").at(i).at(1)};
       const json& sc = e.data.at("scale");
-      plan_ = std::make_unique<parallel::VaeTilePlan>(
-          parallel::plan_vae_tiles(e.data.at("grid").get<parallel::GridExtent>(), tiling, {sc.at(0), sc.at(1), sc.at(2)}));
+      plan_ = std::make_unique<parallel::VaeTilePlan>(parallel::plan_vae_tiles(
+          e.data.at("grid").get<parallel::GridExtent>(), tiling, {sc.at(0), sc.at(1), sc.at(2)}));
       if (!parallel::masks_are_complementary(*plan_)) dense_weights_ = parallel::dense_blend_weights(*plan_);
       batches_ = parallel::temporal_batches(plan_->pixel_extent[0], world_);
       feed();
@@ -237,7 +250,8 @@ class ResultAssembler {
 
   void finish() const {
     LTX2_CHECK(plan_ != nullptr && next_batch_ == batches_.size(),
-               "fleet engine: the job ended with {} of {} frame batches assembled", next_batch_, batches_.size());
+               "fleet engine: the job ended with {} of {} frame batches assembled", next_batch_,
+               batches_.size());
   }
 
  private:
@@ -253,8 +267,8 @@ class ResultAssembler {
     list.push_back(tensor_of(e, "pixels"));
     int64_t have = 0;
     for (const Tensor& p : list) have += p.size(0);
-    LTX2_CHECK(have - list.back().size(0) == start, "fleet engine: tile {} piece at frame {} out of order", tile,
-               start);
+    LTX2_CHECK(have - list.back().size(0) == start, "fleet engine: tile {} piece at frame {} out of order",
+               tile, start);
     if (have < frames) return;
     ready_[tile] = list.size() == 1 ? list[0] : ops::cat(list, 0);
     pieces_.erase(tile);
@@ -264,7 +278,8 @@ class ResultAssembler {
   // summing tiles by rank then each rank's order (multigpu.md 5.2).
   void feed() {
     if (!plan_) return;
-    const std::vector<int64_t> order = parallel::assembly_order(static_cast<int64_t>(plan_->tiles.size()), world_);
+    const std::vector<int64_t> order =
+        parallel::assembly_order(static_cast<int64_t>(plan_->tiles.size()), world_);
     while (next_batch_ < batches_.size()) {
       const auto [start, stop] = batches_[next_batch_];
       std::vector<parallel::DecodedTile> tiles;
@@ -320,17 +335,10 @@ class FleetEngine final : public pipeline::GenerationEngine {
       const std::optional<JobEvent> e = controller_.next(std::chrono::milliseconds(100));
       if (!e) continue;
       switch (e->kind) {
-        case JobEvent::Kind::Output:
-          assembler.on_output(*e);
-          break;
-        case JobEvent::Kind::Retry:
-          assembler.restart();
-          break;
-        case JobEvent::Kind::Progress:
-          break;
-        case JobEvent::Kind::Done:
-          assembler.finish();
-          return;
+        case JobEvent::Kind::Output: assembler.on_output(*e); break;
+        case JobEvent::Kind::Retry: assembler.restart(); break;
+        case JobEvent::Kind::Progress: break;
+        case JobEvent::Kind::Done: assembler.finish(); return;
       }
     }
   }
@@ -346,14 +354,15 @@ class FleetEngine final : public pipeline::GenerationEngine {
 std::vector<Device> fleet_devices(const FleetEngineOptions& opt) {
   LTX2_CHECK(opt.stage2_parallel == "tdp" || opt.stage2_parallel == "sp",
              "--stage2-parallel must be 'tdp' or 'sp', got '{}'", opt.stage2_parallel);
-  LTX2_CHECK(opt.tdp_height_tiles >= 0 && opt.tdp_width_tiles >= 0 && opt.tdp_overlap >= 0 && opt.vae_overlap >= 0,
-             "TDP tile counts and the TDP and VAE overlaps must not be negative");
+  LTX2_CHECK(opt.tdp_height_tiles >= 0 && opt.tdp_width_tiles >= 0 && opt.tdp_overlap >= 0 &&
+                 opt.vae_height_tiles >= 0 && opt.vae_width_tiles >= 0 && opt.vae_overlap >= 0,
+             "TDP / VAE tile counts and overlaps must not be negative");
   LTX2_CHECK(opt.retries >= 0, "--retries must not be negative, got {}", opt.retries);
   for (int g : opt.gpus) LTX2_CHECK(g >= 0, "--gpus: negative device index {}", g);
   LTX2_CHECK(!opt.gpus.empty() || opt.ranks >= 1, "--ranks must be at least 1, got {}", opt.ranks);
   const std::vector<Device> devices = plan_devices(opt.gpus, opt.gpus.empty() ? opt.ranks : 0);
-  LTX2_CHECK(static_cast<int>(devices.size()) <= kMaxRanks, "a fleet has at most {} ranks, asked for {}", kMaxRanks,
-             devices.size());
+  LTX2_CHECK(static_cast<int>(devices.size()) <= kMaxRanks, "a fleet has at most {} ranks, asked for {}",
+             kMaxRanks, devices.size());
   return devices;
 }
 
@@ -368,6 +377,8 @@ std::unique_ptr<pipeline::GenerationEngine> make_fleet_engine(PipelineKind kind,
                         {"tdp_height_tiles", opt.tdp_height_tiles},
                         {"tdp_width_tiles", opt.tdp_width_tiles},
                         {"tdp_overlap", opt.tdp_overlap},
+                        {"vae_height_tiles", opt.vae_height_tiles},
+                        {"vae_width_tiles", opt.vae_width_tiles},
                         {"vae_overlap", opt.vae_overlap}};
   fleet.shm_prefix = opt.shm_prefix;
   fleet.ready_timeout = opt.ready_timeout;

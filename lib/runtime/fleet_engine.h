@@ -31,16 +31,18 @@
 namespace ltx2::runtime {
 
 struct FleetEngineOptions {
-  int ranks = 1;          // CPU worker processes (used when gpus is empty)
-  std::vector<int> gpus;  // CUDA device indices, one worker each
-  int retries = 0;        // fleet restarts per request after a fatal failure
+  int ranks = 1;                        // CPU worker processes (used when gpus is empty)
+  std::vector<int> gpus;                // CUDA device indices, one worker each
+  int retries = 0;                      // fleet restarts per request after a fatal failure
   std::string stage2_parallel = "tdp";  // two-stage stage 2: "tdp" (tiled data parallel) or "sp"
   // TDP tile counts per latent axis: 0 = the reference's balanced_tile_split(world) (height the
   // smaller factor, width the larger); frames untiled. Overlap in latent cells (reference: 5).
   int64_t tdp_height_tiles = 0, tdp_width_tiles = 0;
   int64_t tdp_overlap = 5;
-  // Distributed decode: height x width tiles balanced_tile_split(world) with this overlap in latent
-  // cells (reference: 4), frames untiled; clamped per axis to what the latent grid allows.
+  // Distributed decode tile counts per latent axis: 0 = the reference's balanced_tile_split(world)
+  // (the decode then depends on the rank count, as tiled decodes differ from whole ones); frames
+  // untiled. Overlap in latent cells (reference: 4). Clamped per axis to what the grid allows.
+  int64_t vae_height_tiles = 0, vae_width_tiles = 0;
   int64_t vae_overlap = 4;
   std::chrono::milliseconds ready_timeout{std::chrono::minutes(30)};
   std::chrono::milliseconds collective_timeout{std::chrono::minutes(5)};
