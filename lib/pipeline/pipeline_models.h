@@ -50,6 +50,9 @@ struct PipelineOptions {
   VideoDecodeFn video_decode;
   // Empty: Transformer::forward in this process.
   TransformerForwardFn transformer_forward;
+  // Empty: the distilled stage-2 list (stage2_distilled_sigmas); a tiled data parallel stage 2
+  // uses the reference's lower-start [0.625, 0.4, 0.0] (multigpu.md 4.8).
+  std::vector<float> stage2_sigmas;
 };
 
 // How a run reports. Every member may be empty.

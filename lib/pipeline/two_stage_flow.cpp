@@ -188,7 +188,8 @@ void run_two_stage_flow(PipelineModels& m, const GenerationRequest& r, const Sta
       upsampler::upsample_video(*m.upsampler, stage1.video_latent, m.video_encoder->statistics());
   probe(cb, "upsampled_video_latent", upsampled);
 
-  const std::vector<float>& sigmas2 = stage2_distilled_sigmas();
+  const std::vector<float>& sigmas2 =
+      m.options.stage2_sigmas.empty() ? stage2_distilled_sigmas() : m.options.stage2_sigmas;
   StageSetup s2{"stage2",
                 r.height,
                 r.width,

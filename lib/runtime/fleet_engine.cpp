@@ -73,6 +73,7 @@ class PipelineRunner final : public Runner {
                    parallel::AxisTiling{w > 0 ? w : large, overlap}};
     pipeline::PipelineOptions options;
     options.device = ctx.device;
+    if (stage2_tdp_ && ctx.world_size > 1) options.stage2_sigmas = {0.625f, 0.4f, 0.0f};
     options.transformer_forward = [this](const std::string& stage, const tr::Transformer& model,
                                          const tr::Modality* video, const tr::Modality* audio,
                                          const tr::BatchedPerturbations& perturbations) {

@@ -4,7 +4,8 @@
 // Every rank loads the models once (runner setup) and runs each request in SPMD lockstep:
 // - transformer calls run sequence parallel over all ranks (PipelineOptions::transformer_forward);
 //   the two-stage pipeline's stage 2 runs tiled data parallel instead when stage2_parallel is
-//   "tdp" (multigpu.md 4: tiles round-robin over the ranks, one SUM all-reduce);
+//   "tdp" (multigpu.md 4: tiles round-robin over the ranks, one SUM all-reduce, stage-2 sigmas
+//   [0.625, 0.4, 0.0]; the audio stays stage 1's, which ran sequence parallel);
 // - the video decode is distributed (PipelineOptions::video_decode, multigpu.md 5): rank r decodes
 //   tiles r, r + W, ... of the reference's plan (parallel/vae_tile_plan.h) and streams them to the
 //   driver, which blends them with the reference's weights and hands out frames in time order, one
