@@ -16,6 +16,7 @@
 #include <map>
 
 #include "core/error.h"
+#include "core/log.h"
 #include "ops/shape.h"
 #include "parallel/sequence_parallel.h"
 #include "parallel/tdp.h"
@@ -325,26 +326,54 @@ class FleetEngine final : public pipeline::GenerationEngine {
       : kind_(kind), world_(static_cast<int>(options.devices.size())), controller_(std::move(options)) {
     controller_.start();
   }
-  ~FleetEngine() override { controller_.shutdown(); }
+  ~FleetEngine() override {
+    try {
+      controller_.shutdown();
+    } catch (const std::exception& e) {
+      spdlog::error("fleet engine: shutdown: {}", e.what());
+    }
+  }
 
   void generate(const GenerationRequest& request, const pipeline::PipelineCallbacks& callbacks) override {
     validate_request(request, kind_);
     if (!controller_.running()) controller_.start();
     controller_.submit({{"request", to_json(request)}});
     ResultAssembler assembler(callbacks, world_);
-    for (;;) {
-      const std::optional<JobEvent> e = controller_.next(std::chrono::milliseconds(100));
-      if (!e) continue;
-      switch (e->kind) {
-        case JobEvent::Kind::Output: assembler.on_output(*e); break;
-        case JobEvent::Kind::Retry: assembler.restart(); break;
-        case JobEvent::Kind::Progress: break;
-        case JobEvent::Kind::Done: assembler.finish(); return;
+    try {
+      for (;;) {
+        const std::optional<JobEvent> e = controller_.next(std::chrono::milliseconds(100));
+        if (!e) continue;
+        if (e->kind == JobEvent::Kind::Output) assembler.on_output(*e);
+        if (e->kind == JobEvent::Kind::Retry) assembler.restart();
+        if (e->kind == JobEvent::Kind::Done) break;
       }
+    } catch (const JobFailed&) {
+      throw;  // the job is over; the fleet serves the next one
+    } catch (const FleetBroken&) {
+      throw;  // the job was dropped; the next request restarts the fleet
+    } catch (const Interrupted&) {
+      throw;
+    } catch (...) {
+      // A callback or the assembly failed mid-job: let the job run out so that its results do not
+      // reach the next request.
+      drain_job();
+      throw;
     }
+    assembler.finish();
   }
 
  private:
+  void drain_job() {
+    try {
+      for (;;) {
+        const std::optional<JobEvent> e = controller_.next(std::chrono::milliseconds(100));
+        if (e && e->kind == JobEvent::Kind::Done) return;
+      }
+    } catch (const JobFailed&) {
+    } catch (const FleetBroken&) {
+    }
+  }
+
   PipelineKind kind_;
   int world_;
   Controller controller_;

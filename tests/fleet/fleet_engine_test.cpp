@@ -217,7 +217,11 @@ TEST_CASE("fleet engine: a worker killed mid-request is retried transparently, o
     o.retries = 0;
     auto engine = runtime::make_fleet_engine(PipelineKind::Distilled, tiny_paths(PipelineKind::Distilled), o);
     REQUIRE_THROWS_AS(generate(*engine, PipelineKind::Distilled, kill_a_worker), Error);
-    // The engine starts a fresh fleet for the next request.
+    // The engine starts a fresh fleet for the next request; a callback that throws mid-request
+    // ends it without leaving its results to the one after.
+    REQUIRE_THROWS_WITH(
+        generate(*engine, PipelineKind::Distilled, [] { throw std::runtime_error("caller gave up"); }),
+        "caller gave up");
     const Generated g = generate(*engine, PipelineKind::Distilled);
     CHECK(relative_diff(g.frames, local.frames) <= 1e-5);
   }
