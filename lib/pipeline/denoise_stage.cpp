@@ -31,9 +31,11 @@ struct Prediction {
 };
 
 // One transformer pass: x0 per stream, back on the CPU where the loop keeps its states.
-Prediction predict(const tr::Transformer& model, tr::Modality video, tr::Modality audio,
+Prediction predict(const DenoiseStage& stage, tr::Modality video, tr::Modality audio,
                    const tr::BatchedPerturbations& perturbations) {
-  const tr::TransformerOutput v = model.forward(&video, &audio, perturbations);
+  const tr::TransformerOutput v =
+      stage.forward ? stage.forward(stage.name, *stage.transformer, &video, &audio, perturbations)
+                    : stage.transformer->forward(&video, &audio, perturbations);
   return {tr::denoised_from_velocity(video.latent, v.video, video.timesteps).to(Device::cpu()),
           tr::denoised_from_velocity(audio.latent, v.audio, audio.timesteps).to(Device::cpu())};
 }
@@ -46,10 +48,9 @@ class StageDenoiser {
 
   Prediction operator()(int step) {
     const float sigma = stage_.sigmas[static_cast<size_t>(step)];
-    const tr::Transformer& model = *stage_.transformer;
     tr::Modality v = modality(video_, sigma, stage_.positive.video, stage_.device);
     tr::Modality a = modality(audio_, sigma, stage_.positive.audio, stage_.device);
-    if (!stage_.guidance) return predict(model, v, a, {});
+    if (!stage_.guidance) return predict(stage_, v, a, {});
 
     const StageGuidance& g = *stage_.guidance;
     const MultiModalGuider vg = g.video.guider_for_sigma(sigma), ag = g.audio.guider_for_sigma(sigma);
@@ -60,14 +61,14 @@ class StageDenoiser {
     const GuidancePasses passes = guidance_passes(vg, ag);
     const int64_t blocks = stage_.transformer->config().num_layers;
 
-    const Prediction cond = predict(model, v, a, {});
+    const Prediction cond = predict(stage_, v, a, {});
     record(step, "cond", cond);
     Prediction uncond, ptb, mod;
     if (passes.uncond) {
       tr::Modality nv = v, na = a;
       nv.context = on(g.negative.video, stage_.device);
       na.context = on(g.negative.audio, stage_.device);
-      uncond = predict(model, nv, na, {});
+      uncond = predict(stage_, nv, na, {});
       record(step, "uncond", uncond);
     }
     if (passes.perturbed) {
@@ -76,13 +77,13 @@ class StageDenoiser {
         list.push_back({tr::PerturbationType::SkipVideoSelfAttn, to_blocks(vg.params().stg_blocks)});
       if (ag.do_perturbed_generation())
         list.push_back({tr::PerturbationType::SkipAudioSelfAttn, to_blocks(ag.params().stg_blocks)});
-      ptb = predict(model, v, a, tr::BatchedPerturbations({list}, blocks));
+      ptb = predict(stage_, v, a, tr::BatchedPerturbations({list}, blocks));
       record(step, "ptb", ptb);
     }
     if (passes.isolated_modality) {
       const std::vector<tr::Perturbation> list = {{tr::PerturbationType::SkipA2VCrossAttn, std::nullopt},
                                                   {tr::PerturbationType::SkipV2ACrossAttn, std::nullopt}};
-      mod = predict(model, v, a, tr::BatchedPerturbations({list}, blocks));
+      mod = predict(stage_, v, a, tr::BatchedPerturbations({list}, blocks));
       record(step, "mod", mod);
     }
     Prediction out;

@@ -33,6 +33,7 @@ struct DenoiseStage {
   StageContexts positive;
   std::optional<StageGuidance> guidance;         // unset: one unguided pass per step
   LatentNoiseSource* ancestral_noise = nullptr;  // set: Euler-ancestral loop (eta 1) with these draws
+  TransformerForwardFn forward;                  // empty: transformer->forward
 };
 
 // Runs the loop in place on both states. Probes: <name>.step<i>.<video|audio>.denoised (before

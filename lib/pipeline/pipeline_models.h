@@ -33,6 +33,13 @@ using VideoDecodeFn = std::function<void(const video_vae::VideoDecoder& decoder,
                                          const Tensor& timestep, const video_vae::DecodeTilePlan& plan,
                                          const std::function<void(const Tensor&)>& on_chunk)>;
 
+// Runs one transformer pass of a stage ("stage1", "stage2") on `model` (its weights as they are
+// now, LoRAs included). The fleet plugs sequence parallel or tiled data parallel in here.
+using TransformerForwardFn = std::function<models::transformer::TransformerOutput(
+    const std::string& stage, const models::transformer::Transformer& model,
+    const models::transformer::Modality* video, const models::transformer::Modality* audio,
+    const models::transformer::BatchedPerturbations& perturbations)>;
+
 struct PipelineOptions {
   std::shared_ptr<const models::transformer::AttentionStrategy> attention =
       std::make_shared<models::transformer::LocalAttention>();
@@ -41,6 +48,11 @@ struct PipelineOptions {
   // Empty: every tile decoded in this process (video_vae::tiled_decode); a distributed decode
   // plugs in here.
   VideoDecodeFn video_decode;
+  // Empty: Transformer::forward in this process.
+  TransformerForwardFn transformer_forward;
+  // Empty: the distilled stage-2 list (stage2_distilled_sigmas); a tiled data parallel stage 2
+  // uses the reference's lower-start [0.625, 0.4, 0.0] (multigpu.md 4.8).
+  std::vector<float> stage2_sigmas;
 };
 
 // How a run reports. Every member may be empty.

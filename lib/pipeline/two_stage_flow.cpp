@@ -109,6 +109,7 @@ StageResult run_stage(PipelineModels& m, const GenerationRequest& r, StageSetup 
   s.denoise.name = s.name;
   s.denoise.transformer = &transformer;
   s.denoise.device = m.options.device;
+  s.denoise.forward = m.options.transformer_forward;
   run_denoise_stage(s.denoise, video, audio, cb);
   clear_conditioning(video);
   StageResult out{unpatchify_video(video.latent, grid),
@@ -116,13 +117,6 @@ StageResult run_stage(PipelineModels& m, const GenerationRequest& r, StageSetup 
   probe(cb, s.name + ".video_latent", out.video_latent);
   probe(cb, s.name + ".audio_latent", out.audio_latent);
   return out;
-}
-
-// [1, 3, n, H, W] in [-1, 1] -> [n, H, W, 3] in [0, 1].
-Tensor to_frames(const Tensor& decoded) {
-  Tensor x = ops::mul(ops::add(decoded.select(0, 0), 1.0f), 0.5f);
-  x = ops::minimum(ops::maximum(x, Tensor::scalar(0.0f)), Tensor::scalar(1.0f));
-  return x.permute({1, 2, 3, 0}).contiguous();
 }
 
 void decode_video(const PipelineModels& m, Tensor latent, LatentNoiseSource& noise,
@@ -154,6 +148,12 @@ void decode_audio(const PipelineModels& m, const Tensor& latent, const PipelineC
 }
 
 }  // namespace
+
+Tensor to_frames(const Tensor& decoded) {
+  Tensor x = ops::mul(ops::add(decoded.select(0, 0), 1.0f), 0.5f);
+  x = ops::minimum(ops::maximum(x, Tensor::scalar(0.0f)), Tensor::scalar(1.0f));
+  return x.permute({1, 2, 3, 0}).contiguous();
+}
 
 void run_two_stage_flow(PipelineModels& m, const GenerationRequest& r, const StagePlan& plan,
                         LatentNoiseSource& noise, const PipelineCallbacks& cb) {
@@ -188,7 +188,8 @@ void run_two_stage_flow(PipelineModels& m, const GenerationRequest& r, const Sta
       upsampler::upsample_video(*m.upsampler, stage1.video_latent, m.video_encoder->statistics());
   probe(cb, "upsampled_video_latent", upsampled);
 
-  const std::vector<float>& sigmas2 = stage2_distilled_sigmas();
+  const std::vector<float>& sigmas2 =
+      m.options.stage2_sigmas.empty() ? stage2_distilled_sigmas() : m.options.stage2_sigmas;
   StageSetup s2{"stage2",
                 r.height,
                 r.width,

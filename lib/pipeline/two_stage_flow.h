@@ -26,4 +26,8 @@ struct StagePlan {
 void run_two_stage_flow(PipelineModels& models, const GenerationRequest& request, const StagePlan& plan,
                         LatentNoiseSource& noise, const PipelineCallbacks& callbacks);
 
+// Decoded video [1, 3, n, H, W] in [-1, 1] -> frames [n, H, W, 3] in [0, 1] (what video_chunk
+// receives; a distributed decode's driver applies it to the frames it blends).
+Tensor to_frames(const Tensor& decoded);
+
 }  // namespace ltx2::pipeline

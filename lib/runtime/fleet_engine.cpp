@@ -1,0 +1,422 @@
+// The fleet engine: the pipeline runners every rank executes ("pipeline.distilled",
+// "pipeline.two_stage") and the driver-side engine that turns their streamed results into
+// PipelineCallbacks calls (see fleet_engine.h).
+//
+// Results a job streams (runner -> driver):
+//   "progress"   rank 0, {stage, step, steps}
+//   "video_plan" rank 0, {grid: latent (F, H, W), scale: (time, height, width), tiling:
+//                [[tiles, overlap] x 3]}: the driver rebuilds the VaeTilePlan from it
+//   "video_tile" any rank, {tile, frame_start, frames} + "pixels" [n, H_t, W_t, 3] in [0, 1]:
+//                frames [frame_start, frame_start + n) of that tile (a tile is cut into pieces
+//                that fit the result ring)
+//   "audio"      rank 0, {sample_rate} + "waveform" [2, N]
+#include "runtime/fleet_engine.h"
+
+#include <array>
+#include <map>
+
+#include "core/error.h"
+#include "core/log.h"
+#include "ops/shape.h"
+#include "parallel/sequence_parallel.h"
+#include "parallel/tdp.h"
+#include "parallel/tile_split.h"
+#include "parallel/vae_tile_plan.h"
+#include "pipeline/latent_tools.h"
+#include "pipeline/two_stage_flow.h"
+#include "runtime/controller.h"
+#include "runtime/launcher.h"
+#include "runtime/runner.h"
+
+namespace ltx2::runtime {
+
+namespace {
+
+namespace tr = models::transformer;
+using nlohmann::json;
+
+constexpr const char* kDistilledRunner = "pipeline.distilled";
+constexpr const char* kTwoStageRunner = "pipeline.two_stage";
+// A tile piece stays well inside the result ring (ChannelSizes::ring_capacity, 32 MiB).
+constexpr size_t kTilePieceBytes = 8 << 20;
+
+// The distributed decode tiling: frames untiled, height and width split in `tiles` (0: the
+// reference's balanced_tile_split(world), multigpu.md 5.3) with `overlap` latent cells, each
+// clamped so the split is legal on this grid (at most one tile per cell, overlap <= extent - tiles).
+parallel::GridTiling vae_tiling(const parallel::GridExtent& grid, int world, std::array<int64_t, 2> tiles,
+                                int64_t overlap) {
+  auto [small, large] = parallel::balanced_tile_split(world);
+  if (tiles[0] > 0) small = tiles[0];
+  if (tiles[1] > 0) large = tiles[1];
+  const auto axis = [&](int64_t extent, int64_t tiles) {
+    tiles = std::min(tiles, extent);
+    return parallel::AxisTiling{tiles, tiles > 1 ? std::min(overlap, extent - tiles) : 0};
+  };
+  return {parallel::AxisTiling{1, 0}, axis(grid[1], small), axis(grid[2], large)};
+}
+
+// ---------------------------------------------------------------------------------------------
+// Worker side.
+
+class PipelineRunner final : public Runner {
+ public:
+  explicit PipelineRunner(PipelineKind kind) : kind_(kind) {}
+
+  void setup(const json& config, const RunnerContext& ctx) override {
+    ctx_ = ctx;
+    stage2_tdp_ = kind_ == PipelineKind::TwoStage && config.at("stage2_parallel") == "tdp";
+    const auto [small, large] = parallel::balanced_tile_split(ctx.world_size);
+    const int64_t h = config.at("tdp_height_tiles"), w = config.at("tdp_width_tiles"),
+                  overlap = config.at("tdp_overlap");
+    vae_overlap_ = config.at("vae_overlap");
+    vae_tiles_ = {config.at("vae_height_tiles"), config.at("vae_width_tiles")};
+    tdp_tiling_ = {parallel::AxisTiling{1, 0}, parallel::AxisTiling{h > 0 ? h : small, overlap},
+                   parallel::AxisTiling{w > 0 ? w : large, overlap}};
+    pipeline::PipelineOptions options;
+    options.device = ctx.device;
+    if (stage2_tdp_ && ctx.world_size > 1) options.stage2_sigmas = {0.625f, 0.4f, 0.0f};
+    options.transformer_forward = [this](const std::string& stage, const tr::Transformer& model,
+                                         const tr::Modality* video, const tr::Modality* audio,
+                                         const tr::BatchedPerturbations& perturbations) {
+      return forward(stage, model, video, audio, perturbations);
+    };
+    options.video_decode = [this](const video_vae::VideoDecoder& decoder, const Tensor& latent,
+                                  const Tensor& timestep, const video_vae::DecodeTilePlan&,
+                                  const std::function<void(const Tensor&)>&) {
+      decode(decoder, latent, timestep);
+    };
+    engine_ =
+        pipeline::make_local_engine(kind_, model_paths_from_json(config.at("paths")), std::move(options));
+  }
+
+  json run(const Job& job, ResultSink& out) override {
+    const GenerationRequest request = request_from_json(job.params.at("request"));
+    sink_ = &out;
+    stage2_grid_ = pipeline::video_latent_grid(request.num_frames, request.height, request.width);
+    pipeline::PipelineCallbacks callbacks;
+    if (ctx_.rank == 0) {
+      callbacks.progress = [&out](const std::string& stage, int step, int steps) {
+        out.output("progress", {{"stage", stage}, {"step", step}, {"steps", steps}});
+      };
+      callbacks.audio = [&out](const Tensor& waveform, int64_t sample_rate) {
+        out.output("audio", {{"sample_rate", sample_rate}}, {{"waveform", waveform.to(Device::cpu())}});
+      };
+    }
+    engine_->generate(request, callbacks);
+    sink_ = nullptr;
+    return json::object();
+  }
+
+ private:
+  tr::TransformerOutput forward(const std::string& stage, const tr::Transformer& model,
+                                const tr::Modality* video, const tr::Modality* audio,
+                                const tr::BatchedPerturbations& perturbations) {
+    if (ctx_.world_size == 1) return model.forward(video, audio, perturbations);
+    if (stage2_tdp_ && stage == "stage2" && video != nullptr)
+      return tdp_forward(model, *video, audio, perturbations);
+    parallel::SequenceParallelTransformer sp(model.config(), model.weights(), *ctx_.comm);
+    return sp.forward(video, audio, perturbations);
+  }
+
+  // Tiled data parallel (multigpu.md 4.4): this rank's tiles with the full model, blended, then one
+  // SUM all-reduce of the video and audio partials together.
+  tr::TransformerOutput tdp_forward(const tr::Transformer& model, const tr::Modality& video,
+                                    const tr::Modality* audio,
+                                    const tr::BatchedPerturbations& perturbations) {
+    const parallel::TdpTilePlan plan(stage2_grid_, tdp_tiling_);
+    parallel::TokenSequence seq;
+    seq.latent = video.latent;
+    seq.positions = video.positions;
+    seq.keyframes_mask = video.keyframes_mask;
+    seq.attention_mask = video.attention_mask;
+    const int64_t T = video.latent.size(1);
+    if (video.timesteps.dim() >= 2 && video.timesteps.size(1) == T) seq.timesteps = video.timesteps;
+    const auto tile_model = [&](const parallel::TokenSequence& tile) {
+      tr::Modality v = video;
+      v.latent = tile.latent;
+      v.positions = tile.positions;
+      v.keyframes_mask = tile.keyframes_mask;
+      v.attention_mask = tile.attention_mask;
+      if (seq.timesteps.defined()) v.timesteps = tile.timesteps;
+      tr::TransformerOutput o = model.forward(&v, audio, perturbations);
+      return std::pair<Tensor, Tensor>(o.video, o.audio);
+    };
+    const Tensor audio_latent = audio != nullptr ? audio->latent : Tensor();
+    const parallel::TdpPartial partial =
+        parallel::tdp_rank_partial(plan, seq, audio_latent, ctx_.rank, ctx_.world_size, tile_model);
+    const int64_t nv = partial.video.numel();
+    std::vector<Tensor> parts = {partial.video.contiguous().view({nv})};
+    if (partial.audio.defined()) parts.push_back(partial.audio.contiguous().view({partial.audio.numel()}));
+    const Tensor sum = ctx_.comm->all_reduce_sum(parts.size() == 1 ? parts[0] : ops::cat(parts, 0));
+    tr::TransformerOutput out;
+    out.video = sum.narrow(0, 0, nv).contiguous().view(partial.video.shape());
+    if (partial.audio.defined())
+      out.audio = sum.narrow(0, nv, partial.audio.numel()).contiguous().view(partial.audio.shape());
+    return out;
+  }
+
+  // Distributed decode (multigpu.md 5.1): this rank's tiles of the reference's plan, round-robin,
+  // each decoded whole (no single-GPU tiling inside a tile, as in the reference's runners, so the
+  // two-temporal-split guard has nothing to refuse), mapped to [0, 1] and streamed in pieces.
+  void decode(const video_vae::VideoDecoder& decoder, const Tensor& latent, const Tensor& timestep) {
+    LTX2_CHECK(sink_ != nullptr, "fleet decode outside a job");
+    const parallel::GridExtent grid = {latent.size(2), latent.size(3), latent.size(4)};
+    const auto f = decoder.config().scale_factors();
+    const parallel::GridTiling tiling = vae_tiling(grid, ctx_.world_size, vae_tiles_, vae_overlap_);
+    const parallel::VaeTilePlan plan = parallel::plan_vae_tiles(grid, tiling, {f.time, f.height, f.width});
+    if (ctx_.rank == 0) {
+      json axes = json::array();
+      for (const parallel::AxisTiling& a : tiling) axes.push_back({a.num_tiles, a.overlap});
+      sink_->output("video_plan", {{"grid", grid}, {"scale", {f.time, f.height, f.width}}, {"tiling", axes}});
+    }
+    for (int64_t i :
+         parallel::tiles_for_rank(static_cast<int64_t>(plan.tiles.size()), ctx_.rank, ctx_.world_size)) {
+      const auto& [tf, th, tw] = plan.tiles[static_cast<size_t>(i)].latent;
+      const Tensor piece = latent.slice(2, tf.start, tf.stop)
+                               .slice(3, th.start, th.stop)
+                               .slice(4, tw.start, tw.stop)
+                               .contiguous();
+      const Tensor pixels = pipeline::to_frames(decoder.decode(piece, timestep).to(Device::cpu()));
+      const int64_t frames = pixels.size(0);
+      const size_t frame_bytes = pixels.nbytes() / static_cast<size_t>(frames);
+      const int64_t step = std::max<int64_t>(1, static_cast<int64_t>(kTilePieceBytes / frame_bytes));
+      for (int64_t start = 0; start < frames; start += step) {
+        const int64_t n = std::min(step, frames - start);
+        sink_->output("video_tile", {{"tile", i}, {"frame_start", start}, {"frames", frames}},
+                      {{"pixels", pixels.narrow(0, start, n).contiguous()}});
+      }
+    }
+  }
+
+  PipelineKind kind_;
+  RunnerContext ctx_;
+  bool stage2_tdp_ = false;
+  std::array<int64_t, 2> vae_tiles_{};
+  int64_t vae_overlap_ = 4;
+  parallel::GridTiling tdp_tiling_{};
+  parallel::GridExtent stage2_grid_{};
+  std::unique_ptr<pipeline::GenerationEngine> engine_;
+  ResultSink* sink_ = nullptr;
+};
+
+const bool registered_distilled = register_runner(
+    kDistilledRunner, [] { return std::make_unique<PipelineRunner>(PipelineKind::Distilled); });
+const bool registered_two_stage =
+    register_runner(kTwoStageRunner, [] { return std::make_unique<PipelineRunner>(PipelineKind::TwoStage); });
+
+// ---------------------------------------------------------------------------------------------
+// Driver side.
+
+// One request's streamed results turned into callbacks. After a retry the rerun repeats what the
+// caller already has; `delivered_*` (kept across attempts) say how much of it to skip.
+class ResultAssembler {
+ public:
+  ResultAssembler(const pipeline::PipelineCallbacks& cb, int world) : cb_(cb), world_(world) {}
+
+  void restart() {
+    plan_.reset();
+    dense_weights_ = Tensor();
+    batches_.clear();
+    pieces_.clear();
+    ready_.clear();
+    next_batch_ = 0;
+    seen_progress_ = seen_frames_ = 0;
+  }
+
+  void on_output(const JobEvent& e) {
+    if (e.name == "progress") {
+      if (++seen_progress_ > delivered_progress_) {
+        delivered_progress_ = seen_progress_;
+        if (cb_.progress) cb_.progress(e.data.at("stage"), e.data.at("step"), e.data.at("steps"));
+      }
+    } else if (e.name == "video_plan") {
+      parallel::GridTiling tiling;
+      for (size_t i = 0; i < 3; ++i)
+        tiling[i] = {e.data.at("tiling").at(i).at(0), e.data.at("tiling").at(i).at(1)};
+      const json& sc = e.data.at("scale");
+      plan_ = std::make_unique<parallel::VaeTilePlan>(parallel::plan_vae_tiles(
+          e.data.at("grid").get<parallel::GridExtent>(), tiling, {sc.at(0), sc.at(1), sc.at(2)}));
+      if (!parallel::masks_are_complementary(*plan_)) dense_weights_ = parallel::dense_blend_weights(*plan_);
+      batches_ = parallel::temporal_batches(plan_->pixel_extent[0], world_);
+      feed();
+    } else if (e.name == "video_tile") {
+      add_piece(e);
+      feed();
+    } else if (e.name == "audio") {
+      if (!audio_delivered_ && cb_.audio) cb_.audio(tensor_of(e, "waveform"), e.data.at("sample_rate"));
+      audio_delivered_ = true;
+    } else {
+      LTX2_FAIL("fleet engine: unknown result '{}' from rank {}", e.name, e.rank);
+    }
+  }
+
+  void finish() const {
+    LTX2_CHECK(plan_ != nullptr && next_batch_ == batches_.size(),
+               "fleet engine: the job ended with {} of {} frame batches assembled", next_batch_,
+               batches_.size());
+  }
+
+ private:
+  static Tensor tensor_of(const JobEvent& e, const std::string& name) {
+    for (const NamedTensor& t : e.tensors)
+      if (t.name == name) return t.tensor;
+    LTX2_FAIL("fleet engine: result '{}' from rank {} has no tensor '{}'", e.name, e.rank, name);
+  }
+
+  void add_piece(const JobEvent& e) {
+    const int64_t tile = e.data.at("tile"), start = e.data.at("frame_start"), frames = e.data.at("frames");
+    auto& list = pieces_[tile];
+    list.push_back(tensor_of(e, "pixels"));
+    int64_t have = 0;
+    for (const Tensor& p : list) have += p.size(0);
+    LTX2_CHECK(have - list.back().size(0) == start, "fleet engine: tile {} piece at frame {} out of order",
+               tile, start);
+    if (have < frames) return;
+    ready_[tile] = list.size() == 1 ? list[0] : ops::cat(list, 0);
+    pieces_.erase(tile);
+  }
+
+  // Assembles the next temporal batches whose overlapping tiles have all arrived, in time order,
+  // summing tiles by rank then each rank's order (multigpu.md 5.2).
+  void feed() {
+    if (!plan_) return;
+    const std::vector<int64_t> order =
+        parallel::assembly_order(static_cast<int64_t>(plan_->tiles.size()), world_);
+    while (next_batch_ < batches_.size()) {
+      const auto [start, stop] = batches_[next_batch_];
+      std::vector<parallel::DecodedTile> tiles;
+      for (int64_t t : order) {
+        const parallel::PixelRange& f = plan_->tiles[static_cast<size_t>(t)].pixel[0];
+        if (f.stop <= start || f.start >= stop) continue;
+        const auto it = ready_.find(t);
+        if (it == ready_.end()) return;
+        tiles.push_back({t, it->second});
+      }
+      emit(parallel::assemble_frames(*plan_, tiles, start, stop, dense_weights_));
+      ++next_batch_;
+    }
+  }
+
+  void emit(Tensor frames) {
+    const int64_t n = frames.size(0), first = seen_frames_;
+    seen_frames_ += n;
+    if (seen_frames_ <= delivered_frames_) return;
+    if (first < delivered_frames_)
+      frames = frames.narrow(0, delivered_frames_ - first, seen_frames_ - delivered_frames_).contiguous();
+    delivered_frames_ = seen_frames_;
+    if (cb_.video_chunk) cb_.video_chunk(frames);
+  }
+
+  const pipeline::PipelineCallbacks& cb_;
+  int world_;
+  std::unique_ptr<parallel::VaeTilePlan> plan_;
+  Tensor dense_weights_;  // undefined when the masks are complementary
+  std::vector<std::pair<int64_t, int64_t>> batches_;
+  std::map<int64_t, std::vector<Tensor>> pieces_;
+  std::map<int64_t, Tensor> ready_;
+  size_t next_batch_ = 0;
+  int64_t seen_progress_ = 0, delivered_progress_ = 0;
+  int64_t seen_frames_ = 0, delivered_frames_ = 0;
+  bool audio_delivered_ = false;
+};
+
+class FleetEngine final : public pipeline::GenerationEngine {
+ public:
+  FleetEngine(PipelineKind kind, FleetOptions options)
+      : kind_(kind), world_(static_cast<int>(options.devices.size())), controller_(std::move(options)) {
+    controller_.start();
+  }
+  ~FleetEngine() override {
+    try {
+      controller_.shutdown();
+    } catch (const std::exception& e) {
+      spdlog::error("fleet engine: shutdown: {}", e.what());
+    }
+  }
+
+  void generate(const GenerationRequest& request, const pipeline::PipelineCallbacks& callbacks) override {
+    validate_request(request, kind_);
+    if (!controller_.running()) controller_.start();
+    controller_.submit({{"request", to_json(request)}});
+    ResultAssembler assembler(callbacks, world_);
+    try {
+      for (;;) {
+        const std::optional<JobEvent> e = controller_.next(std::chrono::milliseconds(100));
+        if (!e) continue;
+        if (e->kind == JobEvent::Kind::Output) assembler.on_output(*e);
+        if (e->kind == JobEvent::Kind::Retry) assembler.restart();
+        if (e->kind == JobEvent::Kind::Done) break;
+      }
+    } catch (const JobFailed&) {
+      throw;  // the job is over; the fleet serves the next one
+    } catch (const FleetBroken&) {
+      throw;  // the job was dropped; the next request restarts the fleet
+    } catch (const Interrupted&) {
+      throw;
+    } catch (...) {
+      // A callback or the assembly failed mid-job: let the job run out so that its results do not
+      // reach the next request.
+      drain_job();
+      throw;
+    }
+    assembler.finish();
+  }
+
+ private:
+  void drain_job() {
+    try {
+      for (;;) {
+        const std::optional<JobEvent> e = controller_.next(std::chrono::milliseconds(100));
+        if (e && e->kind == JobEvent::Kind::Done) return;
+      }
+    } catch (const JobFailed&) {
+    } catch (const FleetBroken&) {
+    }
+  }
+
+  PipelineKind kind_;
+  int world_;
+  Controller controller_;
+};
+
+}  // namespace
+
+std::vector<Device> fleet_devices(const FleetEngineOptions& opt) {
+  LTX2_CHECK(opt.stage2_parallel == "tdp" || opt.stage2_parallel == "sp",
+             "--stage2-parallel must be 'tdp' or 'sp', got '{}'", opt.stage2_parallel);
+  LTX2_CHECK(opt.tdp_height_tiles >= 0 && opt.tdp_width_tiles >= 0 && opt.tdp_overlap >= 0 &&
+                 opt.vae_height_tiles >= 0 && opt.vae_width_tiles >= 0 && opt.vae_overlap >= 0,
+             "TDP / VAE tile counts and overlaps must not be negative");
+  LTX2_CHECK(opt.retries >= 0, "--retries must not be negative, got {}", opt.retries);
+  for (int g : opt.gpus) LTX2_CHECK(g >= 0, "--gpus: negative device index {}", g);
+  LTX2_CHECK(!opt.gpus.empty() || opt.ranks >= 1, "--ranks must be at least 1, got {}", opt.ranks);
+  const std::vector<Device> devices = plan_devices(opt.gpus, opt.gpus.empty() ? opt.ranks : 0);
+  LTX2_CHECK(static_cast<int>(devices.size()) <= kMaxRanks, "a fleet has at most {} ranks, asked for {}",
+             kMaxRanks, devices.size());
+  return devices;
+}
+
+std::unique_ptr<pipeline::GenerationEngine> make_fleet_engine(PipelineKind kind, const ModelPaths& paths,
+                                                              const FleetEngineOptions& opt) {
+  validate_model_paths(paths, kind);
+  FleetOptions fleet;
+  fleet.devices = fleet_devices(opt);
+  fleet.runner = kind == PipelineKind::Distilled ? kDistilledRunner : kTwoStageRunner;
+  fleet.setup_config = {{"paths", to_json(paths)},
+                        {"stage2_parallel", opt.stage2_parallel},
+                        {"tdp_height_tiles", opt.tdp_height_tiles},
+                        {"tdp_width_tiles", opt.tdp_width_tiles},
+                        {"tdp_overlap", opt.tdp_overlap},
+                        {"vae_height_tiles", opt.vae_height_tiles},
+                        {"vae_width_tiles", opt.vae_width_tiles},
+                        {"vae_overlap", opt.vae_overlap}};
+  fleet.shm_prefix = opt.shm_prefix;
+  fleet.ready_timeout = opt.ready_timeout;
+  fleet.collective_timeout = opt.collective_timeout;
+  fleet.heartbeat_timeout = opt.heartbeat_timeout;
+  fleet.job_timeout = opt.job_timeout;
+  fleet.max_retries = opt.retries;
+  return std::make_unique<FleetEngine>(kind, std::move(fleet));
+}
+
+}  // namespace ltx2::runtime

@@ -1,0 +1,64 @@
+// The fleet engine: a GenerationEngine whose pipeline runs on a fleet of worker processes (one per
+// CPU rank or GPU), the driver (this process) loading no model.
+//
+// Every rank loads the models once (runner setup) and runs each request in SPMD lockstep:
+// - transformer calls run sequence parallel over all ranks (PipelineOptions::transformer_forward);
+//   the two-stage pipeline's stage 2 runs tiled data parallel instead when stage2_parallel is
+//   "tdp" (multigpu.md 4: tiles round-robin over the ranks, one SUM all-reduce, stage-2 sigmas
+//   [0.625, 0.4, 0.0]; the audio stays stage 1's, which ran sequence parallel);
+// - the video decode is distributed (PipelineOptions::video_decode, multigpu.md 5): rank r decodes
+//   tiles r, r + W, ... of the reference's plan (parallel/vae_tile_plan.h) and streams them to the
+//   driver, which blends them with the reference's weights and hands out frames in time order, one
+//   temporal batch (W batches per video) as soon as every tile it needs has arrived;
+// - rank 0 streams progress and the waveform.
+// Every rank draws the same full noise tensors (Philox keyed by seed and draw index), so results do
+// not depend on the rank count beyond floating-point order. A fatal fleet failure restarts the
+// fleet and retries the request up to `retries` times; what the caller already received is not
+// repeated (the rerun is deterministic, so the engine skips that many frames / progress events).
+//
+// Executables that create a fleet engine must call runtime::run_worker_if_requested first thing
+// in main() (worker.h): the workers are that same executable re-run with --worker.
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/device.h"
+#include "pipeline/generation_engine.h"
+
+namespace ltx2::runtime {
+
+struct FleetEngineOptions {
+  int ranks = 1;                        // CPU worker processes (used when gpus is empty)
+  std::vector<int> gpus;                // CUDA device indices, one worker each
+  int retries = 0;                      // fleet restarts per request after a fatal failure
+  std::string stage2_parallel = "tdp";  // two-stage stage 2: "tdp" (tiled data parallel) or "sp"
+  // TDP tile counts per latent axis: 0 = the reference's balanced_tile_split(world) (height the
+  // smaller factor, width the larger); frames untiled. Overlap in latent cells (reference: 5).
+  int64_t tdp_height_tiles = 0, tdp_width_tiles = 0;
+  int64_t tdp_overlap = 5;
+  // Distributed decode tile counts per latent axis: 0 = the reference's balanced_tile_split(world)
+  // (the decode then depends on the rank count, as tiled decodes differ from whole ones); frames
+  // untiled. Overlap in latent cells (reference: 4). Clamped per axis to what the grid allows.
+  int64_t vae_height_tiles = 0, vae_width_tiles = 0;
+  int64_t vae_overlap = 4;
+  std::chrono::milliseconds ready_timeout{std::chrono::minutes(30)};
+  std::chrono::milliseconds collective_timeout{std::chrono::minutes(5)};
+  std::chrono::milliseconds heartbeat_timeout{std::chrono::seconds(30)};
+  std::optional<std::chrono::milliseconds> job_timeout;  // none: a request may run as long as it takes
+  std::string shm_prefix = "ltx2-fleet";
+};
+
+// One device per rank: cuda:g for each of gpus, else `ranks` CPU devices. Refuses ranks < 1,
+// more than 64 ranks, a negative GPU index and stage2_parallel other than "tdp" / "sp".
+std::vector<Device> fleet_devices(const FleetEngineOptions& opt);
+
+// Validates the model paths (files only; nothing is loaded here), starts the fleet and waits
+// until every rank has loaded the models. Throws ltx2::Error naming the rank that failed.
+std::unique_ptr<pipeline::GenerationEngine> make_fleet_engine(PipelineKind kind, const ModelPaths& paths,
+                                                              const FleetEngineOptions& opt);
+
+}  // namespace ltx2::runtime

@@ -1,0 +1,248 @@
+// The fleet engine on the tiny model set: the pipelines on 1-3 CPU ranks (sequence parallel,
+// tiled data parallel stage 2, distributed decode) against the in-process engine, and a worker
+// killed mid-request (retry or error).
+#include "runtime/fleet_engine.h"
+
+#include <signal.h>
+
+#include <cmath>
+#include <cstdio>
+
+#include "fleet_support.h"
+#include "ops/shape.h"
+#include "pipeline/tiny_model.h"
+#include "support/catch.h"
+#include "support/test_util.h"
+
+using namespace ltx2;
+
+namespace {
+
+const pipeline::TinyModelPaths& tiny_set() {
+  static test::ScratchDir dir("fleet_engine_tiny");
+  static const pipeline::TinyModelPaths paths = pipeline::write_tiny_model_set(dir.path() + "/set");
+  return paths;
+}
+
+ModelPaths tiny_paths(PipelineKind kind) {
+  const pipeline::TinyModelPaths& t = tiny_set();
+  ModelPaths p;
+  p.checkpoint = t.checkpoint;
+  p.gemma_root = t.gemma;
+  p.spatial_upsampler = t.upsampler;
+  if (kind == PipelineKind::TwoStage) p.distilled_lora = {t.lora, 1.0};
+  return p;
+}
+
+GenerationRequest tiny_request(PipelineKind kind) {
+  GenerationRequest r;
+  r.prompt = "a red fox runs through snow";
+  r.negative_prompt = "blurry";
+  r.seed = 42;
+  r.height = 64;
+  r.width = 192;
+  r.num_frames = 9;
+  r.num_inference_steps = 3;
+  static test::ScratchDir out("fleet_engine_out");
+  r.output_path = out.file("video.mp4");  // validated only: the engine hands frames to the caller
+  if (kind == PipelineKind::TwoStage) {
+    r.video_guidance = default_video_guidance();
+    r.audio_guidance = default_audio_guidance();
+    r.video_guidance.stg_blocks = r.audio_guidance.stg_blocks = {0};
+  }
+  return r;
+}
+
+struct Generated {
+  Tensor frames, waveform;
+  int64_t sample_rate = 0;
+  int chunks = 0;
+  std::vector<std::string> progress;
+};
+
+Generated generate(pipeline::GenerationEngine& engine, PipelineKind kind,
+                   const std::function<void()>& on_first_progress = {}) {
+  Generated g;
+  std::vector<Tensor> chunks;
+  pipeline::PipelineCallbacks cb;
+  cb.progress = [&](const std::string& stage, int step, int steps) {
+    if (g.progress.empty() && on_first_progress) on_first_progress();
+    g.progress.push_back(stage + ":" + std::to_string(step) + "/" + std::to_string(steps));
+  };
+  cb.video_chunk = [&](const Tensor& f) { chunks.push_back(f.contiguous()); };
+  cb.audio = [&](const Tensor& w, int64_t rate) {
+    g.waveform = w.contiguous();
+    g.sample_rate = rate;
+  };
+  engine.generate(tiny_request(kind), cb);
+  REQUIRE(!chunks.empty());
+  g.chunks = static_cast<int>(chunks.size());
+  g.frames = chunks.size() == 1 ? chunks[0] : ops::cat(chunks, 0);
+  return g;
+}
+
+runtime::FleetEngineOptions fleet_options(int ranks) {
+  runtime::FleetEngineOptions o;
+  o.ranks = ranks;
+  o.shm_prefix = test::fleet_shm_prefix();
+  o.ready_timeout = std::chrono::seconds(60);
+  o.collective_timeout = std::chrono::seconds(20);
+  o.heartbeat_timeout = std::chrono::seconds(10);
+  o.tdp_overlap = 1;  // the tiny stage-2 grid is 2 x 6 latent cells
+  return o;
+}
+
+Generated run_fleet(PipelineKind kind, const runtime::FleetEngineOptions& o) {
+  Generated g;
+  const auto begin = std::chrono::steady_clock::now();
+  {
+    auto engine = runtime::make_fleet_engine(kind, tiny_paths(kind), o);
+    g = generate(*engine, kind);
+  }
+  std::fprintf(stderr, "fleet engine: %s on %d ranks: %.1f s (start, run, shutdown)\n", pipeline_name(kind),
+               o.ranks, std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count());
+  test::require_clean();
+  return g;
+}
+
+const Generated& local_run(PipelineKind kind) {
+  static std::map<PipelineKind, Generated> cache;
+  auto it = cache.find(kind);
+  if (it == cache.end()) {
+    auto engine = pipeline::make_local_engine(kind, tiny_paths(kind));
+    it = cache.emplace(kind, generate(*engine, kind)).first;
+  }
+  return it->second;
+}
+
+// max |a - b| / max |b|.
+double relative_diff(const Tensor& a, const Tensor& b) {
+  REQUIRE(a.shape() == b.shape());
+  const std::vector<float> x = a.contiguous().to_vector(), y = b.contiguous().to_vector();
+  double diff = 0, scale = 0;
+  for (size_t i = 0; i < x.size(); ++i) {
+    diff = std::max(diff, std::abs(static_cast<double>(x[i]) - y[i]));
+    scale = std::max(scale, std::abs(static_cast<double>(y[i])));
+  }
+  return scale > 0 ? diff / scale : diff;
+}
+
+bool all_finite(const Tensor& t) {
+  for (float v : t.contiguous().to_vector())
+    if (!std::isfinite(v)) return false;
+  return true;
+}
+
+void report(const char* what, const Generated& got, const Generated& want) {
+  std::fprintf(stderr, "fleet engine: %s: frames rel diff %.3g, waveform rel diff %.3g\n", what,
+               relative_diff(got.frames, want.frames), relative_diff(got.waveform, want.waveform));
+}
+
+}  // namespace
+
+TEST_CASE("fleet engine: distilled results do not depend on the rank count") {
+  const Generated& local = local_run(PipelineKind::Distilled);
+  REQUIRE(local.frames.shape() == Shape{9, 64, 192, 3});
+
+  // One rank: the reference's decode plan is one whole tile, as the in-process run at this size.
+  const Generated one = run_fleet(PipelineKind::Distilled, fleet_options(1));
+  CHECK(test::max_abs_diff(one.frames, local.frames) == 0.0f);
+  CHECK(test::max_abs_diff(one.waveform, local.waveform) == 0.0f);
+  CHECK(one.sample_rate == local.sample_rate);
+  CHECK(one.progress == local.progress);
+
+  // The decode split in 1 x 2 tiles (the reference's plan for 2 ranks) on one rank, then spread
+  // over 2 and 3 ranks with sequence parallel transformer calls.
+  runtime::FleetEngineOptions tiled = fleet_options(1);
+  tiled.vae_height_tiles = 1;
+  tiled.vae_width_tiles = 2;
+  const Generated one_tiled = run_fleet(PipelineKind::Distilled, tiled);
+  report("distilled 1 rank, 1x2 decode tiles vs whole decode", one_tiled, one);
+  CHECK(test::max_abs_diff(one_tiled.waveform, local.waveform) == 0.0f);
+  for (int ranks : {2, 3}) {
+    runtime::FleetEngineOptions o = fleet_options(ranks);
+    if (ranks == 3) {
+      o.vae_height_tiles = 1;
+      o.vae_width_tiles = 2;
+    }
+    const Generated many = run_fleet(PipelineKind::Distilled, o);
+    report(ranks == 2 ? "distilled 2 ranks vs 1" : "distilled 3 ranks vs 1", many, one_tiled);
+    CHECK(relative_diff(many.frames, one_tiled.frames) <= 1e-5);
+    CHECK(relative_diff(many.waveform, one_tiled.waveform) <= 1e-5);
+    CHECK(many.progress == local.progress);
+    CHECK(many.chunks == ranks);  // one temporal batch per rank
+  }
+}
+
+TEST_CASE(
+    "fleet engine: two-stage with SP stage 2 equals one rank; with TDP stage 2 it is finite and close") {
+  const Generated& local = local_run(PipelineKind::TwoStage);
+  runtime::FleetEngineOptions sp = fleet_options(2);
+  sp.stage2_parallel = "sp";
+  sp.vae_width_tiles = 1;  // the whole decode of the in-process run
+  const Generated sp2 = run_fleet(PipelineKind::TwoStage, sp);
+  report("two-stage SP 2 ranks vs in-process", sp2, local);
+  CHECK(relative_diff(sp2.frames, local.frames) <= 1e-5);
+  CHECK(relative_diff(sp2.waveform, local.waveform) <= 1e-5);
+
+  runtime::FleetEngineOptions tdp = sp;
+  tdp.stage2_parallel = "tdp";
+  const Generated tdp2 = run_fleet(PipelineKind::TwoStage, tdp);
+  report("two-stage TDP 2 ranks vs SP 2 ranks", tdp2, sp2);
+  CHECK(tdp2.frames.shape() == sp2.frames.shape());
+  CHECK(tdp2.waveform.shape() == sp2.waveform.shape());
+  CHECK(all_finite(tdp2.frames));
+  CHECK(all_finite(tdp2.waveform));
+  // The audio comes from stage 1 (SP), which TDP does not touch.
+  CHECK(relative_diff(tdp2.waveform, sp2.waveform) <= 1e-5);
+}
+
+TEST_CASE("fleet engine: a worker killed mid-request is retried transparently, or reported without retries") {
+  const Generated& local = local_run(PipelineKind::Distilled);
+  const auto kill_a_worker = [] {
+    const std::vector<int> pids = test::child_pids();
+    REQUIRE(!pids.empty());
+    kill(pids.back(), SIGKILL);
+  };
+  {
+    runtime::FleetEngineOptions o = fleet_options(2);
+    o.vae_width_tiles = 1;
+    o.retries = 1;
+    auto engine = runtime::make_fleet_engine(PipelineKind::Distilled, tiny_paths(PipelineKind::Distilled), o);
+    const Generated g = generate(*engine, PipelineKind::Distilled, kill_a_worker);
+    CHECK(relative_diff(g.frames, local.frames) <= 1e-5);
+    CHECK(g.progress == local.progress);  // nothing repeated after the restart
+  }
+  test::require_clean();
+  {
+    runtime::FleetEngineOptions o = fleet_options(2);
+    o.vae_width_tiles = 1;
+    o.retries = 0;
+    auto engine = runtime::make_fleet_engine(PipelineKind::Distilled, tiny_paths(PipelineKind::Distilled), o);
+    REQUIRE_THROWS_AS(generate(*engine, PipelineKind::Distilled, kill_a_worker), Error);
+    // The engine starts a fresh fleet for the next request; a callback that throws mid-request
+    // ends it without leaving its results to the one after.
+    REQUIRE_THROWS_WITH(
+        generate(*engine, PipelineKind::Distilled, [] { throw std::runtime_error("caller gave up"); }),
+        "caller gave up");
+    const Generated g = generate(*engine, PipelineKind::Distilled);
+    CHECK(relative_diff(g.frames, local.frames) <= 1e-5);
+  }
+  test::require_clean();
+}
+
+TEST_CASE("fleet engine: options are checked before any process starts") {
+  runtime::FleetEngineOptions o = fleet_options(2);
+  o.stage2_parallel = "pp";
+  CHECK_THROWS_WITH(runtime::fleet_devices(o), Catch::Matchers::Contains("--stage2-parallel"));
+  o = fleet_options(0);
+  CHECK_THROWS_WITH(runtime::fleet_devices(o), Catch::Matchers::Contains("--ranks"));
+  o = fleet_options(2);
+  o.retries = -1;
+  CHECK_THROWS_WITH(runtime::fleet_devices(o), Catch::Matchers::Contains("--retries"));
+  CHECK(runtime::fleet_devices(fleet_options(3)).size() == 3);
+  ModelPaths missing = tiny_paths(PipelineKind::Distilled);
+  missing.checkpoint += ".absent";
+  CHECK_THROWS_AS(runtime::make_fleet_engine(PipelineKind::Distilled, missing, fleet_options(2)), Error);
+  test::require_clean();
+}
