@@ -1,0 +1,180 @@
+#include "common/generation_app.h"
+
+#include <fmt/format.h>
+
+#include <CLI/CLI.hpp>
+#include <csignal>
+
+#include "common/engine_factory.h"
+#include "common/generation_cli.h"
+#include "common/jobs_file.h"
+#include "common/phase_clock.h"
+#include "common/run_reporter.h"
+#include "common/video_file.h"
+#include "core/error.h"
+#include "core/log.h"
+#include "media/image_reader.h"
+#include "pipeline/tiny_model.h"
+#include "runtime/stop_signal.h"
+
+namespace ltx2::cli {
+
+namespace {
+
+const char* kTinyNotice =
+    "no checkpoint given: using the embedded tiny model (random weights: its output is noise; real "
+    "videos need the published LTX-2 checkpoints, see --help)";
+
+void stop_if_requested() {
+  const int sig = runtime::stop_signal_number();
+  LTX2_CHECK(sig == 0, "interrupted by {}; no output written", sig == SIGINT ? "SIGINT" : "SIGTERM");
+}
+
+// Images must decode, not only exist (validate_request checks they are readable files).
+void check_images(const GenerationRequest& r) {
+  for (const ImageCondition& im : r.images) {
+    try {
+      media::read_png(im.path);
+    } catch (const Error& e) {
+      LTX2_FAIL("--image {}: {}", im.path, e.what());
+    }
+  }
+}
+
+// Runs one request into its MP4; throws on failure (the VideoFile then removes its partial file).
+void run_request(pipeline::GenerationEngine& engine, const GenerationRequest& r, int64_t audio_rate,
+                 RunReporter& reporter) {
+  VideoFile file(r.output_path, r.frame_rate, audio_rate);
+  PhaseClock clock;
+  const auto encode = [&](const auto& fn) {
+    const double before = file.encode_seconds();
+    fn();
+    clock.add_encode_seconds(file.encode_seconds() - before);
+  };
+  pipeline::PipelineCallbacks cb;
+  cb.progress = [&](const std::string& stage, int step, int steps) {
+    stop_if_requested();
+    clock.on_progress(stage, step, steps);
+    reporter.progress(stage, step, steps);
+  };
+  cb.video_chunk = [&](const Tensor& frames) {
+    stop_if_requested();
+    encode([&] { file.add_frames(frames); });
+    reporter.progress("decode", static_cast<int>(file.frames()) - 1, r.num_frames);
+  };
+  cb.audio = [&](const Tensor& wave, int64_t rate) { encode([&] { file.add_audio(wave, rate); }); };
+  engine.generate(r, cb);
+  clock.end_decode();
+  stop_if_requested();
+  encode([&] { file.finish(); });
+  reporter.output(r.output_path, file.frames(), file.width(), file.height(), clock.total_seconds());
+  reporter.timings(clock.phases(), clock.total_seconds());
+}
+
+int exit_code_after_error() {
+  const int sig = runtime::stop_signal_number();
+  return sig != 0 ? 128 + sig : 1;
+}
+
+}  // namespace
+
+int run_generation_program(int argc, char** argv, PipelineKind kind, const char* program) {
+  init_logging();
+  runtime::install_stop_signal_handlers();
+  CLI::App app{
+      fmt::format("{}: the {} LTX-2 text/image-to-video+audio pipeline. Without a checkpoint it "
+                  "runs the embedded tiny model, whose output is noise: real videos need the "
+                  "published LTX-2 checkpoints.",
+                  program, pipeline_name(kind))};
+  GenerationFlags flags;
+  add_generation_flags(app, flags, kind);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : 2;
+  }
+  RunReporter reporter(program, flags.log_format == "json" ? LogFormat::Json : LogFormat::Text);
+
+  // Everything is checked before any model is made or loaded.
+  std::vector<JobLine> jobs;
+  bool tiny = false;
+  ModelFacts facts;
+  try {
+    finish_generation_flags(flags, kind);
+    check_engine_available(flags);
+    check_mp4_output_available();
+    tiny = wants_tiny_model(flags.paths);
+    if (tiny) apply_tiny_model_defaults(app, flags.request, kind);
+    if (flags.jobs_file.empty()) {
+      LTX2_CHECK(!flags.request.prompt.empty(), "--prompt is required (or --jobs FILE)");
+      LTX2_CHECK(!flags.request.output_path.empty(), "--output-path is required (or --jobs FILE)");
+      validate_request(flags.request, kind);
+      check_images(flags.request);
+    } else {
+      jobs = read_jobs_file(flags.jobs_file, flags.request, kind);
+    }
+    if (tiny) pipeline::use_tiny_model_when_unset(flags.paths, kind);
+    validate_model_paths(flags.paths, kind);
+    facts = read_model_facts(flags.paths);
+    if (jobs.empty()) check_request_fits_model(flags.request, kind, facts);
+  } catch (const Error& e) {
+    spdlog::debug("{}", e.located());
+    reporter.error(e.what());
+    return exit_code_after_error();
+  }
+  if (tiny) reporter.info(kTinyNotice);
+
+  int failed = 0;
+  for (JobLine& job : jobs) {
+    if (!job.error.empty()) continue;
+    try {
+      check_images(job.request);
+      check_request_fits_model(job.request, kind, facts);
+    } catch (const Error& e) {
+      job.error = e.what();
+    }
+  }
+  for (const JobLine& job : jobs)
+    if (!job.error.empty()) {
+      reporter.error(job.error, job.line);
+      ++failed;
+    }
+
+  try {
+    const auto load_start = PhaseClock::Clock::now();
+    auto engine = make_engine(kind, flags.paths, flags);
+    reporter.info(fmt::format("models loaded in {:.2f} s", seconds_since(load_start)));
+    if (jobs.empty()) {
+      stop_if_requested();
+      reporter.job(0, flags.request.prompt, flags.request.output_path);
+      run_request(*engine, flags.request, facts.vocoder_sample_rate, reporter);
+      return 0;
+    }
+    for (const JobLine& job : jobs) {
+      if (!job.error.empty()) continue;
+      stop_if_requested();
+      reporter.job(job.line, job.request.prompt, job.request.output_path);
+      try {
+        run_request(*engine, job.request, facts.vocoder_sample_rate, reporter);
+      } catch (const Error& e) {
+        if (runtime::stop_requested()) throw;
+        reporter.error(e.what(), job.line);
+        ++failed;
+      }
+    }
+  } catch (const Error& e) {
+    spdlog::debug("{}", e.located());
+    reporter.error(e.what());
+    return exit_code_after_error();
+  } catch (const std::exception& e) {
+    reporter.error(e.what());
+    return exit_code_after_error();
+  }
+  if (failed > 0) {
+    reporter.error(fmt::format("{} of {} jobs failed", failed, jobs.size()));
+    return 1;
+  }
+  return 0;
+}
+
+}  // namespace ltx2::cli
