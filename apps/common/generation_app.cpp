@@ -4,6 +4,7 @@
 
 #include <CLI/CLI.hpp>
 #include <csignal>
+#include <cstdio>
 
 #include "common/engine_factory.h"
 #include "common/generation_cli.h"
@@ -91,7 +92,10 @@ int run_generation_program(int argc, char** argv, PipelineKind kind, const char*
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e) == 0 ? 0 : 2;
+    // --help exits 0; a usage mistake is one line naming the flag (CLI11's own adds a second).
+    if (e.get_exit_code() == 0) return app.exit(e);
+    std::fprintf(stderr, "%s: error: %s (see --help)\n", program, e.what());
+    return 2;
   }
   RunReporter reporter(program, flags.log_format == "json" ? LogFormat::Json : LogFormat::Text);
 
@@ -140,6 +144,10 @@ int run_generation_program(int argc, char** argv, PipelineKind kind, const char*
       ++failed;
     }
 
+  if (!jobs.empty() && failed == static_cast<int>(jobs.size())) {
+    reporter.error(fmt::format("all {} jobs are invalid", failed));
+    return 1;
+  }
   try {
     const auto load_start = PhaseClock::Clock::now();
     auto engine = make_engine(kind, flags.paths, flags);
