@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
-#include <csignal>
 #include <cstdio>
 
 #include "common/engine_factory.h"
@@ -11,6 +10,7 @@
 #include "common/jobs_file.h"
 #include "common/phase_clock.h"
 #include "common/run_reporter.h"
+#include "common/run_request.h"
 #include "common/video_file.h"
 #include "core/error.h"
 #include "core/log.h"
@@ -26,11 +26,6 @@ const char* kTinyNotice =
     "no checkpoint given: using the embedded tiny model (random weights: its output is noise; real "
     "videos need the published LTX-2 checkpoints, see --help)";
 
-void stop_if_requested() {
-  const int sig = runtime::stop_signal_number();
-  LTX2_CHECK(sig == 0, "interrupted by {}; no output written", sig == SIGINT ? "SIGINT" : "SIGTERM");
-}
-
 // Images must decode, not only exist (validate_request checks they are readable files).
 void check_images(const GenerationRequest& r) {
   for (const ImageCondition& im : r.images) {
@@ -42,34 +37,9 @@ void check_images(const GenerationRequest& r) {
   }
 }
 
-// Runs one request into its MP4; throws on failure (the VideoFile then removes its partial file).
-void run_request(pipeline::GenerationEngine& engine, const GenerationRequest& r, int64_t audio_rate,
-                 RunReporter& reporter) {
-  VideoFile file(r.output_path, r.frame_rate, audio_rate);
-  PhaseClock clock;
-  const auto encode = [&](const auto& fn) {
-    const double before = file.encode_seconds();
-    fn();
-    clock.add_encode_seconds(file.encode_seconds() - before);
-  };
-  pipeline::PipelineCallbacks cb;
-  cb.progress = [&](const std::string& stage, int step, int steps) {
-    stop_if_requested();
-    clock.on_progress(stage, step, steps);
-    reporter.progress(stage, step, steps);
-  };
-  cb.video_chunk = [&](const Tensor& frames) {
-    stop_if_requested();
-    encode([&] { file.add_frames(frames); });
-    reporter.progress("decode", static_cast<int>(file.frames()) - 1, r.num_frames);
-  };
-  cb.audio = [&](const Tensor& wave, int64_t rate) { encode([&] { file.add_audio(wave, rate); }); };
-  engine.generate(r, cb);
-  clock.end_decode();
-  stop_if_requested();
-  encode([&] { file.finish(); });
-  reporter.output(r.output_path, file.frames(), file.width(), file.height(), clock.total_seconds());
-  reporter.timings(clock.phases(), clock.total_seconds());
+void report_run(RunReporter& reporter, const GenerationRequest& r, const RunResult& result) {
+  reporter.output(r.output_path, result.frames, result.width, result.height, result.total_seconds);
+  reporter.timings(result.phases, result.total_seconds);
 }
 
 int exit_code_after_error() {
@@ -155,7 +125,8 @@ int run_generation_program(int argc, char** argv, PipelineKind kind, const char*
     if (jobs.empty()) {
       stop_if_requested();
       reporter.job(0, flags.request.prompt, flags.request.output_path);
-      run_request(*engine, flags.request, facts.vocoder_sample_rate, reporter);
+      report_run(reporter, flags.request,
+                 run_request(*engine, flags.request, facts.vocoder_sample_rate, &reporter));
       return 0;
     }
     for (const JobLine& job : jobs) {
@@ -163,7 +134,8 @@ int run_generation_program(int argc, char** argv, PipelineKind kind, const char*
       stop_if_requested();
       reporter.job(job.line, job.request.prompt, job.request.output_path);
       try {
-        run_request(*engine, job.request, facts.vocoder_sample_rate, reporter);
+        report_run(reporter, job.request,
+                   run_request(*engine, job.request, facts.vocoder_sample_rate, &reporter));
       } catch (const Error& e) {
         if (runtime::stop_requested()) throw;
         reporter.error(e.what(), job.line);

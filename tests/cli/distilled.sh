@@ -34,8 +34,9 @@ cmp -s "$scratch/a.mp4" "$scratch/j1.mp4" || fail "the same seed gave different 
 expect_mp4 "$scratch/j3.mp4" 9 64 64 25
 cmp -s "$scratch/a.mp4" "$scratch/j3.mp4" && fail "another seed gave the same MP4 file"
 
-# SIGINT during stage 1: no output, no temporary file, exit 128 + 2.
-"$exe" --prompt "a cat" --output-path "$scratch/int.mp4" "${small[@]}" --log-format json 2>"$scratch/int.log" &
+# SIGINT during stage 1 (of a run long enough to be caught there): no output, no temporary file,
+# exit 128 + 2.
+"$exe" --prompt "a cat" --output-path "$scratch/int.mp4" --num-frames 65 --log-format json 2>"$scratch/int.log" &
 pid=$!
 for _ in $(seq 300); do grep -q '"stage":"stage 1"' "$scratch/int.log" && break; sleep 0.1; done
 kill -INT "$pid"
