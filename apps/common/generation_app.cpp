@@ -42,9 +42,86 @@ void report_run(RunReporter& reporter, const GenerationRequest& r, const RunResu
   reporter.timings(result.phases, result.total_seconds);
 }
 
-int exit_code_after_error() {
-  const int sig = runtime::stop_signal_number();
-  return sig != 0 ? 128 + sig : 1;
+// What validation leaves for the run: the jobs (one, from the command line, when jobs is empty),
+// whether the tiny model is used, and what the model files say.
+struct Plan {
+  std::vector<JobLine> jobs;
+  bool tiny = false;
+  ModelFacts facts;
+};
+
+// Every check that needs no model loaded; throws ltx2::Error naming the flag. A bad --jobs line
+// only marks that line.
+Plan validate(const CLI::App& app, GenerationFlags& flags, PipelineKind kind) {
+  Plan plan;
+  finish_generation_flags(flags, kind);
+  check_engine_available(flags);
+  check_mp4_output_available();
+  plan.tiny = wants_tiny_model(flags.paths);
+  if (plan.tiny) apply_tiny_model_defaults(app, flags.request, kind);
+  if (flags.jobs_file.empty()) {
+    LTX2_CHECK(!flags.request.prompt.empty(), "--prompt is required (or --jobs FILE)");
+    LTX2_CHECK(!flags.request.output_path.empty(), "--output-path is required (or --jobs FILE)");
+    validate_request(flags.request, kind);
+    check_images(flags.request);
+  } else {
+    plan.jobs = read_jobs_file(flags.jobs_file, flags.request, kind);
+  }
+  if (plan.tiny) pipeline::use_tiny_model_when_unset(flags.paths, kind);
+  validate_model_paths(flags.paths, kind);
+  plan.facts = read_model_facts(flags.paths);
+  if (plan.jobs.empty()) check_request_fits_model(flags.request, kind, plan.facts);
+  for (JobLine& job : plan.jobs) {
+    if (!job.error.empty()) continue;
+    try {
+      check_images(job.request);
+      check_request_fits_model(job.request, kind, plan.facts);
+    } catch (const Error& e) {
+      job.error = e.what();
+    }
+  }
+  return plan;
+}
+
+// Loads the engine once and runs the request or the good --jobs lines; returns the exit code.
+// A failed job is reported with its line and the others still run; an interrupt ends them all.
+int run(const GenerationFlags& flags, PipelineKind kind, const Plan& plan, RunReporter& reporter) {
+  int failed = 0;
+  for (const JobLine& job : plan.jobs)
+    if (!job.error.empty()) {
+      reporter.error(job.error, job.line);
+      ++failed;
+    }
+  const int jobs = static_cast<int>(plan.jobs.size());
+  if (jobs > 0 && failed == jobs) {
+    reporter.error(fmt::format("all {} jobs are invalid", failed));
+    return 1;
+  }
+  const auto load_start = PhaseClock::Clock::now();
+  auto engine = make_engine(kind, flags.paths, flags);
+  reporter.info(fmt::format("models loaded in {:.2f} s", seconds_since(load_start)));
+  const auto run_one = [&](const GenerationRequest& r, int line) {
+    stop_if_requested();
+    reporter.job(line, r.prompt, r.output_path);
+    report_run(reporter, r, run_request(*engine, r, plan.facts.vocoder_sample_rate, &reporter));
+  };
+  if (jobs == 0) {
+    run_one(flags.request, 0);
+    return 0;
+  }
+  for (const JobLine& job : plan.jobs) {
+    if (!job.error.empty()) continue;
+    try {
+      run_one(job.request, job.line);
+    } catch (const Error& e) {
+      if (runtime::stop_requested()) throw;
+      reporter.error(e.what(), job.line);
+      ++failed;
+    }
+  }
+  if (failed == 0) return 0;
+  reporter.error(fmt::format("{} of {} jobs failed", failed, jobs));
+  return 1;
 }
 
 }  // namespace
@@ -68,93 +145,18 @@ int run_generation_program(int argc, char** argv, PipelineKind kind, const char*
     return 2;
   }
   RunReporter reporter(program, flags.log_format == "json" ? LogFormat::Json : LogFormat::Text);
-
-  // Everything is checked before any model is made or loaded.
-  std::vector<JobLine> jobs;
-  bool tiny = false;
-  ModelFacts facts;
   try {
-    finish_generation_flags(flags, kind);
-    check_engine_available(flags);
-    check_mp4_output_available();
-    tiny = wants_tiny_model(flags.paths);
-    if (tiny) apply_tiny_model_defaults(app, flags.request, kind);
-    if (flags.jobs_file.empty()) {
-      LTX2_CHECK(!flags.request.prompt.empty(), "--prompt is required (or --jobs FILE)");
-      LTX2_CHECK(!flags.request.output_path.empty(), "--output-path is required (or --jobs FILE)");
-      validate_request(flags.request, kind);
-      check_images(flags.request);
-    } else {
-      jobs = read_jobs_file(flags.jobs_file, flags.request, kind);
-    }
-    if (tiny) pipeline::use_tiny_model_when_unset(flags.paths, kind);
-    validate_model_paths(flags.paths, kind);
-    facts = read_model_facts(flags.paths);
-    if (jobs.empty()) check_request_fits_model(flags.request, kind, facts);
+    const Plan plan = validate(app, flags, kind);
+    if (plan.tiny) reporter.info(kTinyNotice);
+    return run(flags, kind, plan, reporter);
   } catch (const Error& e) {
     spdlog::debug("{}", e.located());
     reporter.error(e.what());
-    return exit_code_after_error();
-  }
-  if (tiny) reporter.info(kTinyNotice);
-
-  int failed = 0;
-  for (JobLine& job : jobs) {
-    if (!job.error.empty()) continue;
-    try {
-      check_images(job.request);
-      check_request_fits_model(job.request, kind, facts);
-    } catch (const Error& e) {
-      job.error = e.what();
-    }
-  }
-  for (const JobLine& job : jobs)
-    if (!job.error.empty()) {
-      reporter.error(job.error, job.line);
-      ++failed;
-    }
-
-  if (!jobs.empty() && failed == static_cast<int>(jobs.size())) {
-    reporter.error(fmt::format("all {} jobs are invalid", failed));
-    return 1;
-  }
-  try {
-    const auto load_start = PhaseClock::Clock::now();
-    auto engine = make_engine(kind, flags.paths, flags);
-    reporter.info(fmt::format("models loaded in {:.2f} s", seconds_since(load_start)));
-    if (jobs.empty()) {
-      stop_if_requested();
-      reporter.job(0, flags.request.prompt, flags.request.output_path);
-      report_run(reporter, flags.request,
-                 run_request(*engine, flags.request, facts.vocoder_sample_rate, &reporter));
-      return 0;
-    }
-    for (const JobLine& job : jobs) {
-      if (!job.error.empty()) continue;
-      stop_if_requested();
-      reporter.job(job.line, job.request.prompt, job.request.output_path);
-      try {
-        report_run(reporter, job.request,
-                   run_request(*engine, job.request, facts.vocoder_sample_rate, &reporter));
-      } catch (const Error& e) {
-        if (runtime::stop_requested()) throw;
-        reporter.error(e.what(), job.line);
-        ++failed;
-      }
-    }
-  } catch (const Error& e) {
-    spdlog::debug("{}", e.located());
-    reporter.error(e.what());
-    return exit_code_after_error();
   } catch (const std::exception& e) {
     reporter.error(e.what());
-    return exit_code_after_error();
   }
-  if (failed > 0) {
-    reporter.error(fmt::format("{} of {} jobs failed", failed, jobs.size()));
-    return 1;
-  }
-  return 0;
+  const int sig = runtime::stop_signal_number();
+  return sig != 0 ? 128 + sig : 1;
 }
 
 }  // namespace ltx2::cli
