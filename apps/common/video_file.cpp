@@ -1,5 +1,11 @@
 #include "common/video_file.h"
 
+#include <condition_variable>
+#include <deque>
+#include <exception>
+#include <mutex>
+#include <thread>
+
 #include "common/phase_clock.h"
 #include "core/error.h"
 #ifdef LTX2_WITH_MEDIA
@@ -12,10 +18,75 @@ namespace ltx2::cli {
 
 void check_mp4_output_available() {}
 
+// Chunks wait here for the encoder thread; at most kMaxQueued, so a slow encoder holds the decoder
+// back instead of piling up frames. The first encoder error stops the thread and is rethrown to
+// the caller.
+struct VideoFile::Encoder {
+  static constexpr size_t kMaxQueued = 4;
+  std::mutex mutex;
+  std::condition_variable changed;
+  std::deque<Tensor> queue;
+  bool busy = false, closing = false;
+  std::exception_ptr error;
+  std::thread thread;
+
+  explicit Encoder(media::Mp4Writer& writer) : thread([this, &writer] { loop(writer); }) {}
+  ~Encoder() {
+    {
+      std::lock_guard lock(mutex);
+      closing = true;
+    }
+    changed.notify_all();
+    thread.join();
+  }
+
+  void loop(media::Mp4Writer& writer) {
+    std::unique_lock lock(mutex);
+    for (;;) {
+      changed.wait(lock, [&] { return closing || !queue.empty(); });
+      if (closing) return;  // finish() drains first; otherwise this is an abort
+      Tensor frames = std::move(queue.front());
+      queue.pop_front();
+      busy = true;
+      lock.unlock();
+      std::exception_ptr failed;
+      try {
+        writer.write_video(frames);
+      } catch (...) {
+        failed = std::current_exception();
+      }
+      lock.lock();
+      busy = false;
+      if (failed) {
+        error = failed;
+        queue.clear();
+        changed.notify_all();
+        return;
+      }
+      changed.notify_all();
+    }
+  }
+
+  void rethrow_error() {
+    if (error) std::rethrow_exception(error);
+  }
+};
+
 VideoFile::VideoFile(std::string path, double fps, int64_t audio_sample_rate)
     : path_(std::move(path)), fps_(fps), audio_sample_rate_(audio_sample_rate) {}
 
-VideoFile::~VideoFile() = default;
+// The encoder thread stops before the writer goes (which removes an unfinished file).
+VideoFile::~VideoFile() {
+  encoder_.reset();
+}
+
+void VideoFile::drain() {
+  if (!encoder_) return;
+  std::unique_lock lock(encoder_->mutex);
+  encoder_->changed.wait(lock,
+                         [&] { return encoder_->error || (encoder_->queue.empty() && !encoder_->busy); });
+  encoder_->rethrow_error();
+}
 
 void VideoFile::add_frames(const Tensor& frames) {
   const auto start = PhaseClock::Clock::now();
@@ -29,8 +100,16 @@ void VideoFile::add_frames(const Tensor& frames) {
     o.fps = fps_;
     o.audio_sample_rate = static_cast<int>(audio_sample_rate_);
     writer_ = std::make_shared<media::Mp4Writer>(path_, o);
+    encoder_ = std::make_unique<Encoder>(*writer_);
   }
-  writer_->write_video(frames);
+  {
+    std::unique_lock lock(encoder_->mutex);
+    encoder_->changed.wait(lock,
+                           [&] { return encoder_->error || encoder_->queue.size() < Encoder::kMaxQueued; });
+    encoder_->rethrow_error();
+    encoder_->queue.push_back(frames.clone());  // the caller may reuse its buffer
+  }
+  encoder_->changed.notify_all();
   frames_ += frames.size(0);
   encode_seconds_ += seconds_since(start);
 }
@@ -38,6 +117,7 @@ void VideoFile::add_frames(const Tensor& frames) {
 void VideoFile::add_audio(const Tensor& waveform, int64_t sample_rate) {
   const auto start = PhaseClock::Clock::now();
   LTX2_CHECK(writer_, "{}: audio arrived before any video frame", path_);
+  drain();
   LTX2_CHECK(sample_rate == audio_sample_rate_,
              "{}: the vocoder gave {} Hz audio, the stream was opened at {} Hz", path_, sample_rate,
              audio_sample_rate_);
@@ -48,11 +128,15 @@ void VideoFile::add_audio(const Tensor& waveform, int64_t sample_rate) {
 void VideoFile::finish() {
   const auto start = PhaseClock::Clock::now();
   LTX2_CHECK(writer_, "{}: the run produced no frames", path_);
+  drain();
+  encoder_.reset();
   writer_->finish();
   encode_seconds_ += seconds_since(start);
 }
 
 #else
+
+struct VideoFile::Encoder {};
 
 void check_mp4_output_available() {
   LTX2_FAIL(
@@ -65,6 +149,7 @@ VideoFile::VideoFile(std::string path, double fps, int64_t audio_sample_rate)
   check_mp4_output_available();
 }
 VideoFile::~VideoFile() = default;
+void VideoFile::drain() {}
 void VideoFile::add_frames(const Tensor&) {
   check_mp4_output_available();
 }

@@ -1,6 +1,7 @@
 // The generation programs' MP4 output: opened when the first decoded frames arrive (their size
-// sets the stream's), fed chunk by chunk so encoding overlaps decoding, the audio added at the end,
-// and renamed into place by finish(). Destroyed before finish() (an error, an interrupt), it leaves
+// sets the stream's); later chunks go to an encoder thread through a short queue, so encoding runs
+// while the next chunk decodes; the audio is added at the end and finish() renames the file into
+// place. Destroyed before finish() (an error, an interrupt), it leaves
 // no file behind. In a build without FFmpeg (LTX2_WITH_MEDIA undefined) there is no MP4 output:
 // check_mp4_output_available() says so before any work.
 #pragma once
@@ -37,7 +38,8 @@ class VideoFile {
   int64_t frames() const { return frames_; }
   int width() const { return width_; }
   int height() const { return height_; }
-  // Wall time spent in the encoder so far.
+  // Wall time the caller spent waiting for the encoder (opening, a full queue, draining, the audio,
+  // finishing); encoding that overlapped decoding is not counted.
   double encode_seconds() const { return encode_seconds_; }
 
  private:
@@ -49,6 +51,9 @@ class VideoFile {
   int64_t frames_ = 0;
   int width_ = 0, height_ = 0;
   double encode_seconds_ = 0;
+  struct Encoder;  // the thread and its queue
+  std::unique_ptr<Encoder> encoder_;
+  void drain();
 };
 
 }  // namespace ltx2::cli
