@@ -54,16 +54,20 @@ void add_generation_flags(CLI::App& app, GenerationFlags& f, PipelineKind kind) 
   } else {
     app.add_option("--checkpoint-path", p.checkpoint,
                    "Monolith checkpoint (.safetensors); none: the embedded tiny model");
-    app.add_option("--distilled-lora", f.distilled_lora,
-                   "PATH [STRENGTH]: LoRA fused into stage 2 (strength 1.0)")
+    app.add_option(
+           "--distilled-lora", f.distilled_lora,
+           "PATH [STRENGTH]: LoRA fused into stage 2 (strength 1.0); with no checkpoint: the tiny model's")
         ->expected(1, 2);
   }
-  app.add_option("--gemma-root", p.gemma_root, "Gemma 3 folder (config.json, tokenizer.model, safetensors)");
+  app.add_option(
+      "--gemma-root", p.gemma_root,
+      "Gemma 3 folder (config.json, tokenizer.model, safetensors); with no checkpoint: the tiny model's");
   app.add_option("--transformer-path", p.transformer, "Split layout: transformer file");
   app.add_option("--text-encoder-path", p.text_encoder, "Split layout: text-encoder (connector) file");
   app.add_option("--video-vae-path", p.video_vae, "Split layout (or with a monolith): video VAE file");
   app.add_option("--audio-vae-path", p.audio_vae, "Split layout: audio VAE + vocoder file");
-  app.add_option("--spatial-upsampler-path", p.spatial_upsampler, "Latent spatial upsampler (.safetensors)");
+  app.add_option("--spatial-upsampler-path", p.spatial_upsampler,
+                 "Latent spatial upsampler (.safetensors); with no checkpoint: the tiny model's");
   app.add_option("--lora", f.loras, "PATH [STRENGTH]: extra LoRA fused into the transformer (repeatable)")
       ->expected(1, 2);
 
