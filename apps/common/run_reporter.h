@@ -1,7 +1,8 @@
 // What the generation programs tell the user while they work, in one of three forms: progress
 // bars (text format, stderr a terminal), plain log lines (text format otherwise), or JSON lines
-// (--log-format json: every line on stderr is one JSON object with an "event" field: "log",
-// "job", "progress", "output", "timings", "error"). Everything goes to stderr; stdout stays empty.
+// (--log-format json: every line on stderr is one JSON object; ours have an "event" field: "log",
+// "job", "progress", "output", "timings", "error"; the library's log lines have time, level and
+// msg). Everything goes to stderr; stdout stays empty.
 #pragma once
 
 #include <string>
