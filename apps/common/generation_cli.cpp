@@ -1,9 +1,10 @@
 #include "common/generation_cli.h"
 
+#include <fmt/format.h>
+
 #include <cmath>
 
 #include "core/error.h"
-#include "pipeline/tiny_model.h"
 
 namespace ltx2::cli {
 
@@ -30,12 +31,15 @@ void add_guidance_flags(CLI::App& app, GuidanceParams& g, const std::string& m, 
       ->capture_default_str();
   app.add_option("--" + m + "-stg-guidance-scale", g.stg_scale, "Spatio-temporal guidance scale for " + m)
       ->capture_default_str();
-  app.add_option("--" + m + "-rescale-scale", g.rescale_scale, "Guidance rescale for " + m)->capture_default_str();
-  app.add_option("--" + m + "-stg-blocks", g.stg_blocks, "Transformer blocks whose self-attention STG skips")
+  app.add_option("--" + m + "-rescale-scale", g.rescale_scale, "Guidance rescale for " + m)
       ->capture_default_str();
+  app.add_option("--" + m + "-stg-blocks", g.stg_blocks,
+                 "Transformer blocks whose self-attention STG skips [default: 28; " +
+                     std::string(m == "video" ? "1" : "0") + " with the embedded tiny model]");
   app.add_option(mod_flag, g.modality_scale, "Modality (cross-attention) guidance scale for " + m)
       ->capture_default_str();
-  app.add_option("--" + m + "-skip-step", g.skip_step, "Reuse the previous prediction on skipped steps (0: never)")
+  app.add_option("--" + m + "-skip-step", g.skip_step,
+                 "Reuse the previous prediction on skipped steps (0: never)")
       ->capture_default_str();
 }
 
@@ -48,47 +52,63 @@ void add_generation_flags(CLI::App& app, GenerationFlags& f, PipelineKind kind) 
     app.add_option("--distilled-checkpoint-path,--checkpoint-path", p.checkpoint,
                    "Distilled monolith checkpoint (.safetensors); none: the embedded tiny model");
   } else {
-    app.add_option("--checkpoint-path", p.checkpoint, "Monolith checkpoint (.safetensors); none: the embedded tiny model");
-    app.add_option("--distilled-lora", f.distilled_lora, "PATH [STRENGTH]: LoRA fused into stage 2 (strength 1.0)")
+    app.add_option("--checkpoint-path", p.checkpoint,
+                   "Monolith checkpoint (.safetensors); none: the embedded tiny model");
+    app.add_option(
+           "--distilled-lora", f.distilled_lora,
+           "PATH [STRENGTH]: LoRA fused into stage 2 (strength 1.0); with no checkpoint: the tiny model's")
         ->expected(1, 2);
   }
-  app.add_option("--gemma-root", p.gemma_root, "Gemma 3 folder (config.json, tokenizer.model, safetensors)");
+  app.add_option(
+      "--gemma-root", p.gemma_root,
+      "Gemma 3 folder (config.json, tokenizer.model, safetensors); with no checkpoint: the tiny model's");
   app.add_option("--transformer-path", p.transformer, "Split layout: transformer file");
   app.add_option("--text-encoder-path", p.text_encoder, "Split layout: text-encoder (connector) file");
   app.add_option("--video-vae-path", p.video_vae, "Split layout (or with a monolith): video VAE file");
   app.add_option("--audio-vae-path", p.audio_vae, "Split layout: audio VAE + vocoder file");
-  app.add_option("--spatial-upsampler-path", p.spatial_upsampler, "Latent spatial upsampler (.safetensors)");
+  app.add_option("--spatial-upsampler-path", p.spatial_upsampler,
+                 "Latent spatial upsampler (.safetensors); with no checkpoint: the tiny model's");
   app.add_option("--lora", f.loras, "PATH [STRENGTH]: extra LoRA fused into the transformer (repeatable)")
       ->expected(1, 2);
 
-  app.add_option("--prompt", r.prompt, "What the video shows and sounds like")->required();
-  app.add_option("--output-path", r.output_path, "Output .mp4 (written atomically)");
+  app.add_option("--prompt", r.prompt, "What the video shows and sounds like (required unless --jobs)");
+  app.add_option("--output-path", r.output_path, "Output .mp4 (written atomically; required unless --jobs)");
   app.add_option("--seed", r.seed, "Random seed")->capture_default_str();
-  app.add_option("--height", r.height, "Height in pixels (multiple of 64)")->capture_default_str();
-  app.add_option("--width", r.width, "Width in pixels (multiple of 64)")->capture_default_str();
-  app.add_option("--num-frames", r.num_frames, "Frames (8k+1)")->capture_default_str();
+  const auto size_help = [&](const char* what, int value, int tiny) {
+    return fmt::format("{} [default: {}; {} with the embedded tiny model]", what, value, tiny);
+  };
+  app.add_option("--height", r.height, size_help("Height in pixels (multiple of 64)", r.height, kTinyHeight));
+  app.add_option("--width", r.width, size_help("Width in pixels (multiple of 64)", r.width, kTinyWidth));
+  app.add_option("--num-frames", r.num_frames, size_help("Frames (8k+1)", r.num_frames, kTinyNumFrames));
   app.add_option("--frame-rate", r.frame_rate, "Frames per second")->capture_default_str();
-  app.add_option("--image", f.images, "PATH FRAME STRENGTH [CRF]: condition on an image at a pixel frame (repeatable)")
+  app.add_option("--image", f.images,
+                 "PATH FRAME STRENGTH [CRF]: condition on an image at a pixel frame (repeatable)")
       ->expected(3, 4);
   if (kind == PipelineKind::TwoStage) {
     r.negative_prompt = default_negative_prompt();
     r.video_guidance = default_video_guidance();
     r.audio_guidance = default_audio_guidance();
-    app.add_option("--negative-prompt", r.negative_prompt, "What to steer away from (default: the reference's list)");
-    app.add_option("--num-inference-steps", r.num_inference_steps, "Stage-1 denoising steps")->capture_default_str();
+    app.add_option("--negative-prompt", r.negative_prompt,
+                   "What to steer away from (default: the reference's list)");
+    app.add_option("--num-inference-steps", r.num_inference_steps,
+                   size_help("Stage-1 denoising steps", r.num_inference_steps, kTinyInferenceSteps));
     add_guidance_flags(app, r.video_guidance, "video", "--a2v-guidance-scale");
     add_guidance_flags(app, r.audio_guidance, "audio", "--v2a-guidance-scale");
     app.add_option("--stage2-parallel", f.stage2_parallel, "Stage-2 strategy across ranks: tdp or sp")
         ->check(CLI::IsMember({"tdp", "sp"}))
         ->capture_default_str();
   }
-  app.add_option("--jobs", f.jobs_file, "JSONL file: one job per line (fields as the flags, e.g. "
-                                        "{\"prompt\": ..., \"output_path\": ..., \"seed\": 3}); weights load once");
+  app.add_option("--jobs", f.jobs_file,
+                 "JSONL file: one job per line (fields as the flags, e.g. "
+                 "{\"prompt\": ..., \"output_path\": ..., \"seed\": 3}); weights load once");
   app.add_option("--gpus", f.gpus, "GPUs to use, e.g. 0,2 (default: every visible GPU)");
   app.add_option("--ranks", f.ranks, "CPU ranks (worker processes) instead of GPUs");
   app.add_option("--retries", f.retries, "Restart the fleet and retry a job this many times after a crash")
       ->capture_default_str();
-  app.add_option("--log-format", f.log_format, "text or json")->check(CLI::IsMember({"text", "json"}))->capture_default_str();
+  app.add_option("--log-format", f.log_format,
+                 "text (progress bars on a terminal) or json (JSON lines on stderr)")
+      ->check(CLI::IsMember({"text", "json"}))
+      ->capture_default_str();
 }
 
 void finish_generation_flags(GenerationFlags& f, PipelineKind kind) {
@@ -103,14 +123,28 @@ void finish_generation_flags(GenerationFlags& f, PipelineKind kind) {
   for (const auto& l : f.loras)
     f.paths.loras.push_back({l[0], l.size() > 1 ? parse_number(l[1], "--lora " + l[0] + " STRENGTH") : 1.0});
   if (kind == PipelineKind::TwoStage && !f.distilled_lora.empty()) {
-    f.paths.distilled_lora = {f.distilled_lora[0], f.distilled_lora.size() > 1
-                                                       ? parse_number(f.distilled_lora[1], "--distilled-lora STRENGTH")
-                                                       : 1.0};
+    f.paths.distilled_lora = {
+        f.distilled_lora[0],
+        f.distilled_lora.size() > 1 ? parse_number(f.distilled_lora[1], "--distilled-lora STRENGTH") : 1.0};
   }
   LTX2_CHECK(f.ranks >= 0 && f.ranks <= 64, "--ranks must be between 1 and 64, got {}", f.ranks);
   LTX2_CHECK(f.retries >= 0 && f.retries <= 10, "--retries must be between 0 and 10, got {}", f.retries);
   LTX2_CHECK(f.ranks == 0 || f.gpus.empty(), "--ranks (CPU workers) and --gpus cannot be combined");
-  pipeline::use_tiny_model_when_unset(f.paths, kind);
+}
+
+bool wants_tiny_model(const ModelPaths& p) {
+  return p.checkpoint.empty() && !p.split();
+}
+
+void apply_tiny_model_defaults(const CLI::App& app, GenerationRequest& r, PipelineKind kind) {
+  if (app.count("--height") == 0) r.height = kTinyHeight;
+  if (app.count("--width") == 0) r.width = kTinyWidth;
+  if (app.count("--num-frames") == 0) r.num_frames = kTinyNumFrames;
+  if (kind != PipelineKind::TwoStage) return;
+  if (app.count("--num-inference-steps") == 0) r.num_inference_steps = kTinyInferenceSteps;
+  // The tiny transformer has 2 blocks; STG skips the last one for video and the first for audio.
+  if (app.count("--video-stg-blocks") == 0) r.video_guidance.stg_blocks = {1};
+  if (app.count("--audio-stg-blocks") == 0) r.audio_guidance.stg_blocks = {0};
 }
 
 }  // namespace ltx2::cli

@@ -25,9 +25,16 @@ struct GenerationFlags {
   std::string stage2_parallel = "tdp";
 };
 
+// The request's size when no checkpoint is given (the embedded tiny model) and the flag was not.
+inline constexpr int kTinyHeight = 128, kTinyWidth = 192, kTinyNumFrames = 9, kTinyInferenceSteps = 4;
+
 void add_generation_flags(CLI::App& app, GenerationFlags& f, PipelineKind kind);
 // Parses the grouped flags (--image, --lora, --distilled-lora) into request/paths; throws
 // ltx2::Error naming the flag on a malformed value.
 void finish_generation_flags(GenerationFlags& f, PipelineKind kind);
+// No checkpoint given (neither a monolith nor split files): the embedded tiny model is used.
+bool wants_tiny_model(const ModelPaths& p);
+// The tiny model's sizes (and two-stage steps and STG blocks) for the flags the user did not give.
+void apply_tiny_model_defaults(const CLI::App& app, GenerationRequest& r, PipelineKind kind);
 
 }  // namespace ltx2::cli

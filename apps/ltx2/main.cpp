@@ -5,6 +5,7 @@
 
 #include "bench_command.h"
 #include "bench_fleet.h"
+#include "bench_pipeline_command.h"
 #include "bench_sp_command.h"
 #include "bench_transformer_command.h"
 #include "check/check_command.h"
@@ -45,6 +46,8 @@ int main(int argc, char** argv) {
   auto* bench_sp = ltx2::add_bench_sp_command(bench, &bench_sp_opt);
   ltx2::BenchTransformerOptions bench_transformer_opt;
   auto* bench_transformer = ltx2::add_bench_transformer_command(bench, &bench_transformer_opt);
+  ltx2::BenchPipelineOptions bench_pipeline_opt;
+  auto* bench_pipeline = ltx2::add_bench_pipeline_command(bench, &bench_pipeline_opt);
   ltx2::MakeTinyOptions make_tiny_opt;
   auto* make_tiny = ltx2::add_make_tiny_command(app, make_tiny_opt);
 
@@ -59,6 +62,7 @@ int main(int argc, char** argv) {
     if (*bench_fleet) return ltx2::run_bench_fleet(bench_fleet_opt);
     if (*bench_sp) return ltx2::run_bench_sp(bench_sp_opt);
     if (*bench_transformer) return ltx2::run_bench_transformer(bench_transformer_opt);
+    if (*bench_pipeline) return ltx2::run_bench_pipeline(bench_pipeline_opt);
     if (*bench) return ltx2::run_bench(*bench, bench_opt);
     if (*make_tiny) return ltx2::run_make_tiny(make_tiny_opt);
     if (*check) {

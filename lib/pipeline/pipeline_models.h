@@ -57,7 +57,8 @@ struct PipelineOptions {
 
 // How a run reports. Every member may be empty.
 struct PipelineCallbacks {
-  // Stage name ("stage1", "stage2"), step i (0-based) of n, called after each step.
+  // Stage name ("stage1", "stage2"), step i (0-based) of n, called after each step; the one-step
+  // stages "text_encode" and "upsample" mark the end of those phases.
   std::function<void(const std::string& stage, int step, int steps)> progress;
   // Decoded frames [n, H, W, 3] float32 in [0, 1], in time order; their concatenation is the video.
   std::function<void(const Tensor& frames)> video_chunk;

@@ -172,6 +172,8 @@ void run_two_stage_flow(PipelineModels& m, const GenerationRequest& r, const Sta
     probe(cb, prefix + "context_mask", e.context_mask);
   }
   const StageContexts positive{encoded[0].video_context, encoded[0].audio_context};
+  // Phase boundaries for the apps' progress and timings (each a one-step "stage").
+  if (cb.progress) cb.progress("text_encode", 0, 1);
 
   StageSetup s1{
       "stage1", r.height / 2, r.width / 2, {}, {}, 1.0f, NoiseDraw::Stage1Video, NoiseDraw::Stage1Audio, {}};
@@ -187,6 +189,7 @@ void run_two_stage_flow(PipelineModels& m, const GenerationRequest& r, const Sta
   const Tensor upsampled =
       upsampler::upsample_video(*m.upsampler, stage1.video_latent, m.video_encoder->statistics());
   probe(cb, "upsampled_video_latent", upsampled);
+  if (cb.progress) cb.progress("upsample", 0, 1);
 
   const std::vector<float>& sigmas2 =
       m.options.stage2_sigmas.empty() ? stage2_distilled_sigmas() : m.options.stage2_sigmas;

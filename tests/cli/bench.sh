@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # `ltx2 bench`: refuses a CPU device with a one-line message naming the flag, and needs a
-# subcommand. (The timed runs themselves need a GPU: scripts/gpu_build.sh and docs/gpu.md.)
+# subcommand. (The timed kernel runs need a GPU: scripts/gpu_build.sh and docs/gpu.md.) `bench
+# pipeline` runs on the CPU with the tiny model.
 set -uo pipefail
 bin="$LTX2_BIN/ltx2"
 fail() { echo "FAIL: $*"; exit 1; }
@@ -11,4 +12,14 @@ echo "$out" | grep -q -- "--device must be a GPU" || fail "bench on cpu said: $o
 
 "$bin" bench >/dev/null 2>&1 && fail "bench without a subcommand succeeded"
 "$bin" bench attention --iterations 0 >/dev/null 2>&1 && fail "bench accepted --iterations 0"
+
+# `ltx2 bench pipeline` times every phase of the tiny pipeline (the numbers are not checked).
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/ltx2-bench.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+out=$(LTX2_CACHE_DIR="$tmp/cache" "$bin" bench pipeline --height 64 --width 64 --num-frames 1 --repeat 1 \
+      --json "$tmp/bench.json" 2>&1) || fail "bench pipeline failed: $out"
+for phase in "text encode" "stage 1" "upsample" "stage 2" "decode" "encode MP4" "total"; do
+  echo "$out" | grep -q "^  $phase " || fail "bench pipeline printed no '$phase': $out"
+  grep -q "\"$phase\": {" "$tmp/bench.json" || fail "bench pipeline JSON lacks '$phase'"
+done
 echo "ok"

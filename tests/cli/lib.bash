@@ -2,7 +2,7 @@
 set -u
 fails=0
 scratch=$(mktemp -d "${TMPDIR:-/tmp}/ltx2-cli.XXXXXX")
-trap 'rm -rf "$scratch"' EXIT
+trap '[ -n "${KEEP_SCRATCH:-}" ] || rm -rf "$scratch"' EXIT
 golden="$LTX2_SOURCE_DIR/tests/data/golden"
 
 fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
@@ -26,4 +26,33 @@ expect_one_line() {
 finish() {
   if [ "$fails" -ne 0 ]; then echo "$fails check(s) failed"; exit 1; fi
   echo "all checks passed"
+}
+
+# expect_mp4 FILE FRAMES WIDTH HEIGHT RATE: one H.264 stream of that shape and rate and one stereo
+# AAC stream whose duration is the video's within 0.1 s.
+expect_mp4() {
+  local f=$1 frames=$2 width=$3 height=$4 rate=$5 v a
+  [ -s "$f" ] || { fail "$f was not written"; return; }
+  v=$(ffprobe -v error -select_streams v -show_entries stream=codec_name,width,height,nb_frames,r_frame_rate \
+      -of default=nw=1 "$f")
+  a=$(ffprobe -v error -select_streams a -show_entries stream=codec_name,channels,duration -of default=nw=1 "$f")
+  [ "$(echo "$v" | grep -c '^codec_name=')" -eq 1 ] || fail "$f: expected one video stream: $v"
+  [ "$(echo "$a" | grep -c '^codec_name=')" -eq 1 ] || fail "$f: expected one audio stream: $a"
+  for want in codec_name=h264 "width=$width" "height=$height" "nb_frames=$frames" "r_frame_rate=$rate/1"; do
+    echo "$v" | grep -qx "$want" || fail "$f: video stream lacks $want: $(echo $v)"
+  done
+  for want in codec_name=aac channels=2; do
+    echo "$a" | grep -qx "$want" || fail "$f: audio stream lacks $want: $(echo $a)"
+  done
+  local d
+  d=$(echo "$a" | sed -n 's/^duration=//p')
+  awk -v d="$d" -v n="$frames" -v r="$rate" 'BEGIN { e = d - n / r; exit !(e < 0.1 && e > -0.1) }' ||
+    fail "$f: audio lasts $d s, the video $frames/$rate s"
+}
+
+# expect_no_output PATH: neither the file nor a temporary file of it exists.
+expect_no_output() {
+  local left
+  left=$(ls "$1"* 2>/dev/null)
+  [ -z "$left" ] || fail "left behind: $left"
 }

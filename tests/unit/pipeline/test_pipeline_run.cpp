@@ -177,7 +177,8 @@ TEST_CASE(
   pipe.run(r, cb);
 
   REQUIRE(progress ==
-          std::vector<std::string>{"stage1:0/2", "stage1:1/2", "stage2:0/3", "stage2:1/3", "stage2:2/3"});
+          std::vector<std::string>{"text_encode:0/1", "stage1:0/2", "stage1:1/2", "upsample:0/1", "stage2:0/3",
+                                   "stage2:1/3", "stage2:2/3"});
   REQUIRE(stage2_fused);
   REQUIRE(frames == 9);
   REQUIRE(samples > 0);

@@ -1,0 +1,162 @@
+#include "common/generation_app.h"
+
+#include <fmt/format.h>
+
+#include <CLI/CLI.hpp>
+#include <cstdio>
+
+#include "common/engine_factory.h"
+#include "common/generation_cli.h"
+#include "common/jobs_file.h"
+#include "common/phase_clock.h"
+#include "common/run_reporter.h"
+#include "common/run_request.h"
+#include "common/video_file.h"
+#include "core/error.h"
+#include "core/log.h"
+#include "media/image_reader.h"
+#include "pipeline/tiny_model.h"
+#include "runtime/stop_signal.h"
+
+namespace ltx2::cli {
+
+namespace {
+
+const char* kTinyNotice =
+    "no checkpoint given: using the embedded tiny model (random weights: its output is noise; real "
+    "videos need the published LTX-2 checkpoints, see --help)";
+
+// Images must decode, not only exist (validate_request checks they are readable files).
+void check_images(const GenerationRequest& r) {
+  for (const ImageCondition& im : r.images) {
+    try {
+      media::read_png(im.path);
+    } catch (const Error& e) {
+      LTX2_FAIL("--image {}: {}", im.path, e.what());
+    }
+  }
+}
+
+void report_run(RunReporter& reporter, const GenerationRequest& r, const RunResult& result) {
+  reporter.output(r.output_path, result.frames, result.width, result.height, result.total_seconds);
+  reporter.timings(result.phases, result.total_seconds);
+}
+
+// What validation leaves for the run: the jobs (one, from the command line, when jobs is empty),
+// whether the tiny model is used, and what the model files say.
+struct Plan {
+  std::vector<JobLine> jobs;
+  bool tiny = false;
+  ModelFacts facts;
+};
+
+// Every check that needs no model loaded; throws ltx2::Error naming the flag. A bad --jobs line
+// only marks that line.
+Plan validate(const CLI::App& app, GenerationFlags& flags, PipelineKind kind) {
+  Plan plan;
+  finish_generation_flags(flags, kind);
+  check_engine_available(flags);
+  check_mp4_output_available();
+  plan.tiny = wants_tiny_model(flags.paths);
+  if (plan.tiny) apply_tiny_model_defaults(app, flags.request, kind);
+  if (flags.jobs_file.empty()) {
+    LTX2_CHECK(!flags.request.prompt.empty(), "--prompt is required (or --jobs FILE)");
+    LTX2_CHECK(!flags.request.output_path.empty(), "--output-path is required (or --jobs FILE)");
+    validate_request(flags.request, kind);
+    check_images(flags.request);
+  } else {
+    plan.jobs = read_jobs_file(flags.jobs_file, flags.request, kind);
+  }
+  if (plan.tiny) pipeline::use_tiny_model_when_unset(flags.paths, kind);
+  validate_model_paths(flags.paths, kind);
+  plan.facts = read_model_facts(flags.paths);
+  if (plan.jobs.empty()) check_request_fits_model(flags.request, kind, plan.facts);
+  for (JobLine& job : plan.jobs) {
+    if (!job.error.empty()) continue;
+    try {
+      check_images(job.request);
+      check_request_fits_model(job.request, kind, plan.facts);
+    } catch (const Error& e) {
+      job.error = e.what();
+    }
+  }
+  return plan;
+}
+
+// Loads the engine once and runs the request or the good --jobs lines; returns the exit code.
+// A failed job is reported with its line and the others still run; an interrupt ends them all.
+int run(const GenerationFlags& flags, PipelineKind kind, const Plan& plan, RunReporter& reporter) {
+  int failed = 0;
+  for (const JobLine& job : plan.jobs)
+    if (!job.error.empty()) {
+      reporter.error(job.error, job.line);
+      ++failed;
+    }
+  const int jobs = static_cast<int>(plan.jobs.size());
+  if (jobs > 0 && failed == jobs) {
+    reporter.error(fmt::format("all {} jobs are invalid", failed));
+    return 1;
+  }
+  const auto load_start = PhaseClock::Clock::now();
+  auto engine = make_engine(kind, flags.paths, flags);
+  reporter.info(fmt::format("models loaded in {:.2f} s", seconds_since(load_start)));
+  const auto run_one = [&](const GenerationRequest& r, int line) {
+    stop_if_requested();
+    reporter.job(line, r.prompt, r.output_path);
+    report_run(reporter, r, run_request(*engine, r, plan.facts.vocoder_sample_rate, &reporter));
+  };
+  if (jobs == 0) {
+    run_one(flags.request, 0);
+    return 0;
+  }
+  for (const JobLine& job : plan.jobs) {
+    if (!job.error.empty()) continue;
+    try {
+      run_one(job.request, job.line);
+    } catch (const Error& e) {
+      if (runtime::stop_requested()) throw;
+      reporter.error(e.what(), job.line);
+      ++failed;
+    }
+  }
+  if (failed == 0) return 0;
+  reporter.error(fmt::format("{} of {} jobs failed", failed, jobs));
+  return 1;
+}
+
+}  // namespace
+
+int run_generation_program(int argc, char** argv, PipelineKind kind, const char* program) {
+  init_logging();
+  runtime::install_stop_signal_handlers();
+  CLI::App app{
+      fmt::format("{}: the {} LTX-2 text/image-to-video+audio pipeline. Without a checkpoint it "
+                  "runs the embedded tiny model, whose output is noise: real videos need the "
+                  "published LTX-2 checkpoints.",
+                  program, pipeline_name(kind))};
+  GenerationFlags flags;
+  add_generation_flags(app, flags, kind);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    // --help exits 0; a usage mistake is one line naming the flag (CLI11's own adds a second).
+    if (e.get_exit_code() == 0) return app.exit(e);
+    std::fprintf(stderr, "%s: error: %s (see --help)\n", program, e.what());
+    return 2;
+  }
+  RunReporter reporter(program, flags.log_format == "json" ? LogFormat::Json : LogFormat::Text);
+  try {
+    const Plan plan = validate(app, flags, kind);
+    if (plan.tiny) reporter.info(kTinyNotice);
+    return run(flags, kind, plan, reporter);
+  } catch (const Error& e) {
+    spdlog::debug("{}", e.located());
+    reporter.error(e.what());
+  } catch (const std::exception& e) {
+    reporter.error(e.what());
+  }
+  const int sig = runtime::stop_signal_number();
+  return sig != 0 ? 128 + sig : 1;
+}
+
+}  // namespace ltx2::cli

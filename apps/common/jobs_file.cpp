@@ -1,0 +1,134 @@
+#include "common/jobs_file.h"
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "core/error.h"
+
+namespace ltx2::cli {
+
+namespace {
+
+using json = nlohmann::json;
+
+template <typename T>
+T field(const json& j, const std::string& key) {
+  try {
+    return j.get<T>();
+  } catch (const json::exception&) {
+    LTX2_FAIL("field '{}': wrong type ({})", key, j.type_name());
+  }
+}
+
+void overlay_guidance(const json& j, GuidanceParams& g, const std::string& key) {
+  LTX2_CHECK(j.is_object(), "field '{}': must be an object", key);
+  for (const auto& [k, v] : j.items()) {
+    const std::string name = key + "." + k;
+    if (k == "cfg_scale")
+      g.cfg_scale = field<double>(v, name);
+    else if (k == "stg_scale")
+      g.stg_scale = field<double>(v, name);
+    else if (k == "rescale_scale")
+      g.rescale_scale = field<double>(v, name);
+    else if (k == "modality_scale")
+      g.modality_scale = field<double>(v, name);
+    else if (k == "skip_step")
+      g.skip_step = field<int>(v, name);
+    else if (k == "stg_blocks")
+      g.stg_blocks = field<std::vector<int>>(v, name);
+    else
+      LTX2_FAIL("unknown field '{}'", name);
+  }
+}
+
+ImageCondition image_from(const json& j) {
+  ImageCondition c;
+  if (j.is_array()) {
+    LTX2_CHECK(j.size() == 3 || j.size() == 4,
+               "field 'images': each image is [PATH, FRAME, STRENGTH(, CRF)]");
+    c.path = field<std::string>(j[0], "images PATH");
+    c.frame = field<int>(j[1], "images FRAME");
+    c.strength = field<double>(j[2], "images STRENGTH");
+    if (j.size() == 4) c.crf = field<int>(j[3], "images CRF");
+    return c;
+  }
+  LTX2_CHECK(j.is_object(), "field 'images': each image is an array or an object");
+  for (const auto& [k, v] : j.items()) {
+    if (k == "path")
+      c.path = field<std::string>(v, "images.path");
+    else if (k == "frame")
+      c.frame = field<int>(v, "images.frame");
+    else if (k == "strength")
+      c.strength = field<double>(v, "images.strength");
+    else if (k == "crf")
+      c.crf = field<int>(v, "images.crf");
+    else
+      LTX2_FAIL("unknown field 'images.{}'", k);
+  }
+  return c;
+}
+
+GenerationRequest overlay(const json& j, GenerationRequest r) {
+  LTX2_CHECK(j.is_object(), "a job must be a JSON object, got {}", j.type_name());
+  for (const auto& [k, v] : j.items()) {
+    if (k == "prompt")
+      r.prompt = field<std::string>(v, k);
+    else if (k == "negative_prompt")
+      r.negative_prompt = field<std::string>(v, k);
+    else if (k == "output_path")
+      r.output_path = field<std::string>(v, k);
+    else if (k == "seed")
+      r.seed = field<int64_t>(v, k);
+    else if (k == "height")
+      r.height = field<int>(v, k);
+    else if (k == "width")
+      r.width = field<int>(v, k);
+    else if (k == "num_frames")
+      r.num_frames = field<int>(v, k);
+    else if (k == "frame_rate")
+      r.frame_rate = field<double>(v, k);
+    else if (k == "num_inference_steps")
+      r.num_inference_steps = field<int>(v, k);
+    else if (k == "video_guidance")
+      overlay_guidance(v, r.video_guidance, k);
+    else if (k == "audio_guidance")
+      overlay_guidance(v, r.audio_guidance, k);
+    else if (k == "images") {
+      LTX2_CHECK(v.is_array(), "field 'images': must be an array");
+      r.images.clear();
+      for (const json& im : v) r.images.push_back(image_from(im));
+    } else {
+      LTX2_FAIL("unknown field '{}'", k);
+    }
+  }
+  return r;
+}
+
+}  // namespace
+
+std::vector<JobLine> read_jobs_file(const std::string& path, const GenerationRequest& defaults,
+                                    PipelineKind kind) {
+  std::ifstream in(path);
+  LTX2_CHECK(in, "--jobs {}: cannot read the file", path);
+  std::vector<JobLine> jobs;
+  std::string text;
+  for (int line = 1; std::getline(in, text); ++line) {
+    if (text.find_first_not_of(" \t\r") == std::string::npos) continue;
+    JobLine job;
+    job.line = line;
+    try {
+      const json j = json::parse(text);
+      job.request = overlay(j, defaults);
+      validate_request(job.request, kind);
+    } catch (const json::parse_error&) {
+      job.error = "not a JSON object";
+    } catch (const Error& e) {
+      job.error = e.what();
+    }
+    jobs.push_back(std::move(job));
+  }
+  LTX2_CHECK(!jobs.empty(), "--jobs {}: no jobs in the file", path);
+  return jobs;
+}
+
+}  // namespace ltx2::cli

@@ -1,0 +1,26 @@
+// --jobs FILE.jsonl: one generation per line, each a JSON object whose fields override the command
+// line's request: prompt, negative_prompt, output_path, seed, height, width, num_frames,
+// frame_rate, num_inference_steps, images ([[PATH, FRAME, STRENGTH(, CRF)], ...] or objects with
+// path/frame/strength/crf), video_guidance / audio_guidance (objects with any of cfg_scale,
+// stg_scale, rescale_scale, modality_scale, skip_step, stg_blocks). Blank lines are skipped.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "pipeline/request.h"
+
+namespace ltx2::cli {
+
+struct JobLine {
+  int line = 0;               // 1-based line number in the file
+  GenerationRequest request;  // valid when error is empty
+  std::string error;          // why the line cannot run (malformed JSON, unknown field, bad value)
+};
+
+// Reads the file (throws ltx2::Error naming --jobs when it cannot) and parses and validates every
+// line against `kind`; a bad line gets its error and does not stop the others.
+std::vector<JobLine> read_jobs_file(const std::string& path, const GenerationRequest& defaults,
+                                    PipelineKind kind);
+
+}  // namespace ltx2::cli

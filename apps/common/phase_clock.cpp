@@ -1,0 +1,44 @@
+#include "common/phase_clock.h"
+
+namespace ltx2::cli {
+
+double seconds_since(PhaseClock::Clock::time_point t) {
+  return std::chrono::duration<double>(PhaseClock::Clock::now() - t).count();
+}
+
+PhaseClock::PhaseClock() : start_(Clock::now()), mark_(start_) {}
+
+std::string PhaseClock::label(const std::string& stage) {
+  if (stage == "text_encode") return "text encode";
+  if (stage == "stage1") return "stage 1";
+  if (stage == "stage2") return "stage 2";
+  return stage;
+}
+
+void PhaseClock::close(const std::string& stage) {
+  // Encoding done since the last mark happened inside this phase's wall time.
+  const double s = seconds_since(mark_) - (encode_seconds_ - encode_at_mark_);
+  phases_.push_back({label(stage), s});
+  mark_ = Clock::now();
+  encode_at_mark_ = encode_seconds_;
+}
+
+void PhaseClock::on_progress(const std::string& stage, int step, int steps) {
+  if (step + 1 >= steps) close(stage);
+}
+
+void PhaseClock::end_decode() {
+  close("decode");
+}
+
+std::vector<PhaseTime> PhaseClock::phases() const {
+  std::vector<PhaseTime> out = phases_;
+  out.push_back({"encode MP4", encode_seconds_});
+  return out;
+}
+
+double PhaseClock::total_seconds() const {
+  return std::chrono::duration<double>(mark_ - start_).count() + (encode_seconds_ - encode_at_mark_);
+}
+
+}  // namespace ltx2::cli

@@ -1,0 +1,45 @@
+// Wall time per phase of one generation, read off the pipeline's progress events: "text_encode"
+// and "upsample" end their phases, the last step of "stage1" / "stage2" ends a stage, and what
+// follows the last event until the run returns is the decode. Time spent writing the MP4 inside the
+// decode callbacks is counted as "encode MP4", not as decode, so the phases add up to the total.
+#pragma once
+
+#include <chrono>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace ltx2::cli {
+
+struct PhaseTime {
+  std::string name;  // "text encode", "stage 1", "upsample", "stage 2", "decode", "encode MP4"
+  double seconds;
+};
+
+class PhaseClock {
+ public:
+  using Clock = std::chrono::steady_clock;
+
+  PhaseClock();
+  void on_progress(const std::string& stage, int step, int steps);
+  // Seconds spent encoding the MP4 (inside or after the run).
+  void add_encode_seconds(double s) { encode_seconds_ += s; }
+  // Closes the decode phase (now); call once the run has returned.
+  void end_decode();
+  // The phases in order, then "encode MP4"; phases that reported nothing are left out.
+  std::vector<PhaseTime> phases() const;
+  double total_seconds() const;
+
+  static std::string label(const std::string& stage);
+
+ private:
+  Clock::time_point start_, mark_;
+  std::vector<PhaseTime> phases_;
+  double encode_seconds_ = 0, encode_at_mark_ = 0;
+  void close(const std::string& stage);
+};
+
+// Seconds since `t`.
+double seconds_since(PhaseClock::Clock::time_point t);
+
+}  // namespace ltx2::cli

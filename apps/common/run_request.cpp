@@ -1,0 +1,44 @@
+#include "common/run_request.h"
+
+#include <csignal>
+
+#include "common/video_file.h"
+#include "core/error.h"
+#include "runtime/stop_signal.h"
+
+namespace ltx2::cli {
+
+void stop_if_requested() {
+  const int sig = runtime::stop_signal_number();
+  LTX2_CHECK(sig == 0, "interrupted by {}; no output written", sig == SIGINT ? "SIGINT" : "SIGTERM");
+}
+
+RunResult run_request(pipeline::GenerationEngine& engine, const GenerationRequest& r,
+                      int64_t audio_sample_rate, RunReporter* reporter) {
+  VideoFile file(r.output_path, r.frame_rate, audio_sample_rate);
+  PhaseClock clock;
+  const auto encode = [&](const auto& fn) {
+    const double before = file.encode_seconds();
+    fn();
+    clock.add_encode_seconds(file.encode_seconds() - before);
+  };
+  pipeline::PipelineCallbacks cb;
+  cb.progress = [&](const std::string& stage, int step, int steps) {
+    stop_if_requested();
+    clock.on_progress(stage, step, steps);
+    if (reporter) reporter->progress(stage, step, steps);
+  };
+  cb.video_chunk = [&](const Tensor& frames) {
+    stop_if_requested();
+    encode([&] { file.add_frames(frames); });
+    if (reporter) reporter->progress("decode", static_cast<int>(file.frames()) - 1, r.num_frames);
+  };
+  cb.audio = [&](const Tensor& wave, int64_t rate) { encode([&] { file.add_audio(wave, rate); }); };
+  engine.generate(r, cb);
+  clock.end_decode();
+  stop_if_requested();
+  encode([&] { file.finish(); });
+  return {file.frames(), file.width(), file.height(), clock.phases(), clock.total_seconds()};
+}
+
+}  // namespace ltx2::cli

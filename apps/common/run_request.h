@@ -1,0 +1,29 @@
+// One generation into its MP4 file, timed per phase: frames go to the encoder as the decoder
+// hands them over, SIGINT/SIGTERM are honoured between steps (an Error; the partial file is
+// removed), and the file is renamed into place only when complete.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "common/phase_clock.h"
+#include "common/run_reporter.h"
+#include "pipeline/generation_engine.h"
+
+namespace ltx2::cli {
+
+struct RunResult {
+  int64_t frames = 0;
+  int width = 0, height = 0;
+  std::vector<PhaseTime> phases;
+  double total_seconds = 0;
+};
+
+// Throws ltx2::Error naming the signal when SIGINT or SIGTERM has been received.
+void stop_if_requested();
+
+// `reporter` may be null (no progress shown). Throws ltx2::Error on failure or interruption.
+RunResult run_request(pipeline::GenerationEngine& engine, const GenerationRequest& r,
+                      int64_t audio_sample_rate, RunReporter* reporter);
+
+}  // namespace ltx2::cli

@@ -1,0 +1,165 @@
+#include "common/video_file.h"
+
+#include <condition_variable>
+#include <deque>
+#include <exception>
+#include <mutex>
+#include <thread>
+
+#include "common/phase_clock.h"
+#include "core/error.h"
+#ifdef LTX2_WITH_MEDIA
+#include "media/ffmpeg/mp4_writer.h"
+#endif
+
+namespace ltx2::cli {
+
+#ifdef LTX2_WITH_MEDIA
+
+void check_mp4_output_available() {}
+
+// Chunks wait here for the encoder thread; at most kMaxQueued, so a slow encoder holds the decoder
+// back instead of piling up frames. The first encoder error stops the thread and is rethrown to
+// the caller.
+struct VideoFile::Encoder {
+  static constexpr size_t kMaxQueued = 4;
+  std::mutex mutex;
+  std::condition_variable changed;
+  std::deque<Tensor> queue;
+  bool busy = false, closing = false;
+  std::exception_ptr error;
+  std::thread thread;
+
+  explicit Encoder(media::Mp4Writer& writer) : thread([this, &writer] { loop(writer); }) {}
+  ~Encoder() {
+    {
+      std::lock_guard lock(mutex);
+      closing = true;
+    }
+    changed.notify_all();
+    thread.join();
+  }
+
+  void loop(media::Mp4Writer& writer) {
+    std::unique_lock lock(mutex);
+    for (;;) {
+      changed.wait(lock, [&] { return closing || !queue.empty(); });
+      if (closing) return;  // finish() drains first; otherwise this is an abort
+      Tensor frames = std::move(queue.front());
+      queue.pop_front();
+      busy = true;
+      lock.unlock();
+      std::exception_ptr failed;
+      try {
+        writer.write_video(frames);
+      } catch (...) {
+        failed = std::current_exception();
+      }
+      lock.lock();
+      busy = false;
+      if (failed) {
+        error = failed;
+        queue.clear();
+        changed.notify_all();
+        return;
+      }
+      changed.notify_all();
+    }
+  }
+
+  void rethrow_error() {
+    if (error) std::rethrow_exception(error);
+  }
+};
+
+VideoFile::VideoFile(std::string path, double fps, int64_t audio_sample_rate)
+    : path_(std::move(path)), fps_(fps), audio_sample_rate_(audio_sample_rate) {}
+
+// The encoder thread stops before the writer goes (which removes an unfinished file).
+VideoFile::~VideoFile() {
+  encoder_.reset();
+}
+
+void VideoFile::drain() {
+  if (!encoder_) return;
+  std::unique_lock lock(encoder_->mutex);
+  encoder_->changed.wait(lock,
+                         [&] { return encoder_->error || (encoder_->queue.empty() && !encoder_->busy); });
+  encoder_->rethrow_error();
+}
+
+void VideoFile::add_frames(const Tensor& frames) {
+  const auto start = PhaseClock::Clock::now();
+  LTX2_CHECK(frames.dim() == 4 && frames.size(3) == 3, "{}: decoded frames must be [n, H, W, 3]", path_);
+  if (!writer_) {
+    height_ = static_cast<int>(frames.size(1));
+    width_ = static_cast<int>(frames.size(2));
+    media::Mp4Options o;
+    o.width = width_;
+    o.height = height_;
+    o.fps = fps_;
+    o.audio_sample_rate = static_cast<int>(audio_sample_rate_);
+    writer_ = std::make_shared<media::Mp4Writer>(path_, o);
+    encoder_ = std::make_unique<Encoder>(*writer_);
+  }
+  {
+    std::unique_lock lock(encoder_->mutex);
+    encoder_->changed.wait(lock,
+                           [&] { return encoder_->error || encoder_->queue.size() < Encoder::kMaxQueued; });
+    encoder_->rethrow_error();
+    encoder_->queue.push_back(frames.clone());  // the caller may reuse its buffer
+  }
+  encoder_->changed.notify_all();
+  frames_ += frames.size(0);
+  encode_seconds_ += seconds_since(start);
+}
+
+void VideoFile::add_audio(const Tensor& waveform, int64_t sample_rate) {
+  const auto start = PhaseClock::Clock::now();
+  LTX2_CHECK(writer_, "{}: audio arrived before any video frame", path_);
+  drain();
+  LTX2_CHECK(sample_rate == audio_sample_rate_,
+             "{}: the vocoder gave {} Hz audio, the stream was opened at {} Hz", path_, sample_rate,
+             audio_sample_rate_);
+  writer_->write_audio(waveform);
+  encode_seconds_ += seconds_since(start);
+}
+
+void VideoFile::finish() {
+  const auto start = PhaseClock::Clock::now();
+  LTX2_CHECK(writer_, "{}: the run produced no frames", path_);
+  drain();
+  encoder_.reset();
+  writer_->finish();
+  encode_seconds_ += seconds_since(start);
+}
+
+#else
+
+struct VideoFile::Encoder {};
+
+void check_mp4_output_available() {
+  LTX2_FAIL(
+      "MP4 output is not available in this build (built without FFmpeg); install the FFmpeg "
+      "development packages and rebuild");
+}
+
+VideoFile::VideoFile(std::string path, double fps, int64_t audio_sample_rate)
+    : path_(std::move(path)), fps_(fps), audio_sample_rate_(audio_sample_rate) {
+  check_mp4_output_available();
+}
+VideoFile::~VideoFile() = default;
+void VideoFile::drain() {}
+void VideoFile::add_frames(const Tensor&) {
+  check_mp4_output_available();
+}
+void VideoFile::add_audio(const Tensor&, int64_t) {
+  check_mp4_output_available();
+}
+void VideoFile::finish() {
+  check_mp4_output_available();
+}
+
+#endif
+
+}  // namespace ltx2::cli

@@ -1,0 +1,59 @@
+// The generation programs' MP4 output: opened when the first decoded frames arrive (their size
+// sets the stream's); later chunks go to an encoder thread through a short queue, so encoding runs
+// while the next chunk decodes; the audio is added at the end and finish() renames the file into
+// place. Destroyed before finish() (an error, an interrupt), it leaves
+// no file behind. In a build without FFmpeg (LTX2_WITH_MEDIA undefined) there is no MP4 output:
+// check_mp4_output_available() says so before any work.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "core/tensor.h"
+
+namespace ltx2::media {
+class Mp4Writer;
+}
+
+namespace ltx2::cli {
+
+// Throws ltx2::Error when this build cannot write MP4 files.
+void check_mp4_output_available();
+
+class VideoFile {
+ public:
+  // audio_sample_rate: the vocoder's output rate (the stream is opened before the audio arrives).
+  VideoFile(std::string path, double fps, int64_t audio_sample_rate);
+  ~VideoFile();
+  VideoFile(const VideoFile&) = delete;
+  VideoFile& operator=(const VideoFile&) = delete;
+
+  // Frames [n, H, W, 3] float32 in [0, 1].
+  void add_frames(const Tensor& frames);
+  // The stereo waveform [2, N] at `sample_rate` (must be the rate given to the constructor).
+  void add_audio(const Tensor& waveform, int64_t sample_rate);
+  void finish();
+
+  int64_t frames() const { return frames_; }
+  int width() const { return width_; }
+  int height() const { return height_; }
+  // Wall time the caller spent waiting for the encoder (opening, a full queue, draining, the audio,
+  // finishing); encoding that overlapped decoding is not counted.
+  double encode_seconds() const { return encode_seconds_; }
+
+ private:
+  std::string path_;
+  double fps_;
+  int64_t audio_sample_rate_;
+  // shared_ptr: its deleter is bound where the writer is made, so builds without FFmpeg need no definition.
+  std::shared_ptr<media::Mp4Writer> writer_;
+  int64_t frames_ = 0;
+  int width_ = 0, height_ = 0;
+  double encode_seconds_ = 0;
+  struct Encoder;  // the thread and its queue
+  std::unique_ptr<Encoder> encoder_;
+  void drain();
+};
+
+}  // namespace ltx2::cli

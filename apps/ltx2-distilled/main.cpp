@@ -1,0 +1,9 @@
+// `ltx2-distilled`: the distilled pipeline (8 + 3 unguided steps), one process (or, with
+// --ranks/--gpus, the driver of a fleet whose workers are this same executable).
+#include "common/generation_app.h"
+#include "runtime/worker.h"
+
+int main(int argc, char** argv) {
+  if (auto rc = ltx2::runtime::run_worker_if_requested(argc, argv)) return *rc;
+  return ltx2::cli::run_generation_program(argc, argv, ltx2::PipelineKind::Distilled, "ltx2-distilled");
+}

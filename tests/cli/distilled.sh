@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# ltx2-distilled on the embedded tiny model (made fresh in the scratch folder): an MP4 of the asked
+# shape, byte-identical for the same seed (also through --jobs), different for another seed; JSON
+# log lines; --jobs with a bad line; SIGINT mid-run; one clear line for every invalid input.
+source "$(dirname "$0")/lib.bash"
+exe="$LTX2_BIN/ltx2-distilled"
+export LTX2_CACHE_DIR="$scratch/cache"
+small=(--height 64 --width 64 --num-frames 9)
+
+# One run, JSON lines: every line one object; progress, output and the phase timings are there.
+expect_exit 0 "$exe" --prompt "a cat" --output-path "$scratch/a.mp4" --seed 5 "${small[@]}" --log-format json
+expect_mp4 "$scratch/a.mp4" 9 64 64 24
+bad_lines=$(echo "$out" | grep -vc '^{.*}$')
+[ "$bad_lines" -eq 0 ] || fail "non-JSON lines in --log-format json: $(echo "$out" | grep -v '^{.*}$' | head -2)"
+for want in '"event":"progress","stage":"stage 1"' '"event":"progress","stage":"decode"' '"event":"output"' \
+            '"event":"timings"' '"text encode":' '"stage 2":' '"upsample":' '"decode":' '"encode MP4":' \
+            'embedded tiny model'; do
+  expect_contains "$want"
+done
+ls "$scratch" | grep -q tmp && fail "a temporary file was left: $(ls "$scratch")"
+
+# --jobs: the command line's values fill in; line 2 is bad and reported, the others run.
+cat > "$scratch/jobs.jsonl" <<JOBS
+{"prompt": "a cat", "output_path": "$scratch/j1.mp4", "seed": 5}
+{"prompt": "a dog", "output_path": "$scratch/bad.mp4", "num_frames": 10}
+{"prompt": "a cat", "output_path": "$scratch/j3.mp4", "seed": 6, "frame_rate": 25}
+JOBS
+expect_exit 1 "$exe" --jobs "$scratch/jobs.jsonl" "${small[@]}"
+expect_contains "line 2: --num-frames must be 8k+1"
+expect_contains "1 of 3 jobs failed"
+expect_contains "timings:"
+expect_no_output "$scratch/bad.mp4"
+cmp -s "$scratch/a.mp4" "$scratch/j1.mp4" || fail "the same seed gave different MP4 files"
+expect_mp4 "$scratch/j3.mp4" 9 64 64 25
+cmp -s "$scratch/a.mp4" "$scratch/j3.mp4" && fail "another seed gave the same MP4 file"
+
+# SIGINT during stage 1 (of a run long enough to be caught there): no output, no temporary file,
+# exit 128 + 2.
+"$exe" --prompt "a cat" --output-path "$scratch/int.mp4" --num-frames 65 --log-format json 2>"$scratch/int.log" &
+pid=$!
+for _ in $(seq 300); do grep -q '"stage":"stage 1"' "$scratch/int.log" && break; sleep 0.1; done
+kill -INT "$pid"
+wait "$pid"
+rc=$?
+[ "$rc" -eq 130 ] || fail "SIGINT: exit $rc, expected 130: $(tail -2 "$scratch/int.log")"
+grep -q interrupted "$scratch/int.log" || fail "SIGINT: no message: $(tail -2 "$scratch/int.log")"
+expect_no_output "$scratch/int.mp4"
+
+# Invalid inputs: one line naming the flag, non-zero exit, no output file, before any work.
+printf 'not an image' > "$scratch/text.png"
+png="$golden/pipeline_ti2vid/image.png"
+ckpt="$golden/pipeline_ti2vid/checkpoint.safetensors"
+o="$scratch/bad.mp4"
+check_invalid() {  # EXIT_CODE EXPECTED_TEXT ARGS...
+  local code=$1 text=$2; shift 2
+  expect_exit "$code" "$exe" "$@"
+  expect_one_line
+  expect_contains "$text"
+  expect_no_output "$o"
+}
+check_invalid 1 "--num-frames must be 8k+1" --prompt x --output-path "$o" --num-frames 10
+check_invalid 1 "--height must be a positive multiple of 64" --prompt x --output-path "$o" --height 100
+check_invalid 1 "--width must be a positive multiple of 64" --prompt x --output-path "$o" --width 70
+check_invalid 1 "--image $scratch/none.png: no such file" --prompt x --output-path "$o" --image "$scratch/none.png" 0 1
+check_invalid 1 "strength must be in [0, 1]" --prompt x --output-path "$o" --image "$png" 0 1.5
+check_invalid 1 "--image $png STRENGTH: 'abc' is not a number" --prompt x --output-path "$o" --image "$png" 0 abc
+check_invalid 1 "--image $scratch/text.png" --prompt x --output-path "$o" --image "$scratch/text.png" 0 1
+check_invalid 1 "--distilled-checkpoint-path $scratch/none.safetensors: no such file" --prompt x \
+  --output-path "$o" --distilled-checkpoint-path "$scratch/none.safetensors"
+check_invalid 1 "cannot be mixed" --prompt x --output-path "$o" --distilled-checkpoint-path "$ckpt" --transformer-path "$ckpt"
+check_invalid 1 "--lora $scratch/none.safetensors: no such file" --prompt x --output-path "$o" --lora "$scratch/none.safetensors"
+check_invalid 1 "--output-path $scratch/bad.avi: must end in .mp4" --prompt x --output-path "$scratch/bad.avi"
+check_invalid 1 "--output-path $scratch/no/o.mp4: folder" --prompt x --output-path "$scratch/no/o.mp4"
+check_invalid 1 "--prompt is required" --output-path "$o"
+check_invalid 1 "--prompt is empty" --prompt " " --output-path "$o"
+check_invalid 1 "--ranks/--gpus: the fleet engine is not in this build" --prompt x --output-path "$o" --ranks 2
+check_invalid 1 "--jobs $scratch/none.jsonl: cannot read" --jobs "$scratch/none.jsonl"
+check_invalid 2 "--log-format: xml not in {text,json}" --prompt x --output-path "$o" --log-format xml
+check_invalid 2 "--seed" --prompt x --output-path "$o" --seed many
+finish

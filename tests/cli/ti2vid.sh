@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# ltx2-ti2vid: on the embedded tiny model with an image condition, and on the pipeline_ti2vid
+# fixture's files with the fixture's equivalent_cli flags (its frames are checked by `ltx2 check`;
+# here only the MP4's shape); the same seed twice gives the same bytes; two-stage-only mistakes
+# give one line and no output.
+source "$(dirname "$0")/lib.bash"
+exe="$LTX2_BIN/ltx2-ti2vid"
+export LTX2_CACHE_DIR="$scratch/cache"
+case_dir="$golden/pipeline_ti2vid"
+small=(--height 64 --width 64 --num-frames 9 --num-inference-steps 2 --image "$case_dir/image.png" 0 1.0)
+
+expect_exit 0 "$exe" --prompt "a cat" --output-path "$scratch/a.mp4" "${small[@]}"
+expect_mp4 "$scratch/a.mp4" 9 64 64 24
+expect_contains "embedded tiny model"
+expect_contains "timings: text encode"
+expect_exit 0 "$exe" --prompt "a cat" --output-path "$scratch/b.mp4" "${small[@]}" --log-format json
+cmp -s "$scratch/a.mp4" "$scratch/b.mp4" || fail "the same seed gave different MP4 files"
+
+(
+  cd "$case_dir" || exit 1
+  "$exe" --checkpoint-path checkpoint.safetensors --gemma-root gemma \
+    --spatial-upsampler-path spatial_upsampler.safetensors --distilled-lora distilled_lora.safetensors 1.0 \
+    --prompt 'A red fox trots across a snowy meadow at dawn, its breath visible in the cold air, while distant church bells ring softly.' \
+    --output-path "$scratch/fixture.mp4" --seed 42 --height 128 --width 192 --num-frames 9 --frame-rate 24.0 \
+    --num-inference-steps 3 --video-cfg-guidance-scale 3.0 --video-stg-guidance-scale 1.0 \
+    --video-rescale-scale 0.7 --video-stg-blocks 1 --a2v-guidance-scale 3.0 --video-skip-step 0 \
+    --audio-cfg-guidance-scale 7.0 --audio-stg-guidance-scale 1.0 --audio-rescale-scale 0.7 \
+    --audio-stg-blocks 0 --v2a-guidance-scale 3.0 --audio-skip-step 0 --image image.png 0 1.0 0 2>&1
+) >"$scratch/fixture.log" || fail "the fixture's equivalent_cli run failed: $(tail -2 "$scratch/fixture.log")"
+grep -q "embedded tiny model" "$scratch/fixture.log" && fail "the fixture run used the tiny model"
+expect_mp4 "$scratch/fixture.mp4" 9 192 128 24
+
+o="$scratch/bad.mp4"
+check_invalid() {  # EXIT_CODE EXPECTED_TEXT ARGS...
+  local code=$1 text=$2; shift 2
+  expect_exit "$code" "$exe" "$@"
+  expect_one_line
+  expect_contains "$text"
+  expect_no_output "$o"
+}
+ckpt="$case_dir/checkpoint.safetensors"
+check_invalid 1 "--distilled-lora $scratch/none.safetensors: no such file" --prompt x --output-path "$o" \
+  --distilled-lora "$scratch/none.safetensors"
+check_invalid 1 "--distilled-lora STRENGTH: 'x' is not a number" --prompt x --output-path "$o" \
+  --distilled-lora "$case_dir/distilled_lora.safetensors" x
+check_invalid 1 "--video-stg-blocks: block 5 is not in the model" --prompt x --output-path "$o" --video-stg-blocks 5
+check_invalid 1 "--video-cfg-guidance-scale must be a finite number >= 0" --prompt x --output-path "$o" \
+  --video-cfg-guidance-scale -1
+check_invalid 1 "--num-inference-steps must be between 1 and 1000" --prompt x --output-path "$o" --num-inference-steps 0
+check_invalid 1 "--image $case_dir/image.png: frame 9 is outside" --prompt x --output-path "$o" \
+  --image "$case_dir/image.png" 9 1.0
+check_invalid 1 "--checkpoint-path (monolith) cannot be mixed" --prompt x --output-path "$o" \
+  --checkpoint-path "$ckpt" --audio-vae-path "$ckpt"
+check_invalid 1 "--gemma-root $scratch/none: not a folder" --prompt x --output-path "$o" --checkpoint-path "$ckpt" \
+  --gemma-root "$scratch/none" --spatial-upsampler-path "$ckpt" --distilled-lora "$ckpt"
+check_invalid 2 "--stage2-parallel" --prompt x --output-path "$o" --stage2-parallel both
+finish

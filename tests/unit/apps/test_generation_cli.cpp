@@ -1,0 +1,122 @@
+// apps/common: the --jobs file reader, the tiny model's flag defaults and the per-phase clock.
+#include <fstream>
+
+#include "common/generation_cli.h"
+#include "common/jobs_file.h"
+#include "common/phase_clock.h"
+#include "support/catch.h"
+#include "support/test_util.h"
+
+using namespace ltx2;
+using namespace ltx2::cli;
+
+namespace {
+
+GenerationRequest defaults(const test::ScratchDir& dir) {
+  GenerationRequest r;
+  r.prompt = "from the command line";
+  r.height = 64;
+  r.width = 128;
+  r.num_frames = 9;
+  r.seed = 7;
+  r.output_path = dir.file("default.mp4");
+  return r;
+}
+
+std::string write_jobs(const test::ScratchDir& dir, const std::string& text) {
+  const std::string path = dir.file("jobs.jsonl");
+  std::ofstream(path) << text;
+  return path;
+}
+
+}  // namespace
+
+TEST_CASE("jobs file: fields override the command line's request, line by line") {
+  test::ScratchDir dir("jobs_file");
+  const std::string out = dir.file("a.mp4");
+  const std::string path =
+      write_jobs(dir, "{\"prompt\": \"a cat\", \"seed\": 3, \"output_path\": \"" + out +
+                          "\"}\n\n{\"width\": 192, \"images\": [[\"x.png\", 0, 0.5, 0]]}\n");
+  const auto jobs = read_jobs_file(path, defaults(dir), PipelineKind::Distilled);
+  REQUIRE(jobs.size() == 2);
+  REQUIRE(jobs[0].line == 1);
+  REQUIRE(jobs[0].error.empty());
+  REQUIRE(jobs[0].request.prompt == "a cat");
+  REQUIRE(jobs[0].request.seed == 3);
+  REQUIRE(jobs[0].request.output_path == out);
+  REQUIRE(jobs[0].request.width == 128);
+  REQUIRE(jobs[1].line == 3);  // the blank line is skipped but counted
+  REQUIRE(jobs[1].request.prompt == "from the command line");
+  REQUIRE(jobs[1].request.width == 192);
+  // The image does not exist: validation reports it on that line only.
+  REQUIRE_THAT(jobs[1].error, Catch::Matchers::Contains("--image x.png"));
+}
+
+TEST_CASE("jobs file: a bad line gets its own error and the others are kept") {
+  test::ScratchDir dir("jobs_file_bad");
+  const std::string path = write_jobs(dir,
+                                      "not json\n"
+                                      "{\"colour\": 1}\n"
+                                      "{\"seed\": \"x\"}\n"
+                                      "{\"num_frames\": 10}\n"
+                                      "{\"video_guidance\": {\"cfg_scale\": 2, \"stg_blocks\": [1]}}\n");
+  const auto jobs = read_jobs_file(path, defaults(dir), PipelineKind::TwoStage);
+  REQUIRE(jobs.size() == 5);
+  REQUIRE(jobs[0].error == "not a JSON object");
+  REQUIRE(jobs[1].error == "unknown field 'colour'");
+  REQUIRE_THAT(jobs[2].error, Catch::Matchers::Contains("field 'seed'"));
+  REQUIRE_THAT(jobs[3].error, Catch::Matchers::Contains("--num-frames"));
+  REQUIRE(jobs[4].error.empty());
+  REQUIRE(jobs[4].request.video_guidance.cfg_scale == 2.0);
+  REQUIRE(jobs[4].request.video_guidance.stg_blocks == std::vector<int>{1});
+}
+
+TEST_CASE("jobs file: a missing or empty file is an error naming --jobs") {
+  test::ScratchDir dir("jobs_file_missing");
+  REQUIRE_THROWS_WITH(read_jobs_file(dir.file("none.jsonl"), defaults(dir), PipelineKind::Distilled),
+                      Catch::Matchers::Contains("--jobs"));
+  REQUIRE_THROWS_WITH(read_jobs_file(write_jobs(dir, "\n"), defaults(dir), PipelineKind::Distilled),
+                      Catch::Matchers::Contains("no jobs"));
+}
+
+TEST_CASE("tiny model defaults: only the size flags the user left unset change") {
+  CLI::App app;
+  GenerationFlags flags;
+  add_generation_flags(app, flags, PipelineKind::TwoStage);
+  const char* argv[] = {"prog", "--prompt", "x", "--height", "256", "--video-stg-blocks", "0"};
+  app.parse(7, const_cast<char**>(argv));
+  REQUIRE(wants_tiny_model(flags.paths));
+  apply_tiny_model_defaults(app, flags.request, PipelineKind::TwoStage);
+  REQUIRE(flags.request.height == 256);
+  REQUIRE(flags.request.width == kTinyWidth);
+  REQUIRE(flags.request.num_frames == kTinyNumFrames);
+  REQUIRE(flags.request.num_inference_steps == kTinyInferenceSteps);
+  REQUIRE(flags.request.video_guidance.stg_blocks == std::vector<int>{0});
+  REQUIRE(flags.request.audio_guidance.stg_blocks == std::vector<int>{0});
+  flags.paths.checkpoint = "model.safetensors";
+  REQUIRE_FALSE(wants_tiny_model(flags.paths));
+}
+
+TEST_CASE("phase clock: the phases in order, encoding counted apart, adding up to the total") {
+  PhaseClock clock;
+  clock.on_progress("text_encode", 0, 1);
+  clock.on_progress("stage1", 0, 2);  // not the last step: the stage goes on
+  clock.on_progress("stage1", 1, 2);
+  clock.on_progress("upsample", 0, 1);
+  clock.on_progress("stage2", 0, 1);
+  clock.add_encode_seconds(0.0);
+  clock.end_decode();
+  clock.add_encode_seconds(0.25);  // finishing the file after the run
+  const auto phases = clock.phases();
+  std::vector<std::string> names;
+  double sum = 0;
+  for (const auto& p : phases) {
+    names.push_back(p.name);
+    REQUIRE(p.seconds >= 0);
+    sum += p.seconds;
+  }
+  REQUIRE(names ==
+          std::vector<std::string>{"text encode", "stage 1", "upsample", "stage 2", "decode", "encode MP4"});
+  REQUIRE(phases.back().seconds == 0.25);
+  REQUIRE(clock.total_seconds() == Approx(sum).margin(1e-9));
+}
