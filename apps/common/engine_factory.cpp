@@ -5,6 +5,8 @@
 #include "core/error.h"
 #include "io/configs/vocoder_config.h"
 #include "io/weights.h"
+#include "runtime/fleet_engine.h"
+#include "runtime/launcher.h"
 
 namespace ltx2::cli {
 
@@ -12,15 +14,52 @@ namespace {
 bool wants_fleet(const GenerationFlags& flags) {
   return flags.ranks > 0 || !flags.gpus.empty();
 }
+
+// "HxW" -> {H, W}; "" -> {0, 0} (the fleet's default split).
+std::pair<int64_t, int64_t> parse_tiles(const std::string& text, const char* flag) {
+  if (text.empty()) return {0, 0};
+  auto x = text.find('x');
+  int64_t h = 0, w = 0;
+  try {
+    size_t used_h = 0, used_w = 0;
+    if (x != std::string::npos) {
+      h = std::stoll(text.substr(0, x), &used_h);
+      w = std::stoll(text.substr(x + 1), &used_w);
+    }
+    if (x == std::string::npos || used_h != x || used_w != text.size() - x - 1) h = w = 0;
+  } catch (const std::exception&) {
+    h = w = 0;
+  }
+  LTX2_CHECK(h >= 1 && w >= 1 && h <= 64 && w <= 64, "{} must be HxW with H, W in 1..64, got '{}'", flag, text);
+  return {h, w};
+}
+
+runtime::FleetEngineOptions fleet_options(const GenerationFlags& flags) {
+  runtime::FleetEngineOptions o;
+  if (!flags.gpus.empty()) {
+    o.gpus = runtime::parse_gpu_list(flags.gpus);
+  } else {
+    o.ranks = flags.ranks;
+  }
+  o.retries = flags.retries;
+  o.stage2_parallel = flags.stage2_parallel;
+  std::tie(o.tdp_height_tiles, o.tdp_width_tiles) = parse_tiles(flags.tdp_tiles, "--tdp-tiles");
+  std::tie(o.vae_height_tiles, o.vae_width_tiles) = parse_tiles(flags.vae_tiles, "--vae-tiles");
+  LTX2_CHECK(flags.tdp_overlap >= 0, "--tdp-overlap must be >= 0, got {}", flags.tdp_overlap);
+  LTX2_CHECK(flags.vae_overlap >= 0, "--vae-overlap must be >= 0, got {}", flags.vae_overlap);
+  o.tdp_overlap = flags.tdp_overlap;
+  o.vae_overlap = flags.vae_overlap;
+  return o;
+}
 }  // namespace
 
 void check_engine_available(const GenerationFlags& flags) {
-  LTX2_CHECK(!wants_fleet(flags), "--ranks/--gpus: the fleet engine is not in this build");
+  if (wants_fleet(flags)) runtime::fleet_devices(fleet_options(flags));  // names the flag at fault
 }
 
 std::unique_ptr<pipeline::GenerationEngine> make_engine(PipelineKind kind, const ModelPaths& paths,
                                                         const GenerationFlags& flags) {
-  check_engine_available(flags);
+  if (wants_fleet(flags)) return runtime::make_fleet_engine(kind, paths, fleet_options(flags));
   return pipeline::make_local_engine(kind, paths);
 }
 

@@ -11,8 +11,8 @@
 
 namespace ltx2::cli {
 
-// Throws ltx2::Error (naming the flag) when the flags ask for an engine this build cannot make;
-// called during validation, before any work.
+// Throws ltx2::Error (naming the flag) when the fleet flags (--ranks, --gpus, --*-tiles, ...) are
+// malformed; called during validation, before any work.
 void check_engine_available(const GenerationFlags& flags);
 
 // Loads the models (paths already validated) into the engine the flags ask for.

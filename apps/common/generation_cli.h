@@ -23,6 +23,10 @@ struct GenerationFlags {
   int ranks = 0;
   int retries = 0;
   std::string stage2_parallel = "tdp";
+  // Fleet tile counts "HxW" ("" = the reference's balanced split of the world) and overlaps in
+  // latent cells, for stage-2 tiled data parallel and the distributed VAE decode.
+  std::string tdp_tiles, vae_tiles;
+  int tdp_overlap = 5, vae_overlap = 4;
 };
 
 // The request's size when no checkpoint is given (the embedded tiny model) and the flag was not.

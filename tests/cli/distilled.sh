@@ -73,7 +73,8 @@ check_invalid 1 "--output-path $scratch/bad.avi: must end in .mp4" --prompt x --
 check_invalid 1 "--output-path $scratch/no/o.mp4: folder" --prompt x --output-path "$scratch/no/o.mp4"
 check_invalid 1 "--prompt is required" --output-path "$o"
 check_invalid 1 "--prompt is empty" --prompt " " --output-path "$o"
-check_invalid 1 "--ranks/--gpus: the fleet engine is not in this build" --prompt x --output-path "$o" --ranks 2
+check_invalid 1 "and --gpus cannot be combined" --prompt x --output-path "$o" --ranks 2 --gpus 0
+check_invalid 1 "--vae-tiles must be HxW" --prompt x --output-path "$o" --ranks 2 --vae-tiles 2
 check_invalid 1 "--jobs $scratch/none.jsonl: cannot read" --jobs "$scratch/none.jsonl"
 check_invalid 2 "--log-format: xml not in {text,json}" --prompt x --output-path "$o" --log-format xml
 check_invalid 2 "--seed" --prompt x --output-path "$o" --seed many
