@@ -145,8 +145,13 @@ TEST_CASE("fleet: start names the rank that failed or did not come up") {
     auto opt = fleet_options(2);
     opt.devices = {Device::cpu(), Device::cuda(0)};
     Controller c(opt);
+#ifdef LTX2_WITH_NCCL
+    // NCCL is the GPU engine of this build: on a machine without that GPU it fails in setup.
+    REQUIRE_THROWS_WITH(c.start(), Catch::Matchers::Contains("rank 1 (device cuda:0) exited"));
+#else
     REQUIRE_THROWS_WITH(c.start(),
                         Catch::Matchers::Contains("rank 1 owns cuda:0 but this executable has no GPU communicator"));
+#endif
   }
   require_clean();
   {
