@@ -3,7 +3,6 @@
 #include "parallel/sequence_parallel.h"
 
 #include <chrono>
-#include <limits>
 #include <vector>
 
 #include "core/error.h"
@@ -81,10 +80,10 @@ void SequenceParallelAttention::set_video_tokens(int64_t real, int64_t padded) {
              comm_.world_size());
   real_tokens_ = real;
   padded_tokens_ = padded;
-  padded_key_bias_ = Tensor{};
-  if (padded == real) return;
-  padded_key_bias_ = Tensor::zeros({1, 1, 1, padded});
-  padded_key_bias_.narrow(3, real, padded - real).fill_(-std::numeric_limits<float>::infinity());
+}
+
+Tensor SequenceParallelAttention::real_keys(const Tensor& x) const {
+  return padded_tokens_ == real_tokens_ ? x : x.narrow(1, 0, real_tokens_);
 }
 
 void SequenceParallelAttention::check_shard(tr::AttentionSite site, const Tensor& video_part) const {
@@ -123,9 +122,12 @@ Tensor SequenceParallelAttention::video_self(const Tensor& q, const Tensor& k, c
     TrafficTimer timer(traffic, all_to_all_bytes(heads_view, W));
     return scatter_heads(comm_, heads_view).view({B, T, Hl * d});
   };
-  const Tensor qh = scatter(q), kh = scatter(k), vh = scatter(v);
-  // The mask (the padded or user mask, [B or 1, 1, T or 1, T]) covers the full sequence.
-  const Tensor out = local_.attend(tr::AttentionSite::VideoSelf, qh, kh, vh, Hl, mask).view({B, T, Hl, d});
+  const Tensor qh = scatter(q), kh = real_keys(scatter(k)), vh = real_keys(scatter(v));
+  // The user's mask ([B or 1, 1, T or 1, T], padded) loses the padded keys' columns with the keys.
+  const Tensor key_mask =
+      mask.defined() && padded_tokens_ != real_tokens_ ? mask.narrow(3, 0, real_tokens_) : mask;
+  const Tensor out =
+      local_.attend(tr::AttentionSite::VideoSelf, qh, kh, vh, Hl, key_mask).view({B, T, Hl, d});
   TrafficTimer timer(traffic, all_to_all_bytes(out, W));
   return gather_heads(comm_, out).view({B, n, heads * d});
 }
@@ -144,10 +146,10 @@ Tensor SequenceParallelAttention::video_to_audio(const Tensor& q, const Tensor& 
     TrafficTimer timer(traffic, all_to_all_bytes(heads_view, W));
     return scatter_heads(comm_, heads_view).view({B, T, Hl * d});
   };
-  const Tensor kh = scatter(k), vh = scatter(v);
+  const Tensor kh = real_keys(scatter(k)), vh = real_keys(scatter(v));
   // The audio queries are replicated: take this rank's heads without communication.
   const Tensor qh = q.reshape({B, Ta, heads, d}).narrow(2, comm_.rank() * Hl, Hl).reshape({B, Ta, Hl * d});
-  const Tensor out = local_.attend(tr::AttentionSite::VideoToAudio, qh, kh, vh, Hl, padded_key_bias_);
+  const Tensor out = local_.attend(tr::AttentionSite::VideoToAudio, qh, kh, vh, Hl, Tensor{});
   TrafficTimer timer(traffic, static_cast<int64_t>(out.nbytes()) * (W - 1));
   const Tensor all = comm_.all_gather(out.view({B, Ta, Hl, d}));  // [W, B, Ta, Hl, d]
   return all.permute({1, 2, 0, 3, 4}).contiguous().view({B, Ta, heads * d});
@@ -185,7 +187,8 @@ tr::TransformerOutput SequenceParallelTransformer::forward(const tr::Modality* v
   local.latent = shard.latent;
   local.positions = shard.positions;
   local.keyframes_mask = shard.keyframes_mask;
-  local.attention_mask = shard.attention_mask;
+  // Without a user mask the padded keys need none: the attentions cut them off after the all-to-all.
+  if (video->attention_mask.defined()) local.attention_mask = shard.attention_mask;
   if (per_token_timesteps) local.timesteps = shard.timesteps;
   attention_->set_video_tokens(T, padded.tokens.num_tokens());
 

@@ -3,8 +3,9 @@
 // rank attends over all tokens for H/W heads, and trade back afterwards. Everything else in the
 // transformer is per token and runs unchanged on the local shard (transformer.md 8).
 //
-// Unlike the reference, padded video tokens are hidden as keys in the video->audio attention too,
-// so any token count gives the single-rank result.
+// Padded video tokens are cut off as keys after the all-to-all rather than masked (no wasted keys,
+// and no reliance on a mask leaving the arithmetic alone), in the video->audio attention too, unlike
+// the reference, so any token count gives the single-rank result bit for bit.
 #pragma once
 
 #include <cstdint>
@@ -41,7 +42,7 @@ class SequenceParallelAttention final : public models::transformer::AttentionStr
   explicit SequenceParallelAttention(comm::Communicator& comm);
 
   // The video sequence of the forward about to run: `real` tokens padded to `padded`
-  // (a multiple of the world size). Padded keys are masked in the video->audio attention.
+  // (a multiple of the world size). The padded keys are dropped from both head-parallel attentions.
   void set_video_tokens(int64_t real, int64_t padded);
 
   Tensor attend(models::transformer::AttentionSite site, const Tensor& q, const Tensor& k, const Tensor& v,
@@ -56,11 +57,12 @@ class SequenceParallelAttention final : public models::transformer::AttentionStr
   Tensor video_to_audio(const Tensor& q, const Tensor& k, const Tensor& v, int64_t heads,
                         const Tensor& mask) const;
   void check_shard(models::transformer::AttentionSite site, const Tensor& video_part) const;
+  // x [B, padded, C] (all video tokens after the all-to-all) -> its real tokens.
+  Tensor real_keys(const Tensor& x) const;
 
   comm::Communicator& comm_;
   models::transformer::LocalAttention local_;
   int64_t real_tokens_ = 0, padded_tokens_ = 0;
-  Tensor padded_key_bias_;  // [1, 1, 1, padded]: 0 on real keys, -inf on padded; undefined without padding
   mutable SequenceParallelTraffic traffic_;
 };
 

@@ -2,7 +2,7 @@
 # ltx2-distilled through the fleet: 1, 2 and 3 CPU ranks (sequence-parallel transformer, distributed
 # VAE decode with the same tile plan) write the same MP4 as the in-process run, byte for byte, and
 # leave no worker process or shared memory behind. 64x192 needs no token padding at 1, 2 or 3
-# ranks in either stage (6 and 24 video tokens).
+# ranks in either stage (6 and 24 video tokens); 64x320 at 3 ranks pads both (10 and 40 tokens).
 source "$(dirname "$0")/lib.bash"
 exe="$LTX2_BIN/ltx2-distilled"
 export LTX2_CACHE_DIR="$scratch/cache"
@@ -20,5 +20,11 @@ done
 # the in-process run with a one-tile fleet.
 expect_exit 0 "$exe" "${run[@]/1x2/1x1}" --ranks 2 --output-path "$scratch/r2_one_tile.mp4"
 cmp -s "$scratch/local.mp4" "$scratch/r2_one_tile.mp4" || fail "--ranks 2 with one decode tile differs from the in-process run"
+# Padded video tokens must not change a bit either.
+padded=(--prompt "a fox in the snow" --seed 3 --height 64 --width 320 --num-frames 9 --vae-tiles 1x2)
+for ranks in 1 3; do
+  expect_exit 0 "$exe" "${padded[@]}" --ranks "$ranks" --output-path "$scratch/padded_r$ranks.mp4"
+done
+cmp -s "$scratch/padded_r1.mp4" "$scratch/padded_r3.mp4" || fail "64x320 (padded tokens): --ranks 3 differs from --ranks 1"
 pgrep -f "ltx2-distilled.*--worker" >/dev/null && fail "worker processes left behind"
 finish

@@ -48,24 +48,29 @@ Tensor attention(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor
           const float* qrow = qp + ((b * H + h) * Tq + i) * D;
           const float* kbase = kp + (b * H + h) * Tk * D;
           const float* vbase = vp + (b * H + h) * Tk * Dv;
-          float mx = neg_inf;
+          // The scores loop is the same with and without a mask, and the mask is applied in a pass
+          // of its own: folding it into this loop let the compiler vectorize the unmasked loop
+          // differently, so an all-zero additive mask changed the result in the last bits.
           for (int64_t j = 0; j < Tk; ++j) {
             float s = 0.f;
             const float* krow = kbase + j * D;
 #pragma omp simd reduction(+ : s)
             for (int64_t d = 0; d < D; ++d) s += qrow[d] * krow[d];
-            s *= sc;
-            if (m.defined()) {
-              int64_t off = m.offset() + b * m.stride(0) + h * m.stride(1) + i * m.stride(2) + j * m.stride(3);
+            scores[j] = s * sc;
+          }
+          if (m.defined()) {
+            const int64_t row = m.offset() + b * m.stride(0) + h * m.stride(1) + i * m.stride(2);
+            for (int64_t j = 0; j < Tk; ++j) {
+              const int64_t off = row + j * m.stride(3);
               if (bool_mask) {
-                if (!static_cast<const uint8_t*>(m.storage()->data())[off]) s = neg_inf;
+                if (!static_cast<const uint8_t*>(m.storage()->data())[off]) scores[j] = neg_inf;
               } else {
-                s += static_cast<const float*>(m.storage()->data())[off];
+                scores[j] += static_cast<const float*>(m.storage()->data())[off];
               }
             }
-            scores[j] = s;
-            mx = std::max(mx, s);
           }
+          float mx = neg_inf;
+          for (int64_t j = 0; j < Tk; ++j) mx = std::max(mx, scores[j]);
           float* orow = op + ((b * H + h) * Tq + i) * Dv;
           for (int64_t d = 0; d < Dv; ++d) orow[d] = 0.f;
           if (mx == neg_inf) continue;  // every key excluded

@@ -1,5 +1,6 @@
 // CPU ops against naive double-precision loops written out here.
 #include <cmath>
+#include <limits>
 
 #include "core/error.h"
 #include "ops/attention.h"
@@ -89,7 +90,8 @@ TEST_CASE("ops: reductions and softmax") {
 }
 
 TEST_CASE("ops: rms_norm and layer_norm") {
-  Tensor x = test::random_tensor({2, 8}, 10), w = test::random_tensor({8}, 11), b = test::random_tensor({8}, 12);
+  Tensor x = test::random_tensor({2, 8}, 10), w = test::random_tensor({8}, 11),
+         b = test::random_tensor({8}, 12);
   Tensor r = ops::rms_norm(x, w, 1e-6f);
   double ms = 0;
   for (int i = 0; i < 8; ++i) ms += double(x.item({1, i})) * x.item({1, i});
@@ -135,6 +137,18 @@ TEST_CASE("ops: attention equals softmax(q kᵀ·scale + mask) v, masked keys ex
   Tensor fmask = Tensor::full({1, 1, 1, 5}, 0.f);
   fmask.data<float>()[3] = fmask.data<float>()[4] = -INFINITY;
   REQUIRE(test::max_abs_diff(ops::attention(q, k, v, fmask), o) < 1e-6);
+}
+
+TEST_CASE("ops: attention with an all-zero or key-padding mask equals the unmasked result bit for bit") {
+  const Tensor q = test::random_tensor({1, 12, 12, 8}, 1), k = test::random_tensor({1, 12, 12, 8}, 2),
+               v = test::random_tensor({1, 12, 12, 8}, 3);
+  const Tensor plain = ops::attention(q, k, v, {});
+  CHECK(test::max_abs_diff(ops::attention(q, k, v, Tensor::zeros({1, 1, 1, 12})), plain) == 0.0f);
+  // Two padded keys hidden by -FLT_MAX, as sequence parallelism's padding mask does.
+  Tensor padding = Tensor::zeros({1, 1, 1, 14});
+  padding.narrow(3, 12, 2).fill_(-std::numeric_limits<float>::max());
+  CHECK(test::max_abs_diff(ops::attention(q, ops::pad(k, 2, 0, 2), ops::pad(v, 2, 0, 2), padding), plain) ==
+        0.0f);
 }
 
 TEST_CASE("ops: cat and pad") {

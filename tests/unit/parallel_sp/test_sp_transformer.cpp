@@ -10,6 +10,7 @@
 #include "models/transformer/transformer.h"
 #include "ops/elementwise.h"
 #include "parallel/sequence_parallel.h"
+#include "pipeline/tiny_model.h"
 #include "support/catch.h"
 #include "support/test_util.h"
 
@@ -215,7 +216,9 @@ TEST_CASE("sp: a batch over the token budget is refused before any collective") 
   REQUIRE(fits.forward(&c.video, &c.audio).video.size(1) == 13);
 }
 
-TEST_CASE("sp: the attention strategy refuses shards it was not told about and masks on video-to-audio") {
+TEST_CASE(
+    "sp: the attention strategy refuses shards it was not told about and masks on video-to-audio, and drops "
+    "padded keys") {
   const size_t bytes = comm::ShmCommunicator::region_bytes(1, 4096);
   std::vector<uint64_t> region(bytes / 8 + 1);
   comm::ShmCommunicator::format_region(region.data(), bytes, 1, 4096);
@@ -229,11 +232,59 @@ TEST_CASE("sp: the attention strategy refuses shards it was not told about and m
   REQUIRE_THROWS_WITH(
       attention.attend(AttentionSite::VideoToAudio, audio, video, video, 2, Tensor::zeros({1, 1, 3, 6})),
       Contains("video-to-audio attention takes no mask"));
-  // With one rank the padded key is masked: the result equals local attention over the 5 real keys.
+  // With one rank the padded key is dropped: the result is local attention over the 5 real keys.
   const Tensor real = video.narrow(1, 0, 5).contiguous();
   const Tensor expected = LocalAttention().attend(AttentionSite::VideoToAudio, audio, real, real, 2, {});
   REQUIRE(test::max_abs_diff(attention.attend(AttentionSite::VideoToAudio, audio, video, video, 2, {}),
-                             expected) < 1e-6f);
+                             expected) == 0.0f);
   REQUIRE(attention.traffic().video_to_audio.calls == 1);
   REQUIRE(attention.traffic().video_to_audio.bytes_sent == 0);  // nothing leaves a single rank
+}
+
+namespace {
+
+// The inputs the denoising loop builds (pipeline/denoise_stage.cpp): one sample, per-token
+// timesteps denoise_mask * sigma as [1, T, 1], a keyframes mask [1, T, 1] (1 on the first frame),
+// no context or attention mask.
+Modality pipeline_modality(int64_t tokens, int64_t channels, int64_t axes, int64_t context_dim,
+                           uint64_t seed) {
+  const float sigma = 0.725f;
+  Modality m;
+  m.latent = test::random_tensor({1, tokens, channels}, seed);
+  m.sigma = Tensor::full({1}, sigma);
+  m.timesteps = Tensor::full({1, tokens, 1}, sigma);
+  m.positions = token_positions(1, axes, tokens);
+  m.context = test::random_tensor({1, 7, context_dim}, seed + 1);
+  m.keyframes_mask = Tensor::zeros({1, tokens, 1});
+  m.keyframes_mask.narrow(1, 0, tokens / 2).fill_(1.0f);  // the first latent frame
+  return m;
+}
+
+}  // namespace
+
+TEST_CASE("sp: the tiny model with the denoising loop's inputs is bit-exact on 3 ranks with padding") {
+  const TransformerConfig config =
+      TransformerConfig::parse(pipeline::tiny_checkpoint_config().at("transformer"));
+  auto synth = std::make_shared<WeightSynthesizer>(11);
+  const Transformer model(
+      config, TransformerWeights::load(WeightView(synth, "model.diffusion_model.", "transformer"), config));
+  const Modality audio = pipeline_modality(9, config.audio_in_channels, 1, config.caption_channels, 40);
+  // 10 tokens pad to 12 (64x320, stage 1); 4 pad to 6, leaving the last rank only padding (64x128).
+  for (int64_t tokens : {10, 4}) {
+    INFO(tokens << " video tokens");
+    const Modality video =
+        pipeline_modality(tokens, config.video_in_channels, 3, config.caption_channels, 30);
+    const TransformerOutput expected = model.forward(&video, &audio);
+    const auto ranks = test::run_forked_ranks(3, [&](comm::Communicator& c) {
+      parallel::SequenceParallelTransformer sp(model.config(), model.weights(), c);
+      const TransformerOutput out = sp.forward(&video, &audio);
+      return test::RankTensors{{"video", out.video}, {"audio", out.audio}};
+    });
+    for (int r = 0; r < 3; ++r) {
+      INFO("rank " << r << ": " << ranks[r].error);
+      REQUIRE(ranks[r].error.empty());
+      CHECK(test::max_abs_diff(ranks[r].tensors.at("video"), expected.video) == 0.0f);
+      CHECK(test::max_abs_diff(ranks[r].tensors.at("audio"), expected.audio) == 0.0f);
+    }
+  }
 }
