@@ -35,7 +35,7 @@ int main(int argc, char** argv) {
   check->add_option("cases", check_opt.dirs, "case folders (case.json + io.safetensors)");
   check->add_flag("--json", check_opt.json, "Print JSON");
   check->add_flag("--skip-unimplemented", check_opt.skip_unimplemented,
-                  "Exit 77 instead of 1 when the only failures are kinds not implemented yet");
+                  "Exit 77 instead of 1 when the only failures are kinds with no runner");
   check->add_flag("--list-kinds", check_opt.list_kinds, "List the known kinds and whether each is implemented");
 
   ltx2::BenchOptions bench_opt;

@@ -18,7 +18,7 @@ struct Kind {
   // case.json field and a substring of its value that identify the kind.
   const char* field;
   const char* marker;
-  KindRunner run;  // nullptr: not implemented yet
+  KindRunner run;  // nullptr: no runner registered for this kind
 };
 
 // The table of kinds, each with the runner registered for it (if any).
