@@ -21,19 +21,10 @@ using nlohmann::json;
 namespace tr = models::transformer;
 
 tr::Modality read_modality(const GoldenCase& c, const json& fields) {
-  auto field = [&](const char* key) -> Tensor {
+  tr::Modality m = tr::modality_from_fields([&](const std::string& key) -> Tensor {
     if (!fields.contains(key) || fields.at(key).is_null()) return {};
     return c.tensor(fields.at(key).get<std::string>());
-  };
-  tr::Modality m;
-  m.latent = field("latent");
-  m.sigma = field("sigma");
-  m.timesteps = field("timesteps");
-  m.positions = field("positions");
-  m.context = field("context");
-  m.context_mask = field("context_mask");
-  m.attention_mask = field("attention_mask");
-  m.keyframes_mask = field("keyframes_mask");
+  });
   m.enabled = fields.value("enabled", true);
   return m;
 }

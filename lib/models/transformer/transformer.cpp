@@ -225,4 +225,17 @@ Tensor denoised_from_velocity(const Tensor& latent, const Tensor& velocity, cons
   return ops::sub(latent, ops::mul(velocity, t));
 }
 
+Modality modality_from_fields(const std::function<Tensor(const std::string& field)>& get) {
+  Modality m;
+  m.latent = get("latent");
+  m.sigma = get("sigma");
+  m.timesteps = get("timesteps");
+  m.positions = get("positions");
+  m.context = get("context");
+  m.context_mask = get("context_mask");
+  m.attention_mask = get("attention_mask");
+  m.keyframes_mask = get("keyframes_mask");
+  return m;
+}
+
 }  // namespace ltx2::models::transformer

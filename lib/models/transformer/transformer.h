@@ -29,6 +29,12 @@ struct Modality {
   bool enabled = true;    // false: this stream's own updates are skipped
 };
 
+// A Modality whose tensor fields are read by name ("latent", "sigma", "timesteps", "positions",
+// "context", "context_mask", "attention_mask", "keyframes_mask"); `get` returns an undefined
+// tensor for a field that is absent. One list of the field names for every reader (the parity
+// checks and the tests read them from fixture files).
+Modality modality_from_fields(const std::function<Tensor(const std::string& field)>& get);
+
 struct TransformerOutput {
   Tensor video, audio;  // velocities [B, T, C_out]; undefined for an absent stream
 };

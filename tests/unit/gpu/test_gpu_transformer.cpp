@@ -27,19 +27,10 @@ namespace {
 // The case's modality of stream `s`; `place` maps each field (name, CPU tensor) to where it goes.
 template <typename Place>
 Modality read_modality(const SafetensorsFile& io, const std::string& s, Place place) {
-  auto field = [&](const std::string& n) -> Tensor {
+  return modality_from_fields([&](const std::string& n) -> Tensor {
     const std::string key = "in." + s + "_" + n;
     return io.contains(key) ? place(n, io.tensor(key).clone()) : Tensor();
-  };
-  Modality m;
-  m.latent = field("latent");
-  m.sigma = field("sigma");
-  m.timesteps = field("timesteps");
-  m.positions = field("positions");
-  m.context = field("context");
-  m.context_mask = field("context_mask");
-  m.keyframes_mask = field("keyframes_mask");
-  return m;
+  });
 }
 
 // Local attention on bf16-rounded q, k, v, its output rounded to bf16.

@@ -23,22 +23,10 @@ namespace {
 constexpr float kMaxRelativeError = 1e-5f;
 
 Modality fixture_modality(const SafetensorsFile& io, const std::string& stream) {
-  auto field = [&](const std::string& name) -> Tensor {
+  return modality_from_fields([&](const std::string& name) -> Tensor {
     const std::string key = "in." + stream + "_" + name;
-    for (const TensorInfo& info : io.tensors())
-      if (info.name == key) return io.tensor(key).clone();
-    return {};
-  };
-  Modality m;
-  m.latent = field("latent");
-  m.sigma = field("sigma");
-  m.timesteps = field("timesteps");
-  m.positions = field("positions");
-  m.context = field("context");
-  m.context_mask = field("context_mask");
-  m.attention_mask = field("attention_mask");
-  m.keyframes_mask = field("keyframes_mask");
-  return m;
+    return io.contains(key) ? io.tensor(key).clone() : Tensor();
+  });
 }
 
 // The modality's first `tokens` video tokens.
