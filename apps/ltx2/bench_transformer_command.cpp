@@ -16,6 +16,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 
+#include "bench_transformer_model.h"
 #include "core/cuda/events.h"
 #include "core/cuda/memory.h"
 #include "core/error.h"
@@ -31,96 +32,7 @@ namespace {
 
 namespace tr = models::transformer;
 using nlohmann::json;
-
-constexpr int64_t kAudioTokens = 126, kTextTokens = 1024, kCaptionChannels = 3840;
-
-// The released configs (reference transformer.md §2.2): 19B has the caption projection in the
-// transformer; 2.3 (22B) gated attention and the cross-attention AdaLN with its prompt AdaLN.
-TransformerConfig model_config(const std::string& model) {
-  TransformerConfig c;
-  c.av_ca_timestep_scale_multiplier = 1000;
-  c.rope_float64_grid = true;
-  if (model == "19b") {
-    c.caption_projection = true;
-    c.caption_channels = kCaptionChannels;
-  } else if (model == "22b") {
-    c.caption_projection = false;
-    c.gated_attention = true;
-    c.cross_attention_adaln = true;
-  } else {
-    LTX2_FAIL("ltx2 bench transformer: --model must be 19b or 22b, got '{}'", model);
-  }
-  return c;
-}
-
-struct Shape3 {
-  std::string name;
-  int64_t frames, height, width;  // latent grid
-  int64_t tokens() const { return frames * height * width; }
-};
-
-Shape3 shape_named(const std::string& name) {
-  if (name == "stage1") return {name, 16, 16, 24};
-  if (name == "full") return {name, 16, 32, 48};
-  LTX2_FAIL("ltx2 bench transformer: --shape must be stage1 or full, got '{}'", name);
-}
-
-// The reference's measured ms per forward (transformer.md §9, H200, B = 1).
-double reference_ms(const std::string& model, const std::string& shape) {
-  if (model == "19b") return shape == "stage1" ? 433 : 2206;
-  return shape == "stage1" ? 489 : 2386;
-}
-
-Tensor random_bf16(const Shape& shape, uint64_t seed, float scale, Device device) {
-  Tensor t = Tensor::empty(shape);
-  float* p = t.data<float>();
-  const int64_t n = t.numel();
-#pragma omp parallel for schedule(static)
-  for (int64_t i = 0; i < n; ++i) {
-    uint64_t z = (static_cast<uint64_t>(i) + seed * 0x9E3779B97F4A7C15ull) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 31)) * 0x94D049BB133111EBull;
-    z ^= z >> 29;
-    p[i] = scale * (static_cast<float>(z >> 40) * (2.f / 16777216.f) - 1.f);
-  }
-  return t.to(DType::BF16).to(device);
-}
-
-// Interval positions [1, axes, T, 2] of a (frames, height, width) grid (frames in seconds at 24 fps
-// with 8 frames a latent, pixels at 32 a latent cell); audio: 1 axis of 1/25 s steps.
-Tensor video_positions(const Shape3& s, Device device) {
-  const int64_t T = s.tokens();
-  Tensor p = Tensor::empty({1, 3, T, 2});
-  float* d = p.data<float>();
-  for (int64_t t = 0; t < T; ++t) {
-    const int64_t f = t / (s.height * s.width), y = (t / s.width) % s.height, x = t % s.width;
-    const float start[3] = {f * 8 / 24.f, y * 32.f, x * 32.f}, step[3] = {8 / 24.f, 32.f, 32.f};
-    for (int a = 0; a < 3; ++a) {
-      d[(a * T + t) * 2] = start[a];
-      d[(a * T + t) * 2 + 1] = start[a] + step[a];
-    }
-  }
-  return p.to(device);
-}
-
-Tensor audio_positions(int64_t T, Device device) {
-  Tensor p = Tensor::empty({1, 1, T, 2});
-  for (int64_t t = 0; t < T; ++t) {
-    p.data<float>()[2 * t] = t / 25.f;
-    p.data<float>()[2 * t + 1] = (t + 1) / 25.f;
-  }
-  return p.to(device);
-}
-
-tr::Modality modality(const Tensor& latent, const Tensor& positions, const Tensor& context, Device device) {
-  tr::Modality m;
-  const int64_t T = latent.size(1);
-  m.latent = latent;
-  m.sigma = Tensor::full({1}, 0.6f).to(device);
-  m.timesteps = Tensor::full({1, T, 1}, 0.6f).to(device);
-  m.positions = positions;
-  m.context = context;
-  return m;
-}
+using namespace bench_model;
 
 // One linear of the forward: its weights and the rows it is applied to.
 struct LinearUse {
@@ -253,13 +165,7 @@ int run_bench_transformer(const BenchTransformerOptions& opt) {
   TransformerConfig config = model_config(opt.model);
   if (opt.layers > 0) config.num_layers = opt.layers;
 
-  // One block through the model's own loader, then shared by every layer.
-  TransformerConfig one_block = config;
-  one_block.num_layers = 1;
-  const WeightView view(std::make_shared<WeightSynthesizer>(7), "model.diffusion_model.", "transformer");
-  tr::TransformerWeights weights = tr::TransformerWeights::load(view, one_block, DType::BF16, device);
-  while (static_cast<int64_t>(weights.blocks.size()) < config.num_layers)
-    weights.blocks.push_back(weights.blocks[0]);
+  const tr::TransformerWeights weights = shared_block_weights(config, device);
   auto attention = std::make_shared<TimedAttention>(device.index);
   const tr::Transformer model(config, weights, attention);
   cuda_synchronize(device.index);
@@ -270,20 +176,14 @@ int run_bench_transformer(const BenchTransformerOptions& opt) {
 
   const std::vector<std::string> shapes =
       opt.shapes.empty() ? std::vector<std::string>{"stage1", "full"} : opt.shapes;
-  const int64_t ctx_v = config.caption_projection ? kCaptionChannels : config.video_context_dim;
-  const int64_t ctx_a = config.caption_projection ? kCaptionChannels : config.audio_context_dim;
   json rows = json::array();
   std::printf("%-6s %-7s %8s %10s %9s %6s %9s %8s %9s\n", "model", "shape", "tokens", "median ms", "TFLOP/s",
               "MFU", "peak GiB", "ref ms", "ours/ref");
   for (const std::string& shape_name : shapes) {
     const Shape3 shape = shape_named(shape_name);
     const int64_t tv = shape.tokens();
-    const tr::Modality video = modality(random_bf16({1, tv, config.video_in_channels}, 1, 1.f, device),
-                                        video_positions(shape, device),
-                                        random_bf16({1, kTextTokens, ctx_v}, 2, 1.f, device), device);
-    const tr::Modality audio = modality(
-        random_bf16({1, kAudioTokens, config.audio_in_channels}, 3, 1.f, device),
-        audio_positions(kAudioTokens, device), random_bf16({1, kTextTokens, ctx_a}, 4, 1.f, device), device);
+    const Inputs inputs = random_inputs(config, shape, device);
+    const tr::Modality &video = inputs.video, &audio = inputs.audio;
     auto forward = [&] { model.forward(&video, &audio); };
     cuda_time_each(device.index, opt.warmup, forward);
     const double ms = median(cuda_time_each(device.index, opt.iterations, forward));

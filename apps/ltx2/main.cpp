@@ -6,6 +6,7 @@
 #include "bench_command.h"
 #include "bench_fleet.h"
 #include "bench_pipeline_command.h"
+#include "bench_scaling_command.h"
 #include "bench_sp_command.h"
 #include "bench_transformer_command.h"
 #include "check/check_command.h"
@@ -23,20 +24,22 @@ int main(int argc, char** argv) {
 
   std::vector<std::string> inspect_paths;
   bool inspect_json = false;
-  auto* inspect = app.add_subcommand("inspect", "Show the components, configs, tensor counts, bytes "
-                                                "and dtypes of checkpoint files or model folders");
-  inspect->add_option("paths", inspect_paths, "safetensors files or Hugging Face model folders")
-      ->required();
+  auto* inspect = app.add_subcommand("inspect",
+                                     "Show the components, configs, tensor counts, bytes "
+                                     "and dtypes of checkpoint files or model folders");
+  inspect->add_option("paths", inspect_paths, "safetensors files or Hugging Face model folders")->required();
   inspect->add_flag("--json", inspect_json, "Print JSON");
 
   ltx2::check::CheckOptions check_opt;
-  auto* check = app.add_subcommand("check", "Run the implementation on golden case folders and "
-                                            "compare every output with the fixture's tolerances");
+  auto* check = app.add_subcommand("check",
+                                   "Run the implementation on golden case folders and "
+                                   "compare every output with the fixture's tolerances");
   check->add_option("cases", check_opt.dirs, "case folders (case.json + io.safetensors)");
   check->add_flag("--json", check_opt.json, "Print JSON");
   check->add_flag("--skip-unimplemented", check_opt.skip_unimplemented,
                   "Exit 77 instead of 1 when the only failures are kinds with no runner");
-  check->add_flag("--list-kinds", check_opt.list_kinds, "List the known kinds and whether each is implemented");
+  check->add_flag("--list-kinds", check_opt.list_kinds,
+                  "List the known kinds and whether each is implemented");
 
   ltx2::BenchOptions bench_opt;
   auto* bench = ltx2::add_bench_command(app, bench_opt);
@@ -46,6 +49,8 @@ int main(int argc, char** argv) {
   auto* bench_sp = ltx2::add_bench_sp_command(bench, &bench_sp_opt);
   ltx2::BenchTransformerOptions bench_transformer_opt;
   auto* bench_transformer = ltx2::add_bench_transformer_command(bench, &bench_transformer_opt);
+  ltx2::BenchScalingOptions bench_scaling_opt;
+  auto* bench_scaling = ltx2::add_bench_scaling_command(bench, &bench_scaling_opt);
   ltx2::BenchPipelineOptions bench_pipeline_opt;
   auto* bench_pipeline = ltx2::add_bench_pipeline_command(bench, &bench_pipeline_opt);
   ltx2::MakeTinyOptions make_tiny_opt;
@@ -62,6 +67,7 @@ int main(int argc, char** argv) {
     if (*bench_fleet) return ltx2::run_bench_fleet(bench_fleet_opt);
     if (*bench_sp) return ltx2::run_bench_sp(bench_sp_opt);
     if (*bench_transformer) return ltx2::run_bench_transformer(bench_transformer_opt);
+    if (*bench_scaling) return ltx2::run_bench_scaling(bench_scaling_opt);
     if (*bench_pipeline) return ltx2::run_bench_pipeline(bench_pipeline_opt);
     if (*bench) return ltx2::run_bench(*bench, bench_opt);
     if (*make_tiny) return ltx2::run_make_tiny(make_tiny_opt);

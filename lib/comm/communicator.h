@@ -10,7 +10,8 @@
 // - Every collective has a timeout: a peer that never arrives makes it throw CommTimeout naming the
 //   missing ranks instead of hanging. After any CommError the communicator is unusable (the fleet is
 //   torn down and restarted; a desynchronised collective cannot be unwound).
-// - all_reduce_sum adds in rank order, so every rank gets bit-identical results.
+// - all_reduce_sum gives every rank bit-identical results (the shared-memory engine adds in rank
+//   order; NCCL beyond two ranks in its own ring order).
 #pragma once
 
 #include <chrono>

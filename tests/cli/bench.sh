@@ -13,6 +13,15 @@ echo "$out" | grep -q -- "--device must be a GPU" || fail "bench on cpu said: $o
 "$bin" bench >/dev/null 2>&1 && fail "bench without a subcommand succeeded"
 "$bin" bench attention --iterations 0 >/dev/null 2>&1 && fail "bench accepted --iterations 0"
 
+# `ltx2 bench scaling` names what is wrong before starting any process.
+out=$("$bin" bench scaling --model 7b 2>&1); rc=$?
+[ "$rc" -eq 1 ] && echo "$out" | grep -q -- "--model must be 19b or 22b, got '7b'" || fail "bench scaling --model 7b: $rc $out"
+out=$(CUDA_VISIBLE_DEVICES= "$bin" bench scaling 2>&1); rc=$?
+[ "$rc" -eq 1 ] && echo "$out" | grep -q "no GPU is visible" || fail "bench scaling without GPUs: $rc $out"
+out=$(CUDA_VISIBLE_DEVICES=0 "$bin" bench scaling --worlds 2 2>&1); rc=$?
+[ "$rc" -eq 1 ] && echo "$out" | grep -q -- "--worlds 2 but only 1 GPU(s) given" || fail "bench scaling --worlds 2: $rc $out"
+"$bin" bench scaling --worlds 0 >/dev/null 2>&1 && fail "bench scaling accepted --worlds 0"
+
 # `ltx2 bench pipeline` times every phase of the tiny pipeline (the numbers are not checked).
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/ltx2-bench.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT

@@ -8,6 +8,8 @@
 //   "fail_ranks": [ranks] (default: every rank), "fail_attempts": n (fail only while attempt < n)
 //   "sleep_ms": every rank sleeps this long first (job timeout tests)
 //   "tiles": n, "tile_elems": m, "tile_delay_ms": d — rank 0 streams n outputs of m floats
+//   "loop_collectives": n, "loop_elems": m — first n all-reduces of m floats on the rank's device,
+//           a progress event ("loop") after the first (so a test can kill a rank mid-collective)
 // Every rank all-reduces the input tensor "x" (default: [rank + 1] * 4) and returns
 // {"rank", "sum": first element of the sum}.
 #include <signal.h>
@@ -50,7 +52,17 @@ class FaultyRunner : public Runner {
     bool has_x = false;
     for (const auto& t : job.tensors) has_x = has_x || t.name == "x";
     Tensor x = has_x ? job.tensor("x") : Tensor::full({4}, static_cast<float>(ctx_.rank + 1));
-    Tensor sum = ctx_.comm->all_reduce_sum(x);
+    const int loops = p.value("loop_collectives", 0);
+    if (loops > 0) {
+      const Tensor big =
+          Tensor::full({p.value("loop_elems", int64_t{1} << 20)}, 1.f, DType::F32, ctx_.device);
+      for (int i = 0; i < loops; ++i) {
+        ctx_.comm->all_reduce_sum(big);
+        if (i == 0) out.progress("loop", 0.0);
+      }
+    }
+    // GPU ranks reduce on their device; the results travel from the host.
+    Tensor sum = ctx_.comm->all_reduce_sum(x).to(Device::cpu());
     if (mine && fail == "job_error_after_collective") LTX2_JOB_CHECK(false, "rank {} disagrees", ctx_.rank);
 
     const int tiles = p.value("tiles", 0);

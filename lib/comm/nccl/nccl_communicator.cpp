@@ -3,9 +3,11 @@
 #include <cuda_runtime.h>
 #include <nccl.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <thread>
+#include <vector>
 
 #include "core/cuda/check.h"
 
@@ -15,12 +17,12 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-#define LTX2_NCCL_CHECK(expr)                                                                       \
-  do {                                                                                              \
-    ncclResult_t r_ = (expr);                                                                       \
-    if (r_ != ncclSuccess && r_ != ncclInProgress)                                                  \
+#define LTX2_NCCL_CHECK(expr)                                                                         \
+  do {                                                                                                \
+    ncclResult_t r_ = (expr);                                                                         \
+    if (r_ != ncclSuccess && r_ != ncclInProgress)                                                    \
       throw CommError(::fmt::format("NCCL error in {}: {}", #expr, ncclGetErrorString(r_)), __FILE__, \
-                      __LINE__);                                                                    \
+                      __LINE__);                                                                      \
   } while (0)
 
 ncclDataType_t nccl_type(DType t) {
@@ -30,18 +32,42 @@ ncclDataType_t nccl_type(DType t) {
     case DType::F16: return ncclFloat16;
     case DType::I32: return ncclInt32;
     case DType::I64: return ncclInt64;
-    case DType::U8: case DType::Bool: return ncclUint8;
+    case DType::U8:
+    case DType::Bool: return ncclUint8;
   }
   LTX2_FAIL("NCCL: unsupported dtype");
+}
+
+// What a rank states before each collective: op, dtype, elements, root, then for all_to_all its
+// send and receive counts (world_size each).
+enum class Op : int64_t { AllToAll = 1, AllGather, AllReduceSum, Broadcast };
+constexpr int64_t kStatementFields = 4;
+
+const char* op_name(Op op) {
+  switch (op) {
+    case Op::AllToAll: return "all_to_all";
+    case Op::AllGather: return "all_gather";
+    case Op::AllReduceSum: return "all_reduce_sum";
+    case Op::Broadcast: return "broadcast";
+  }
+  return "an unknown collective";
 }
 
 class NcclCommunicator : public Communicator {
  public:
   explicit NcclCommunicator(const DeviceCommInit& init)
-      : rank_(init.rank), world_(init.world_size), device_(init.device), timeout_(init.timeout) {
-    LTX2_CHECK(init.host != nullptr, "NCCL bootstrap needs the CPU communicator");
+      : rank_(init.rank),
+        world_(init.world_size),
+        device_(init.device),
+        timeout_(init.timeout),
+        host_(init.host) {
+    LTX2_CHECK(host_ != nullptr, "NCCL bootstrap needs the CPU communicator");
+    LTX2_CHECK(host_->world_size() == world_ && host_->rank() == rank_,
+               "NCCL rank {} of {} got the CPU communicator of rank {} of {}", rank_, world_, host_->rank(),
+               host_->world_size());
     LTX2_CUDA_CHECK(cudaSetDevice(device_.index));
     LTX2_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
+    LTX2_CUDA_CHECK(cudaEventCreateWithFlags(&inputs_ready_, cudaEventDisableTiming));
     ncclUniqueId id;
     std::memset(&id, 0, sizeof(id));
     if (rank_ == 0) LTX2_NCCL_CHECK(ncclGetUniqueId(&id));
@@ -52,7 +78,9 @@ class NcclCommunicator : public Communicator {
     ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
     config.blocking = 0;
     LTX2_NCCL_CHECK(ncclCommInitRankConfig(&comm_, world_, id, rank_, &config));
-    wait_for_comm("ncclCommInitRankConfig");
+    // Every rank took part in the id's broadcast, so a slow init is NCCL's topology work, not a
+    // missing peer: it gets at least a minute whatever the collectives' timeout.
+    wait_for_comm("ncclCommInitRankConfig", std::max(timeout_, std::chrono::milliseconds(60000)));
   }
 
   ~NcclCommunicator() override {
@@ -64,6 +92,7 @@ class NcclCommunicator : public Communicator {
         ncclCommDestroy(comm_);
       }
     }
+    if (inputs_ready_) cudaEventDestroy(inputs_ready_);
     if (stream_) cudaStreamDestroy(stream_);
   }
 
@@ -74,11 +103,12 @@ class NcclCommunicator : public Communicator {
 
   Tensor all_to_all(const Tensor& send, std::span<const int64_t> send_counts,
                     std::span<const int64_t> recv_counts) override {
-    enter("all_to_all");
-    LTX2_CHECK(static_cast<int>(send_counts.size()) == world_ && static_cast<int>(recv_counts.size()) == world_,
-               "all_to_all: {} send and {} recv counts for a world of {}", send_counts.size(),
-               recv_counts.size(), world_);
+    LTX2_CHECK(
+        static_cast<int>(send_counts.size()) == world_ && static_cast<int>(recv_counts.size()) == world_,
+        "all_to_all: {} send and {} recv counts for a world of {}", send_counts.size(), recv_counts.size(),
+        world_);
     Tensor in = on_device(send);
+    enter(Op::AllToAll, in, send_counts, recv_counts);
     int64_t total_send = 0, total_recv = 0;
     for (int p = 0; p < world_; ++p) {
       total_send += send_counts[p];
@@ -94,9 +124,11 @@ class NcclCommunicator : public Communicator {
     int64_t soff = 0, roff = 0;
     for (int p = 0; p < world_; ++p) {
       if (send_counts[p])
-        LTX2_NCCL_CHECK(ncclSend(sp + soff * esize, send_counts[p], nccl_type(in.dtype()), p, comm_, stream_));
+        LTX2_NCCL_CHECK(
+            ncclSend(sp + soff * esize, send_counts[p], nccl_type(in.dtype()), p, comm_, stream_));
       if (recv_counts[p])
-        LTX2_NCCL_CHECK(ncclRecv(rp + roff * esize, recv_counts[p], nccl_type(in.dtype()), p, comm_, stream_));
+        LTX2_NCCL_CHECK(
+            ncclRecv(rp + roff * esize, recv_counts[p], nccl_type(in.dtype()), p, comm_, stream_));
       soff += send_counts[p];
       roff += recv_counts[p];
     }
@@ -106,33 +138,34 @@ class NcclCommunicator : public Communicator {
   }
 
   Tensor all_gather(const Tensor& x) override {
-    enter("all_gather");
     Tensor in = on_device(x);
+    enter(Op::AllGather, in);
     Shape shape = in.shape();
     shape.insert(shape.begin(), world_);
     Tensor out = Tensor::empty(shape, in.dtype(), device_);
-    LTX2_NCCL_CHECK(ncclAllGather(in.data_ptr(), out.data_ptr(), in.numel(), nccl_type(in.dtype()), comm_, stream_));
+    LTX2_NCCL_CHECK(
+        ncclAllGather(in.data_ptr(), out.data_ptr(), in.numel(), nccl_type(in.dtype()), comm_, stream_));
     wait_for_stream("all_gather");
     return out;
   }
 
   Tensor all_reduce_sum(const Tensor& x) override {
-    enter("all_reduce_sum");
     Tensor in = on_device(x);
+    enter(Op::AllReduceSum, in);
     Tensor out = Tensor::empty(in.shape(), in.dtype(), device_);
-    LTX2_NCCL_CHECK(
-        ncclAllReduce(in.data_ptr(), out.data_ptr(), in.numel(), nccl_type(in.dtype()), ncclSum, comm_, stream_));
+    LTX2_NCCL_CHECK(ncclAllReduce(in.data_ptr(), out.data_ptr(), in.numel(), nccl_type(in.dtype()), ncclSum,
+                                  comm_, stream_));
     wait_for_stream("all_reduce_sum");
     return out;
   }
 
   Tensor broadcast(const Tensor& x, int root) override {
-    enter("broadcast");
     LTX2_CHECK(root >= 0 && root < world_, "broadcast: root {} outside a world of {}", root, world_);
     Tensor in = on_device(x);
+    enter(Op::Broadcast, in, {}, {}, root);
     Tensor out = Tensor::empty(in.shape(), in.dtype(), device_);
-    LTX2_NCCL_CHECK(
-        ncclBroadcast(in.data_ptr(), out.data_ptr(), in.numel(), nccl_type(in.dtype()), root, comm_, stream_));
+    LTX2_NCCL_CHECK(ncclBroadcast(in.data_ptr(), out.data_ptr(), in.numel(), nccl_type(in.dtype()), root,
+                                  comm_, stream_));
     wait_for_stream("broadcast");
     return out;
   }
@@ -148,15 +181,59 @@ class NcclCommunicator : public Communicator {
   std::chrono::milliseconds timeout_;
   ncclComm_t comm_ = nullptr;
   cudaStream_t stream_ = nullptr;
+  Communicator* host_;  // the fleet's CPU communicator of the same ranks
+  cudaEvent_t inputs_ready_ = nullptr;
   uint64_t entered_ = 0;
   bool broken_ = false;
 
-  void enter(const char* what) {
+  // Every rank states what it is about to call through the CPU communicator first, so that a peer
+  // that never comes is named (the CPU engine's timeout) and a mismatch (another collective, dtype,
+  // size or all_to_all count) is seen by every rank alike as a CommError instead of a hung or
+  // corrupting NCCL call. Costs one small CPU all-gather per collective.
+  void enter(Op op, const Tensor& in, std::span<const int64_t> send_counts = {},
+             std::span<const int64_t> recv_counts = {}, int root = 0) {
+    const char* what = op_name(op);
     LTX2_CHECK(!broken_, "{}: the NCCL communicator of rank {} is broken by an earlier error", what, rank_);
     ++entered_;
+    std::vector<int64_t> mine{static_cast<int64_t>(op), static_cast<int64_t>(in.dtype()), in.numel(), root};
+    mine.insert(mine.end(), send_counts.begin(), send_counts.end());
+    mine.insert(mine.end(), recv_counts.begin(), recv_counts.end());
+    mine.resize(kStatementFields + 2 * world_, 0);
+    Tensor all;
+    try {
+      all = host_->all_gather(Tensor::from_vector_i64(mine, {static_cast<int64_t>(mine.size())}));
+    } catch (const CommError&) {
+      broken_ = true;
+      throw;
+    }
+    check_statements(op, all);
     LTX2_CUDA_CHECK(cudaSetDevice(device_.index));
-    // Inputs were produced on the default stream; the collective runs on ours.
-    LTX2_CUDA_CHECK(cudaStreamSynchronize(nullptr));
+    // Inputs were produced on the default stream; the collective runs on ours, after them.
+    LTX2_CUDA_CHECK(cudaEventRecord(inputs_ready_, nullptr));
+    LTX2_CUDA_CHECK(cudaStreamWaitEvent(stream_, inputs_ready_, 0));
+  }
+
+  void check_statements(Op op, const Tensor& all) {
+    auto field = [&](int p, int64_t i) { return all.item_i64({p, i}); };
+    for (int p = 1; p < world_; ++p)
+      for (int64_t i = 0; i < (op == Op::AllToAll ? 2 : kStatementFields); ++i)
+        if (field(p, i) != field(0, i))
+          fail(fmt::format(
+                   "{} on rank {}: rank 0 called {} ({} elements of dtype {}) but rank {} called {} ({} "
+                   "elements of dtype {})",
+                   op_name(op), rank_, op_name(static_cast<Op>(field(0, 0))), field(0, 2), field(0, 1), p,
+                   op_name(static_cast<Op>(field(p, 0))), field(p, 2), field(p, 1)),
+               false);
+    if (op != Op::AllToAll) return;
+    for (int p = 0; p < world_; ++p)
+      for (int q = 0; q < world_; ++q) {
+        const int64_t sent = field(q, kStatementFields + p),
+                      expected = field(p, kStatementFields + world_ + q);
+        if (sent != expected)
+          fail(fmt::format("all_to_all on rank {}: rank {} sends {} elements to rank {}, which expects {}",
+                           rank_, q, sent, p, expected),
+               false);
+      }
   }
 
   Tensor on_device(const Tensor& x) const { return x.to(device_).contiguous(); }
@@ -174,15 +251,16 @@ class NcclCommunicator : public Communicator {
       fail(fmt::format("{} failed on rank {}: {}", what, rank_, ncclGetErrorString(state)), false);
   }
 
-  void wait_for_comm(const char* what) {
-    auto deadline = Clock::now() + timeout_;
+  void wait_for_comm(const char* what, std::chrono::milliseconds timeout) {
+    auto deadline = Clock::now() + timeout;
     for (;;) {
       ncclResult_t state = ncclInProgress;
       ncclCommGetAsyncError(comm_, &state);
       if (state == ncclSuccess) return;
-      if (state != ncclInProgress) fail(fmt::format("{} failed on rank {}: {}", what, rank_, ncclGetErrorString(state)), false);
+      if (state != ncclInProgress)
+        fail(fmt::format("{} failed on rank {}: {}", what, rank_, ncclGetErrorString(state)), false);
       if (Clock::now() > deadline)
-        fail(fmt::format("{} did not complete on rank {} within {} ms", what, rank_, timeout_.count()), true);
+        fail(fmt::format("{} did not complete on rank {} within {} ms", what, rank_, timeout.count()), true);
       std::this_thread::sleep_for(std::chrono::microseconds(200));
     }
   }
@@ -190,12 +268,13 @@ class NcclCommunicator : public Communicator {
   // The watchdog: poll until the collective's work on our stream is done, NCCL reports an error, or
   // the deadline passes (then the communicator is aborted so that the kernels return).
   void wait_for_stream(const char* what) {
-    wait_for_comm(what);  // the enqueue itself is asynchronous on a non-blocking communicator
+    wait_for_comm(what, timeout_);  // the enqueue itself is asynchronous on a non-blocking communicator
     auto deadline = Clock::now() + timeout_;
     for (;;) {
       cudaError_t q = cudaStreamQuery(stream_);
       if (q == cudaSuccess) return;
-      if (q != cudaErrorNotReady) fail(fmt::format("{} on rank {}: {}", what, rank_, cudaGetErrorString(q)), false);
+      if (q != cudaErrorNotReady)
+        fail(fmt::format("{} on rank {}: {}", what, rank_, cudaGetErrorString(q)), false);
       check_async(what);
       if (Clock::now() > deadline) {
         ncclCommAbort(comm_);

@@ -7,7 +7,10 @@
 // ncclCommGetAsyncError against a deadline: a collective that never completes (a dead or
 // desynchronised peer) makes the rank abort the communicator (ncclCommAbort) and throw
 // CommTimeout instead of hanging. After any error the communicator is unusable, as the contract
-// says.
+// says. Before each collective every rank states its call (op, dtype, size, all_to_all counts)
+// through the CPU communicator, which names a peer that never comes and lets every rank see a
+// mismatch as a CommError rather than a hung or corrupting NCCL call. The CPU communicator must
+// outlive this one.
 #pragma once
 
 #include <memory>

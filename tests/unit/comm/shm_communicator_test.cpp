@@ -2,17 +2,13 @@
 // ranks as forked processes over one MAP_SHARED mapping (what a fleet does).
 #include "comm/shm_communicator.h"
 
-#include <sys/mman.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <cstdlib>
 #include <memory>
 #include <thread>
 
-#include "comm_suite.h"
-#include "runtime/record.h"
 #include "support/catch.h"
+#include "support/comm_process_harness.h"
+#include "support/comm_suite.h"
 
 namespace {
 
@@ -50,71 +46,10 @@ class ShmThreadHarness : public ltx2::test::CommHarness {
   }
 };
 
-// Each rank is a forked child; it reports its outcome as a record in its part of a shared buffer.
-class ShmProcessHarness : public ltx2::test::CommHarness {
- public:
-  std::vector<ltx2::test::RankOutcome> run(int world, std::chrono::milliseconds timeout,
-                                           const ltx2::test::CommBody& body) override {
-    const size_t slot = 8192, report = 1 << 20;
-    const size_t comm_bytes = (ShmCommunicator::region_bytes(world, slot) + 63) / 64 * 64;
-    const size_t bytes = comm_bytes + world * report;
-    void* shared = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-    REQUIRE(shared != MAP_FAILED);
-    auto* base = static_cast<uint8_t*>(shared);
-    ShmCommunicator::format_region(base, comm_bytes, world, slot);
-    std::vector<pid_t> pids;
-    for (int r = 0; r < world; ++r) {
-      const pid_t pid = fork();
-      REQUIRE(pid >= 0);
-      if (pid == 0)
-        _exit(run_rank(base, comm_bytes, base + comm_bytes + r * report, report, r, timeout, body));
-      pids.push_back(pid);
-    }
-    std::vector<ltx2::test::RankOutcome> out(world);
-    for (int r = 0; r < world; ++r) {
-      int status = 0;
-      waitpid(pids[r], &status, 0);
-      INFO("rank " << r << " process status " << status);
-      REQUIRE((WIFEXITED(status) && WEXITSTATUS(status) == 0));
-      auto rec = ltx2::runtime::decode_record(base + comm_bytes + r * report, report, "rank outcome");
-      out[r].error = rec.meta["error"];
-      out[r].comm_error = rec.meta["comm_error"];
-      out[r].timeout = rec.meta["timeout"];
-      out[r].seconds = rec.meta["seconds"];
-      if (!rec.tensors.empty()) out[r].value = rec.tensors[0].tensor;
-    }
-    munmap(shared, bytes);
-    return out;
-  }
-
- private:
-  static int run_rank(uint8_t* comm_base, size_t comm_bytes, uint8_t* report, size_t report_bytes, int r,
-                      std::chrono::milliseconds timeout, const ltx2::test::CommBody& body) {
-    const auto start = std::chrono::steady_clock::now();
-    nlohmann::json meta{{"error", ""}, {"comm_error", false}, {"timeout", false}};
-    std::vector<ltx2::runtime::NamedTensor> value;
-    try {
-      ShmCommunicator comm(comm_base, comm_bytes, r, timeout);
-      value.push_back({"value", body(comm)});
-    } catch (const ltx2::comm::CommError& e) {
-      meta["error"] = e.what();
-      meta["comm_error"] = true;
-      meta["timeout"] = dynamic_cast<const ltx2::comm::CommTimeout*>(&e) != nullptr;
-    } catch (const std::exception& e) {
-      meta["error"] = e.what();
-    }
-    meta["seconds"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    ltx2::runtime::EncodedRecord rec(meta, std::move(value));
-    if (rec.size() > report_bytes) return 1;
-    rec.write(report);
-    return 0;
-  }
-};
-
 }  // namespace
 
 LTX2_COMM_SUITE(ShmThreadHarness, "shm")
-LTX2_COMM_SUITE(ShmProcessHarness, "shm processes")
+LTX2_COMM_SUITE(ltx2::test::ProcessCommHarness, "shm processes")
 
 TEST_CASE("shm: a region that is too small or unformatted is refused") {
   std::vector<uint64_t> buf(1024, 0);

@@ -28,6 +28,11 @@ using CommBody = std::function<Tensor(comm::Communicator&)>;
 class CommHarness {
  public:
   virtual ~CommHarness() = default;
+  // Ranks of the multi-rank cases (at least 2; the engine's processes or GPUs may cap it).
+  virtual int world() const { return 3; }
+  // Whether all_reduce_sum adds in rank order (bit-exact against a sequential sum); every engine
+  // must give every rank bit-identical sums either way.
+  virtual bool sums_in_rank_order() const { return true; }
   // Runs body on every rank concurrently with fresh communicators whose collectives time out
   // after `timeout`; returns once every rank's body has returned or thrown.
   virtual std::vector<RankOutcome> run(int world, std::chrono::milliseconds timeout,
