@@ -60,6 +60,11 @@ class Communicator {
   // Returns once every rank has entered it.
   virtual void barrier() = 0;
 
+  // Returns once every collective issued so far has completed on the device; throws the CommError
+  // (or CommTimeout) of one that failed. Engines that finish each collective before returning (the
+  // shared-memory one) return at once. A fleet worker calls it at the end of every job.
+  virtual void synchronize() {}
+
   // Collectives entered so far (for error reports: where did a rank stop).
   virtual uint64_t collectives_entered() const = 0;
 };

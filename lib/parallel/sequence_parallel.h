@@ -25,7 +25,7 @@ Tensor gather_heads(comm::Communicator& comm, const Tensor& x);
 // What the collectives of one kind of attention cost this rank since the last reset.
 struct CollectiveTraffic {
   int64_t bytes_sent = 0;  // payload sent to other ranks (a rank's own segment is not counted)
-  double seconds = 0;      // wall time inside the collectives
+  double seconds = 0;      // host wall time inside the calls (an asynchronous engine: issuing them)
   int64_t calls = 0;       // attentions served
 };
 

@@ -161,6 +161,7 @@ class Worker {
           Record rec = decode_record(posted->record, posted->bytes, "job record");
           Job job{posted->job_id, posted->attempt, std::move(rec.meta), std::move(rec.tensors)};
           value = runner->run(job, sink);
+          ctx.comm->synchronize();  // a collective that failed on the device fails the job here
         } catch (const comm::CommError&) {
           throw;
         } catch (const Error& e) {  // JobError, failed checks, a corrupt record: this job fails

@@ -34,8 +34,11 @@ runtime::FleetOptions gpu_fleet_options(int gpus, const std::string& runner, con
 }
 
 std::vector<int> gpu_process_pids() {
-  std::unique_ptr<FILE, decltype(&pclose)> p(
-      popen("nvidia-smi --query-compute-apps=pid --format=csv,noheader 2>/dev/null", "r"), &pclose);
+  struct Closer {
+    void operator()(FILE* f) const { pclose(f); }
+  };
+  std::unique_ptr<FILE, Closer> p(
+      popen("nvidia-smi --query-compute-apps=pid --format=csv,noheader 2>/dev/null", "r"));
   REQUIRE(p != nullptr);
   std::vector<int> pids;
   int pid = 0;

@@ -4,8 +4,13 @@
 #include <nccl.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstring>
+#include <deque>
+#include <mutex>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -81,17 +86,30 @@ class NcclCommunicator : public Communicator {
     // Every rank took part in the id's broadcast, so a slow init is NCCL's topology work, not a
     // missing peer: it gets at least a minute whatever the collectives' timeout.
     wait_for_comm("ncclCommInitRankConfig", std::max(timeout_, std::chrono::milliseconds(60000)));
+    watchdog_ = std::thread([this] { watch(); });
   }
 
   ~NcclCommunicator() override {
-    if (comm_) {
-      if (broken_) {
-        ncclCommAbort(comm_);
-      } else {
+    {
+      std::lock_guard lock(mu_);
+      stop_ = true;
+    }
+    changed_.notify_all();
+    if (watchdog_.joinable()) watchdog_.join();
+    if (comm_ && !aborted_) {
+      bool clean = !broken_ && drained(Clock::now() + timeout_);
+      if (clean) {
         ncclCommFinalize(comm_);
+        clean = settled(Clock::now() + timeout_);
+      }
+      if (clean) {
         ncclCommDestroy(comm_);
+      } else {
+        ncclCommAbort(comm_);
       }
     }
+    for (const Pending& p : pending_) cudaEventDestroy(p.done);
+    for (cudaEvent_t e : spare_events_) cudaEventDestroy(e);
     if (inputs_ready_) cudaEventDestroy(inputs_ready_);
     if (stream_) cudaStreamDestroy(stream_);
   }
@@ -133,7 +151,7 @@ class NcclCommunicator : public Communicator {
       roff += recv_counts[p];
     }
     LTX2_NCCL_CHECK(ncclGroupEnd());
-    wait_for_stream("all_to_all");
+    complete("all_to_all");
     return out;
   }
 
@@ -145,7 +163,7 @@ class NcclCommunicator : public Communicator {
     Tensor out = Tensor::empty(shape, in.dtype(), device_);
     LTX2_NCCL_CHECK(
         ncclAllGather(in.data_ptr(), out.data_ptr(), in.numel(), nccl_type(in.dtype()), comm_, stream_));
-    wait_for_stream("all_gather");
+    complete("all_gather");
     return out;
   }
 
@@ -155,7 +173,7 @@ class NcclCommunicator : public Communicator {
     Tensor out = Tensor::empty(in.shape(), in.dtype(), device_);
     LTX2_NCCL_CHECK(ncclAllReduce(in.data_ptr(), out.data_ptr(), in.numel(), nccl_type(in.dtype()), ncclSum,
                                   comm_, stream_));
-    wait_for_stream("all_reduce_sum");
+    complete("all_reduce_sum");
     return out;
   }
 
@@ -166,13 +184,21 @@ class NcclCommunicator : public Communicator {
     Tensor out = Tensor::empty(in.shape(), in.dtype(), device_);
     LTX2_NCCL_CHECK(ncclBroadcast(in.data_ptr(), out.data_ptr(), in.numel(), nccl_type(in.dtype()), root,
                                   comm_, stream_));
-    wait_for_stream("broadcast");
+    complete("broadcast");
     return out;
   }
 
+  // Every rank has entered once the statements are exchanged; the all-reduce keeps NCCL in step.
   void barrier() override {
     Tensor one = Tensor::full({1}, 1.f, DType::F32, device_);
     all_reduce_sum(one);
+  }
+
+  void synchronize() override {
+    std::unique_lock lock(mu_);
+    changed_.wait(lock, [this] { return pending_.empty() || broken_; });
+    lock.unlock();
+    throw_if_broken("synchronize");
   }
 
  private:
@@ -184,7 +210,24 @@ class NcclCommunicator : public Communicator {
   Communicator* host_;  // the fleet's CPU communicator of the same ranks
   cudaEvent_t inputs_ready_ = nullptr;
   uint64_t entered_ = 0;
-  bool broken_ = false;
+
+  // A collective in flight: its completion event on stream_, recorded in issue order.
+  struct Pending {
+    cudaEvent_t done;
+    Clock::time_point deadline;
+    const char* what;
+  };
+  // Shared with the watchdog thread, under mu_.
+  std::mutex mu_;
+  std::condition_variable changed_;
+  std::deque<Pending> pending_;
+  std::vector<cudaEvent_t> spare_events_;
+  std::string failure_;
+  bool failure_is_timeout_ = false;
+  bool stop_ = false;
+  std::atomic<bool> broken_{false};
+  std::atomic<bool> aborted_{false};  // comm_ was aborted by the watchdog: never touch it again
+  std::thread watchdog_;
 
   // Every rank states what it is about to call through the CPU communicator first, so that a peer
   // that never comes is named (the CPU engine's timeout) and a mismatch (another collective, dtype,
@@ -192,8 +235,7 @@ class NcclCommunicator : public Communicator {
   // corrupting NCCL call. Costs one small CPU all-gather per collective.
   void enter(Op op, const Tensor& in, std::span<const int64_t> send_counts = {},
              std::span<const int64_t> recv_counts = {}, int root = 0) {
-    const char* what = op_name(op);
-    LTX2_CHECK(!broken_, "{}: the NCCL communicator of rank {} is broken by an earlier error", what, rank_);
+    throw_if_broken(op_name(op));
     ++entered_;
     std::vector<int64_t> mine{static_cast<int64_t>(op), static_cast<int64_t>(in.dtype()), in.numel(), root};
     mine.insert(mine.end(), send_counts.begin(), send_counts.end());
@@ -202,9 +244,8 @@ class NcclCommunicator : public Communicator {
     Tensor all;
     try {
       all = host_->all_gather(Tensor::from_vector_i64(mine, {static_cast<int64_t>(mine.size())}));
-    } catch (const CommError&) {
-      broken_ = true;
-      throw;
+    } catch (const CommError& e) {
+      fail(e.what(), dynamic_cast<const CommTimeout*>(&e) != nullptr);
     }
     check_statements(op, all);
     LTX2_CUDA_CHECK(cudaSetDevice(device_.index));
@@ -239,20 +280,37 @@ class NcclCommunicator : public Communicator {
   Tensor on_device(const Tensor& x) const { return x.to(device_).contiguous(); }
 
   [[noreturn]] void fail(const std::string& message, bool timed_out) {
-    broken_ = true;
+    {
+      std::lock_guard lock(mu_);
+      if (failure_.empty()) {
+        failure_ = message;
+        failure_is_timeout_ = timed_out;
+      }
+      broken_ = true;
+    }
+    changed_.notify_all();
     if (timed_out) throw CommTimeout(message, __FILE__, __LINE__);
     throw CommError(message, __FILE__, __LINE__);
   }
 
-  void check_async(const char* what) {
-    ncclResult_t state = ncclSuccess;
-    ncclCommGetAsyncError(comm_, &state);
-    if (state != ncclSuccess && state != ncclInProgress)
-      fail(fmt::format("{} failed on rank {}: {}", what, rank_, ncclGetErrorString(state)), false);
+  void throw_if_broken(const char* what) {
+    if (!broken_) return;
+    std::string message;
+    bool timed_out = false;
+    {
+      std::lock_guard lock(mu_);
+      message = failure_.empty() ? fmt::format("{}: the NCCL communicator of rank {} is broken", what, rank_)
+                                 : failure_;
+      timed_out = failure_is_timeout_;
+    }
+    if (timed_out) throw CommTimeout(message, __FILE__, __LINE__);
+    throw CommError(message, __FILE__, __LINE__);
   }
 
+  // A non-blocking communicator may still be taking a call in (ncclInProgress): wait for that on
+  // the host (no device wait), briefly spinning first since it is usually immediate.
   void wait_for_comm(const char* what, std::chrono::milliseconds timeout) {
-    auto deadline = Clock::now() + timeout;
+    const auto start = Clock::now(), deadline = start + timeout;
     for (;;) {
       ncclResult_t state = ncclInProgress;
       ncclCommGetAsyncError(comm_, &state);
@@ -261,29 +319,106 @@ class NcclCommunicator : public Communicator {
         fail(fmt::format("{} failed on rank {}: {}", what, rank_, ncclGetErrorString(state)), false);
       if (Clock::now() > deadline)
         fail(fmt::format("{} did not complete on rank {} within {} ms", what, rank_, timeout.count()), true);
-      std::this_thread::sleep_for(std::chrono::microseconds(200));
+      if (Clock::now() - start < std::chrono::milliseconds(1))
+        std::this_thread::yield();
+      else
+        std::this_thread::sleep_for(std::chrono::microseconds(100));
     }
   }
 
-  // The watchdog: poll until the collective's work on our stream is done, NCCL reports an error, or
-  // the deadline passes (then the communicator is aborted so that the kernels return).
-  void wait_for_stream(const char* what) {
-    wait_for_comm(what, timeout_);  // the enqueue itself is asynchronous on a non-blocking communicator
-    auto deadline = Clock::now() + timeout_;
-    for (;;) {
-      cudaError_t q = cudaStreamQuery(stream_);
-      if (q == cudaSuccess) return;
-      if (q != cudaErrorNotReady)
-        fail(fmt::format("{} on rank {}: {}", what, rank_, cudaGetErrorString(q)), false);
-      check_async(what);
-      if (Clock::now() > deadline) {
-        ncclCommAbort(comm_);
-        comm_ = nullptr;
-        fail(fmt::format("{} did not complete on rank {} within {} ms (a peer is gone or out of step)", what,
-                         rank_, timeout_.count()),
-             true);
+  // After the NCCL calls of one collective: the default stream waits for them on the device (never
+  // the host), and the watchdog gets their completion event and deadline.
+  void complete(const char* what) {
+    wait_for_comm(what, timeout_);
+    cudaEvent_t done = nullptr;
+    {
+      std::lock_guard lock(mu_);
+      if (!spare_events_.empty()) {
+        done = spare_events_.back();
+        spare_events_.pop_back();
       }
-      std::this_thread::sleep_for(std::chrono::microseconds(50));
+    }
+    if (done == nullptr) LTX2_CUDA_CHECK(cudaEventCreateWithFlags(&done, cudaEventDisableTiming));
+    LTX2_CUDA_CHECK(cudaEventRecord(done, stream_));
+    LTX2_CUDA_CHECK(cudaStreamWaitEvent(nullptr, done, 0));
+    {
+      std::lock_guard lock(mu_);
+      pending_.push_back({done, Clock::now() + timeout_, what});
+    }
+    changed_.notify_all();
+  }
+
+  // The watchdog thread: retires completed collectives in order; on a CUDA or NCCL error, or a
+  // collective past its deadline (a peer gone or out of step), aborts the communicator so that its
+  // kernels return, and marks it broken for the next call (or synchronize) to throw.
+  void watch() {
+    cudaSetDevice(device_.index);
+    std::unique_lock lock(mu_);
+    while (!stop_) {
+      if (pending_.empty() || broken_) {
+        changed_.wait(lock);
+        continue;
+      }
+      const Pending head = pending_.front();
+      lock.unlock();
+      const cudaError_t q = cudaEventQuery(head.done);
+      ncclResult_t async = ncclSuccess;
+      ncclCommGetAsyncError(comm_, &async);
+      std::string error;
+      bool timed_out = false;
+      if (q != cudaSuccess && q != cudaErrorNotReady) {
+        error = fmt::format("{} on rank {}: {}", head.what, rank_, cudaGetErrorString(q));
+      } else if (async != ncclSuccess && async != ncclInProgress) {
+        error = fmt::format("{} failed on rank {}: {}", head.what, rank_, ncclGetErrorString(async));
+      } else if (q == cudaErrorNotReady && Clock::now() > head.deadline) {
+        error = fmt::format("{} did not complete on rank {} within {} ms (a peer is gone or out of step)",
+                            head.what, rank_, timeout_.count());
+        timed_out = true;
+      }
+      if (!error.empty()) {
+        ncclCommAbort(comm_);
+        aborted_ = true;
+      }
+      lock.lock();
+      if (!error.empty()) {
+        if (failure_.empty()) {
+          failure_ = error;
+          failure_is_timeout_ = timed_out;
+        }
+        broken_ = true;
+        changed_.notify_all();
+      } else if (q == cudaSuccess) {
+        pending_.pop_front();
+        spare_events_.push_back(head.done);
+        changed_.notify_all();
+      } else {
+        changed_.wait_for(lock, std::chrono::microseconds(50));
+      }
+    }
+  }
+
+  // Teardown helpers (the watchdog has stopped): wait for the collectives in flight / for NCCL to
+  // settle after ncclCommFinalize, until the deadline.
+  bool drained(Clock::time_point deadline) {
+    while (!pending_.empty()) {
+      const cudaError_t q = cudaEventQuery(pending_.front().done);
+      if (q == cudaSuccess) {
+        spare_events_.push_back(pending_.front().done);
+        pending_.pop_front();
+        continue;
+      }
+      if (q != cudaErrorNotReady || Clock::now() > deadline) return false;
+      std::this_thread::sleep_for(std::chrono::microseconds(100));
+    }
+    return true;
+  }
+  bool settled(Clock::time_point deadline) {
+    for (;;) {
+      ncclResult_t state = ncclInProgress;
+      ncclCommGetAsyncError(comm_, &state);
+      if (state == ncclSuccess) return true;
+      if (state != ncclInProgress || Clock::now() > deadline) return false;
+      std::this_thread::sleep_for(std::chrono::microseconds(100));
     }
   }
 };

@@ -2,15 +2,18 @@
 // with the CUDA backend (LTX2_WITH_NCCL).
 //
 // Bootstrap: rank 0 makes the ncclUniqueId and broadcasts it over the CPU communicator of the same
-// ranks (the fleet's shared memory). The communicator is created non-blocking, and every
-// collective is enqueued on this rank's own stream and then waited for by polling the stream and
-// ncclCommGetAsyncError against a deadline: a collective that never completes (a dead or
-// desynchronised peer) makes the rank abort the communicator (ncclCommAbort) and throw
-// CommTimeout instead of hanging. After any error the communicator is unusable, as the contract
-// says. Before each collective every rank states its call (op, dtype, size, all_to_all counts)
-// through the CPU communicator, which names a peer that never comes and lets every rank see a
-// mismatch as a CommError rather than a hung or corrupting NCCL call. The CPU communicator must
-// outlive this one.
+// ranks (the fleet's shared memory); the communicator is created non-blocking.
+//
+// Before each collective every rank states its call (op, dtype, size, all_to_all counts) through
+// the CPU communicator: a peer that never comes is named by that engine's timeout, and every rank
+// sees a mismatch alike as a CommError rather than a hung or corrupting NCCL call. The collective
+// then runs on this rank's own stream after the default stream's work, and the default stream waits
+// for it on the device: the host never waits, so a forward keeps the GPU busy across collectives.
+// A watchdog thread retires the collectives' completion events in order; a CUDA or NCCL error, or a
+// collective past its deadline (a peer died or is out of step), makes it abort the communicator
+// (ncclCommAbort, so the kernels return) and the next call or synchronize() throws (CommTimeout
+// for the deadline). After any error the communicator is unusable, as the contract says. The CPU
+// communicator must outlive this one.
 #pragma once
 
 #include <memory>
