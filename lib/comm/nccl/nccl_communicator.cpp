@@ -47,6 +47,8 @@ ncclDataType_t nccl_type(DType t) {
 // send and receive counts (world_size each).
 enum class Op : int64_t { AllToAll = 1, AllGather, AllReduceSum, Broadcast };
 constexpr int64_t kStatementFields = 4;
+// Collectives a rank may have issued and not yet seen complete.
+constexpr size_t kMaxInFlight = 32;
 
 const char* op_name(Op op) {
   switch (op) {
@@ -342,10 +344,13 @@ class NcclCommunicator : public Communicator {
     LTX2_CUDA_CHECK(cudaEventRecord(done, stream_));
     LTX2_CUDA_CHECK(cudaStreamWaitEvent(nullptr, done, 0));
     {
-      std::lock_guard lock(mu_);
+      std::unique_lock lock(mu_);
       pending_.push_back({done, Clock::now() + timeout_, what});
+      changed_.notify_all();
+      // Bounded run-ahead: a forward never needs more in flight, and NCCL's queues stay shallow.
+      changed_.wait(lock, [this] { return pending_.size() <= kMaxInFlight || broken_; });
     }
-    changed_.notify_all();
+    throw_if_broken(what);
   }
 
   // The watchdog thread: retires completed collectives in order; on a CUDA or NCCL error, or a
