@@ -10,7 +10,10 @@
 // Safety: a view keeps the reader's bookkeeping and `keep_alive` (the mapping) alive, so it stays
 // readable after its fleet is killed. The driver never trusts the producer's bookkeeping beyond
 // `head`: its read position is private, and a frame whose length, head or record is out of
-// bounds or malformed is rejected with an ltx2::Error (and its space is released).
+// bounds or malformed is rejected with an ltx2::Error (and its space is released). A record's
+// header (names, shapes, dtypes) is decoded into driver memory once; only tensor bytes stay
+// shared, so a misbehaving rank can change values under a view but never its shape or bounds
+// (copy a tensor first if its values must not change after you check them).
 #pragma once
 
 #include <cstdint>
