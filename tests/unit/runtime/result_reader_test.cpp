@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <random>
 #include <thread>
 
 #include "core/error.h"
@@ -210,3 +211,33 @@ TEST_CASE("result reader: corrupt frames are rejected, never read out of bounds"
 }
 
 }  // namespace
+
+TEST_CASE("result reader: random damage to a ring is rejected or read in bounds, never a crash") {
+  std::mt19937_64 rng(1234);
+  int rejected = 0, read = 0;
+  for (int trial = 0; trial < 300; ++trial) {
+    Ring ring(4096);
+    ResultReader reader(ring.ch, 0, nullptr);
+    for (int k = 0; k < 3; ++k) REQUIRE(ring.push(1 + static_cast<int64_t>(rng() % 100), 1));
+    uint8_t* data = ring.ch.ring_data(0);
+    for (int flips = 0; flips < 1 + trial % 8; ++flips) {
+      const size_t at = trial % 2 ? rng() % 64 : rng() % 4096;  // odd trials hit the first frame header
+      data[at] = static_cast<uint8_t>(rng());
+    }
+    if (trial % 5 == 0) ring.ch.ring(0)->head.store(rng() % 8192);
+    try {
+      while (auto rec = reader.pop()) {
+        for (const auto& t : rec->tensors) {
+          const auto* p = static_cast<const uint8_t*>(t.tensor.data_ptr());
+          REQUIRE(p >= data);
+          REQUIRE(p + t.tensor.nbytes() <= data + 4096);
+        }
+        ++read;
+      }
+    } catch (const Error&) {
+      ++rejected;
+    }
+  }
+  REQUIRE(rejected > 50);
+  REQUIRE(read > 50);
+}
