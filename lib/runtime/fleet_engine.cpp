@@ -269,8 +269,10 @@ class ResultAssembler {
   void add_piece(const JobEvent& e) {
     const int64_t tile = e.data.at("tile"), start = e.data.at("frame_start"), frames = e.data.at("frames");
     const Tensor piece = tensor_of(e, "pixels");
-    LTX2_CHECK(piece.dim() >= 1 && frames >= piece.size(0),
-               "fleet engine: tile {} piece {} exceeds {} frames", tile, piece.str(), frames);
+    LTX2_CHECK(plan_ && tile >= 0 && tile < static_cast<int64_t>(plan_->tiles.size()) &&
+                   frames <= plan_->pixel_extent[0] && piece.dim() >= 1 && frames >= piece.size(0),
+               "fleet engine: tile {} piece {} of {} frames does not fit the decode plan", tile, piece.str(),
+               frames);
     auto it = pieces_.find(tile);
     if (it == pieces_.end()) {
       Shape shape = piece.shape();
