@@ -128,7 +128,7 @@ std::map<std::string, WorldResult> run_world(const BenchScalingOptions& opt,
       auto ev = c.next(std::chrono::minutes(20));
       LTX2_CHECK(ev.has_value(), "bench scaling: no result from {} GPU(s) within 20 minutes", devices.size());
       if (ev->kind == runtime::JobEvent::Kind::Output && ev->name == "out")
-        for (auto& t : ev->tensors) r.out[t.name] = t.tensor;
+        for (auto& t : ev->tensors) r.out[t.name] = t.tensor.clone();  // a view would hold ring space
       if (ev->kind == runtime::JobEvent::Kind::Done) {
         r.per_rank = ev->data;
         break;

@@ -13,14 +13,10 @@ namespace ltx2::runtime {
 namespace {
 
 constexpr uint32_t kMagic = 0x4c58464cu;  // "LXFL"
-constexpr uint32_t kVersion = 1;
-constexpr uint64_t kWrap = ~0ull;
+constexpr uint32_t kVersion = 2;
 
 size_t align64(size_t n) {
   return (n + 63) / 64 * 64;
-}
-size_t align8(size_t n) {
-  return (n + 7) / 8 * 8;
 }
 
 struct Offsets {
@@ -39,6 +35,10 @@ Offsets offsets_of(const ChannelSizes& s) {
 }
 
 }  // namespace
+
+uint64_t ring_frame_bytes(uint64_t record_bytes) {
+  return kRingFrameHeader + align64(record_bytes);
+}
 
 uint64_t monotonic_ns() {
   return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
@@ -155,7 +155,7 @@ void FleetChannel::push_result(int r, const EncodedRecord& rec, const std::funct
   RingHeader* h = ring(r);
   uint8_t* data = ring_data(r);
   const uint64_t cap = h->capacity;
-  const uint64_t need = 8 + align8(rec.size());
+  const uint64_t need = ring_frame_bytes(rec.size());
   LTX2_CHECK(need <= cap / 2,
              "result of {} bytes does not fit the result ring of {} bytes (raise the ring size)", rec.size(),
              cap);
@@ -165,55 +165,24 @@ void FleetChannel::push_result(int r, const EncodedRecord& rec, const std::funct
     const uint64_t tail = h->tail.load(std::memory_order_acquire);
     const uint64_t pos = head % cap, to_end = cap - pos;
     const uint64_t skip = to_end < need ? to_end : 0;  // never split a frame: wrap instead
-    if (cap - (head - tail) >= skip + need) {
+    if (head - tail <= cap && cap - (head - tail) >= skip + need) {
+      h->waiting_for.store(0, std::memory_order_relaxed);
       uint64_t at = head;
       if (skip) {
-        std::memcpy(data + pos, &kWrap, 8);
+        std::memcpy(data + pos, &kRingWrap, 8);
         at += skip;
       }
       const uint64_t len = rec.size();
       std::memcpy(data + at % cap, &len, 8);
-      rec.write(data + at % cap + 8);
+      rec.write(data + at % cap + kRingFrameHeader);
       h->head.store(at + need, std::memory_order_release);
       comm::bump_and_wake(&cb_->results_changed);
       return;
     }
+    h->waiting_for.store(skip + need, std::memory_order_relaxed);
     LTX2_CHECK(keep_waiting(), "rank {}: gave up waiting for space in the result ring", r);
     comm::futex_wait(&cb_->ring_space, seen, std::chrono::milliseconds(50));
   }
-}
-
-std::optional<Record> FleetChannel::pop_result(int r) {
-  RingHeader* h = ring(r);
-  const uint8_t* data = ring_data(r);
-  const uint64_t cap = h->capacity;
-  for (;;) {
-    const uint64_t tail = h->tail.load(std::memory_order_relaxed);
-    const uint64_t head = h->head.load(std::memory_order_acquire);
-    if (tail == head) return std::nullopt;
-    const uint64_t pos = tail % cap;
-    uint64_t len;
-    std::memcpy(&len, data + pos, 8);
-    if (len == kWrap) {
-      h->tail.store(tail + (cap - pos), std::memory_order_release);
-      continue;
-    }
-    const std::string what = "result record from rank " + std::to_string(r);
-    LTX2_CHECK(len <= cap - pos - 8 && tail + 8 + align8(len) <= head, "corrupt {}: frame of {} bytes", what,
-               len);
-    Record rec = decode_record(data + pos + 8, len, what);
-    h->tail.store(tail + 8 + align8(len), std::memory_order_release);
-    comm::bump_and_wake(&cb_->ring_space);
-    return rec;
-  }
-}
-
-uint64_t FleetChannel::ring_written(int r) const {
-  return ring(r)->head.load(std::memory_order_acquire);
-}
-
-uint64_t FleetChannel::ring_consumed(int r) const {
-  return ring(r)->tail.load(std::memory_order_relaxed);
 }
 
 void FleetChannel::record_error(int r, const std::string& message) {

@@ -12,15 +12,20 @@
 //   driver:  ControlBlock.shutdown, jobs_posted, jobs_changed (bump), ring_space (bump); every
 //            JobSlot; RingHeader.tail of every ring; before spawning: the setup area and each
 //            RankBlock's device_type/device_index.
-//   rank r:  RankBlock[r] (state, heartbeat_ns, jobs_done, error); RingHeader.head
-//            and the data of ring r; results_changed (bump); its slot of the communicator region.
+//   rank r:  RankBlock[r] (state, heartbeat_ns, jobs_done, error); RingHeader.head and
+//            .waiting_for and the free data of ring r; results_changed (bump); its slot of the
+//            communicator region.
 //   anyone:  the communicator's abort word (a fatal error anywhere releases every collective).
 // Jobs: job number n (1, 2, ...) lives in slot (n-1) % job_slots; the driver may write it once every
 // rank's jobs_done >= n - job_slots. Each rank runs jobs 1, 2, ... in order: it waits for
 // jobs_posted >= n, reads the slot, runs, writes its terminal result, then sets jobs_done = n.
-// Result ring r: single producer (rank r), single consumer (driver). Frames are
-//   [u64 length][record, padded to 8 bytes]; a length of ~0 means "wrap to the start".
-// head/tail count bytes ever written/consumed; free space = capacity - (head - tail).
+// Result ring r: single producer (rank r), single consumer (driver). Frames start at multiples of
+// 64: [u64 length, padded to 64 bytes][record, padded to 64 bytes], so every tensor of a record is
+// 64-byte aligned in the ring; a length of ~0 means "wrap to the start". head/tail count bytes ever
+// written/released; free space = capacity - (head - tail). The producer writes a record with one
+// copy of each tensor straight into the ring (EncodedRecord::write); the driver reads it in place
+// (result_reader.h: tensors are views, tail moves past a record once its views are dropped). While
+// the producer waits for space it publishes the bytes it needs in waiting_for (0 otherwise).
 // There are no locks: a dead process cannot leave anything held; waits use futexes with timeouts.
 #pragma once
 
@@ -85,8 +90,16 @@ struct alignas(64) JobSlot {
 struct alignas(64) RingHeader {
   std::atomic<uint64_t> head;
   uint64_t capacity;
+  std::atomic<uint64_t> waiting_for;
   alignas(64) std::atomic<uint64_t> tail;
 };
+
+// Bytes a record of `record_bytes` takes in a result ring (frame header and padding included).
+uint64_t ring_frame_bytes(uint64_t record_bytes);
+// The frame header's size: a record starts this far into its frame.
+constexpr uint64_t kRingFrameHeader = 64;
+// A frame length that means "the rest of the ring is unused; continue at its start".
+constexpr uint64_t kRingWrap = ~0ull;
 
 // A job as a worker reads it from its slot (the record is not decoded yet).
 struct PostedJob {
@@ -121,14 +134,11 @@ class FleetChannel {
   std::optional<PostedJob> posted_job(uint64_t seq) const;
 
   // Rank r: appends a record to ring r, waiting for space while `keep_waiting()` is true; throws if
-  // the record can never fit or waiting was abandoned.
+  // the record can never fit (a frame must fit in half the ring) or waiting was abandoned.
   void push_result(int r, const EncodedRecord& rec, const std::function<bool()>& keep_waiting);
-  // Driver: pops the next record of ring r (nullopt when empty). Throws on a corrupt record.
-  std::optional<Record> pop_result(int r);
-  // Bytes ever written to / consumed from ring r (a drain can stop at a snapshot of the first, so
-  // a fast producer cannot keep it going forever).
-  uint64_t ring_written(int r) const;
-  uint64_t ring_consumed(int r) const;
+  // Result ring r: its header and data (the driver reads them through a ResultReader).
+  RingHeader* ring(int r) const;
+  uint8_t* ring_data(int r) const { return reinterpret_cast<uint8_t*>(ring(r)) + sizeof(RingHeader); }
 
   // Rank r: records a fatal error message (first one wins).
   void record_error(int r, const std::string& message);
@@ -139,8 +149,6 @@ class FleetChannel {
   ControlBlock* cb_ = nullptr;
   JobSlot* slot(size_t i) const;
   uint8_t* slot_data(size_t i) const { return reinterpret_cast<uint8_t*>(slot(i)) + sizeof(JobSlot); }
-  RingHeader* ring(int r) const;
-  uint8_t* ring_data(int r) const { return reinterpret_cast<uint8_t*>(ring(r)) + sizeof(RingHeader); }
 };
 
 }  // namespace ltx2::runtime

@@ -39,12 +39,16 @@ FleetBroken::FleetBroken(const std::string& message, uint64_t job_id)
     : Error(message, __FILE__, __LINE__), job_id_(job_id) {}
 
 // One generation of workers and its shared memory. Destroying it kills and reaps every worker
-// still alive and releases the region.
+// still alive and releases the region (once no result view uses it any more).
 struct Controller::Fleet {
-  ShmRegion region;
+  std::shared_ptr<ShmRegion> region;
   FleetChannel channel;
-  std::vector<pid_t> pids;  // -1 once reaped
+  std::vector<ResultReader> readers;  // one per rank
+  std::vector<uint64_t> delivered;    // per rank: frames up to this number were handed to the caller
+  std::vector<std::optional<SteadyClock::time_point>> stalled_since;  // per rank, see check_held_results
+  std::vector<pid_t> pids;                                            // -1 once reaped
   std::vector<int> exit_status;
+  uint64_t generation = 0;
   uint64_t next_seq = 1;
 
   ~Fleet() { kill_and_reap(pids); }
@@ -104,22 +108,27 @@ void Controller::start() {
 void Controller::spawn_fleet() {
   auto fleet = std::make_unique<Fleet>();
   const std::string name = fmt::format("/{}-{}-{}", opt_.shm_prefix, getpid(), ++generation_);
-  fleet->region = ShmRegion::create(name, FleetChannel::region_bytes(opt_.sizes));
+  fleet->region =
+      std::make_shared<ShmRegion>(ShmRegion::create(name, FleetChannel::region_bytes(opt_.sizes)));
   fleet->channel =
-      FleetChannel::format(fleet->region.data(), fleet->region.size(), opt_.sizes,
+      FleetChannel::format(fleet->region->data(), fleet->region->size(), opt_.sizes,
                            EncodedRecord({{"runner", opt_.runner}, {"config", opt_.setup_config}}, {}),
                            opt_.heartbeat_interval, opt_.collective_timeout);
+  fleet->generation = generation_;
   const int world = opt_.sizes.world;
   for (int r = 0; r < world; ++r) {
     fleet->channel.rank(r).device_type = static_cast<uint32_t>(opt_.devices[r].type);
     fleet->channel.rank(r).device_index = opt_.devices[r].index;
+    fleet->readers.emplace_back(fleet->channel, r, fleet->region);
   }
+  fleet->delivered.assign(world, 0);
+  fleet->stalled_since.assign(world, std::nullopt);
   fleet->pids.assign(world, -1);
   fleet->exit_status.assign(world, 0);
   for (int r = 0; r < world; ++r) {
     fleet->pids[r] = spawn_worker(
         opt_.worker_exe, {"--worker", "--rank", std::to_string(r), "--driver-pid", std::to_string(getpid())},
-        fleet->region.fd());
+        fleet->region->fd());
   }
   fleet_ = std::move(fleet);
   try {
@@ -206,18 +215,18 @@ void Controller::post_jobs() {
 }
 
 void Controller::drain_results() {
-  FleetChannel& ch = fleet_->channel;
   for (int r = 0; r < opt_.sizes.world; ++r) {
-    const uint64_t end = ch.ring_written(r);  // what is there now, not what keeps coming
-    while (ch.ring_consumed(r) < end) {
-      auto rec = ch.pop_result(r);
+    ResultReader& reader = fleet_->readers[r];
+    const uint64_t end = reader.written();  // what is there now, not what keeps coming
+    while (reader.read() < end) {
+      auto rec = reader.pop();
       if (!rec) break;
-      handle_result(r, std::move(*rec));
+      handle_result(r, reader.last_frame(), std::move(*rec));
     }
   }
 }
 
-void Controller::handle_result(int rank, Record rec) {
+void Controller::handle_result(int rank, uint64_t frame, Record rec) {
   const auto& m = rec.meta;
   LTX2_CHECK(m.contains("job_id") && m["job_id"].is_number_unsigned() && m.contains("type") &&
                  m["type"].is_string() && m.value("rank", -1) == rank,
@@ -247,7 +256,7 @@ void Controller::handle_result(int rank, Record rec) {
   ev.name = m.value("name", "");
   ev.data = m.value("data", nlohmann::json());
   ev.tensors = std::move(rec.tensors);
-  job.events.push_back(std::move(ev));
+  job.events.emplace_back(std::move(ev), generation_, rank, frame);
 }
 
 void Controller::finalize(size_t index) {
@@ -267,7 +276,7 @@ void Controller::finalize(size_t index) {
     done.kind = JobEvent::Kind::Done;
     done.job_id = job.id;
     done.data = std::move(values);
-    job.events.push_back(std::move(done));
+    job.events.emplace_back(std::move(done));
     return;
   }
   const bool asymmetric = failed.size() != job.terminals.size();
@@ -281,7 +290,7 @@ void Controller::finalize(size_t index) {
   } else {
     message = fmt::format("job {} failed: {}", job.id, errors[0]);
   }
-  job.events.push_back(std::make_exception_ptr(JobFailed(message, job.id, asymmetric, errors)));
+  job.events.emplace_back(std::make_exception_ptr(JobFailed(message, job.id, asymmetric, errors)));
 }
 
 std::optional<std::string> Controller::check_health() {
@@ -349,7 +358,7 @@ void Controller::fail_fleet(const std::string& reason) {
   if (!failure.empty()) {  // delivered in order by next(); later jobs wait for start()
     stopped_reason_ = failure;
     job.complete = true;
-    job.events.push_back(std::make_exception_ptr(FleetBroken(failure, job.id)));
+    job.events.emplace_back(std::make_exception_ptr(FleetBroken(failure, job.id)));
     return;
   }
   ++job.attempt;
@@ -357,7 +366,7 @@ void Controller::fail_fleet(const std::string& reason) {
   retry.kind = JobEvent::Kind::Retry;
   retry.job_id = job.id;
   retry.data = {{"attempt", job.attempt}, {"reason", reason}};
-  job.events.push_back(std::move(retry));
+  job.events.emplace_back(std::move(retry));
   post_jobs();
 }
 
@@ -386,7 +395,8 @@ std::optional<JobEvent> Controller::next(milliseconds wait) {
     while (!jobs_.empty()) {
       PendingJob& front = jobs_.front();
       if (!front.events.empty()) {
-        Item item = std::move(front.events.front());
+        note_delivered(front.events.front());
+        Item item = std::move(front.events.front().item);
         front.events.pop_front();
         if (front.complete && front.events.empty()) jobs_.pop_front();
         if (auto* e = std::get_if<std::exception_ptr>(&item)) std::rethrow_exception(*e);
@@ -400,10 +410,35 @@ std::optional<JobEvent> Controller::next(milliseconds wait) {
                stopped_reason_.empty() ? "" : " (it broke: " + stopped_reason_ + ")");
     const uint32_t seen = fleet_->channel.control().results_changed.load(std::memory_order_acquire);
     if (poll_fleet() || !jobs_.front().events.empty()) continue;
+    check_held_results();
     const auto now = SteadyClock::now();
     if (now >= until) return std::nullopt;
     comm::futex_wait(&fleet_->channel.control().results_changed, seen,
                      std::min<SteadyClock::duration>(until - now, kPoll));
+  }
+}
+
+void Controller::note_delivered(const Queued& q) {
+  if (!fleet_ || q.rank < 0 || q.generation != fleet_->generation) return;
+  uint64_t& d = fleet_->delivered[static_cast<size_t>(q.rank)];
+  d = std::max(d, q.frame + 1);
+}
+
+void Controller::check_held_results() {
+  for (int r = 0; r < opt_.sizes.world; ++r) {
+    const ResultReader& reader = fleet_->readers[r];
+    auto& since = fleet_->stalled_since[r];
+    // The tail cannot pass the oldest held frame; when the caller holds it, only the caller can
+    // make room for a producer that is waiting.
+    if (reader.producer_waiting_for() == 0 || reader.oldest_held_frame() >= fleet_->delivered[r]) {
+      since.reset();
+      continue;
+    }
+    if (!since) since = SteadyClock::now();
+    LTX2_CHECK(ms_since(*since) < opt_.held_results_timeout.count(),
+               "fleet: rank {} has waited {} ms for result ring space that only result tensors you still "
+               "hold can free ({} bytes reserved of the ring): drop them, or clone() the ones to keep",
+               r, ms_since(*since), reader.reserved_bytes());
   }
 }
 

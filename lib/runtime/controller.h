@@ -40,6 +40,7 @@
 #include "core/error.h"
 #include "runtime/channel.h"
 #include "runtime/record.h"
+#include "runtime/result_reader.h"
 
 namespace ltx2::runtime {
 
@@ -58,6 +59,9 @@ struct FleetOptions {
   std::chrono::milliseconds graceful_timeout{std::chrono::seconds(10)};
   std::optional<std::chrono::milliseconds> job_timeout;  // default for jobs submitted without one
   int max_retries = 0;                                   // fleet restarts per job after a fatal error
+  // How long a rank may wait for ring space that only result tensors the caller still holds can
+  // free before next() throws (see JobEvent::tensors).
+  std::chrono::milliseconds held_results_timeout{std::chrono::seconds(10)};
 };
 
 struct JobEvent {
@@ -68,6 +72,10 @@ struct JobEvent {
   std::string name;     // progress stage or output name
   nlohmann::json data;  // output data; progress {"fraction"}; Retry {"attempt", "reason"};
                         // Done: the per-rank terminal values, in rank order
+  // Zero-copy views into the rank's result ring (result_reader.h): the ring space comes back when
+  // the last view of the event is dropped. Drop them soon or clone() what you keep: views held
+  // while a rank streams more than its ring holds stall that rank, and after
+  // held_results_timeout next() throws saying so (the fleet stays up).
   std::vector<NamedTensor> tensors;
 };
 
@@ -140,6 +148,17 @@ class Controller {
     uint64_t collectives = 0;  // collectives the rank entered during the job
   };
   using Item = std::variant<JobEvent, std::exception_ptr>;
+  // An item queued for next(); events read from a result ring remember their fleet generation,
+  // rank and frame number, so delivering one tells which ring frames the caller holds.
+  struct Queued {
+    template <typename T>  // a JobEvent or an exception_ptr, built in place
+    explicit Queued(T&& i, uint64_t gen = 0, int r = -1, uint64_t f = 0)
+        : item(std::forward<T>(i)), generation(gen), rank(r), frame(f) {}
+    Item item;
+    uint64_t generation;
+    int rank;
+    uint64_t frame;
+  };
   struct PendingJob {
     uint64_t id = 0;
     std::vector<uint8_t> record;
@@ -148,7 +167,7 @@ class Controller {
     bool posted = false, complete = false;
     std::optional<std::chrono::steady_clock::time_point> started;  // when it became the job the ranks run
     std::vector<std::optional<Terminal>> terminals;
-    std::deque<Item> events;
+    std::deque<Queued> events;
   };
   struct Fleet;
 
@@ -157,7 +176,11 @@ class Controller {
   void wait_ready();
   void post_jobs();
   void drain_results();
-  void handle_result(int rank, Record rec);
+  void handle_result(int rank, uint64_t frame, Record rec);
+  void note_delivered(const Queued& q);
+  // Throws when a rank has waited longer than held_results_timeout for ring space that only
+  // result views held by the caller can free.
+  void check_held_results();
   void finalize(size_t index);
   std::optional<std::string> check_health();
   // Posts, drains and checks health; on a fatal error fails the fleet and returns true.

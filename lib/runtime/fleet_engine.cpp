@@ -243,7 +243,8 @@ class ResultAssembler {
       add_piece(e);
       feed();
     } else if (e.name == "audio") {
-      if (!audio_delivered_ && cb_.audio) cb_.audio(tensor_of(e, "waveform"), e.data.at("sample_rate"));
+      if (!audio_delivered_ && cb_.audio)
+        cb_.audio(tensor_of(e, "waveform").clone(), e.data.at("sample_rate"));
       audio_delivered_ = true;
     } else {
       LTX2_FAIL("fleet engine: unknown result '{}' from rank {}", e.name, e.rank);
@@ -263,17 +264,29 @@ class ResultAssembler {
     LTX2_FAIL("fleet engine: result '{}' from rank {} has no tensor '{}'", e.name, e.rank, name);
   }
 
+  // Copies a piece (a view into the result ring) straight into its tile, so the ring space is
+  // free again once the event is dropped; pieces of a tile arrive in frame order.
   void add_piece(const JobEvent& e) {
     const int64_t tile = e.data.at("tile"), start = e.data.at("frame_start"), frames = e.data.at("frames");
-    auto& list = pieces_[tile];
-    list.push_back(tensor_of(e, "pixels"));
-    int64_t have = 0;
-    for (const Tensor& p : list) have += p.size(0);
-    LTX2_CHECK(have - list.back().size(0) == start, "fleet engine: tile {} piece at frame {} out of order",
-               tile, start);
-    if (have < frames) return;
-    ready_[tile] = list.size() == 1 ? list[0] : ops::cat(list, 0);
-    pieces_.erase(tile);
+    const Tensor piece = tensor_of(e, "pixels");
+    LTX2_CHECK(plan_ && tile >= 0 && tile < static_cast<int64_t>(plan_->tiles.size()) &&
+                   frames <= plan_->pixel_extent[0] && piece.dim() >= 1 && frames >= piece.size(0),
+               "fleet engine: tile {} piece {} of {} frames does not fit the decode plan", tile, piece.str(),
+               frames);
+    auto it = pieces_.find(tile);
+    if (it == pieces_.end()) {
+      Shape shape = piece.shape();
+      shape[0] = frames;
+      it = pieces_.emplace(tile, PartialTile{Tensor::empty(shape, piece.dtype()), 0}).first;
+    }
+    PartialTile& part = it->second;
+    LTX2_CHECK(part.have == start && start + piece.size(0) <= frames,
+               "fleet engine: tile {} piece at frame {} out of order", tile, start);
+    part.pixels.narrow(0, start, piece.size(0)).copy_(piece);
+    part.have += piece.size(0);
+    if (part.have < frames) return;
+    ready_[tile] = std::move(part.pixels);
+    pieces_.erase(it);
   }
 
   // Assembles the next temporal batches whose overlapping tiles have all arrived, in time order,
@@ -312,7 +325,11 @@ class ResultAssembler {
   std::unique_ptr<parallel::VaeTilePlan> plan_;
   Tensor dense_weights_;  // undefined when the masks are complementary
   std::vector<std::pair<int64_t, int64_t>> batches_;
-  std::map<int64_t, std::vector<Tensor>> pieces_;
+  struct PartialTile {
+    Tensor pixels;  // the whole tile, filled up to `have` frames
+    int64_t have = 0;
+  };
+  std::map<int64_t, PartialTile> pieces_;
   std::map<int64_t, Tensor> ready_;
   size_t next_batch_ = 0;
   int64_t seen_progress_ = 0, delivered_progress_ = 0;

@@ -78,7 +78,8 @@ std::vector<uint8_t> EncodedRecord::bytes() const {
   return out;
 }
 
-Record decode_record(const uint8_t* data, size_t size, const std::string& what) {
+Record decode_record(const uint8_t* data, size_t size, const std::string& what,
+                     std::shared_ptr<const void> owner) {
   LTX2_CHECK(size >= kFixed, "corrupt {}: {} bytes is shorter than the 16-byte prefix", what, size);
   uint32_t magic, header_len;
   uint64_t payload_len;
@@ -121,8 +122,14 @@ Record decode_record(const uint8_t* data, size_t size, const std::string& what) 
     LTX2_CHECK(offset % kAlign == 0 && offset <= payload_len && bytes <= payload_len - offset,
                "corrupt {}: tensor '{}' [{}, +{}) lies outside the {}-byte payload", what, name, offset,
                bytes, payload_len);
+    const uint8_t* src = data + prefix + offset;
+    if (owner) {
+      rec.tensors.push_back(
+          {name, Tensor::wrap(const_cast<uint8_t*>(src), shape, dtype, Device::cpu(), owner)});
+      continue;
+    }
     Tensor tensor = Tensor::empty(shape, dtype);
-    if (bytes) std::memcpy(tensor.data_ptr(), data + prefix + offset, bytes);
+    if (bytes) std::memcpy(tensor.data_ptr(), src, bytes);
     rec.tensors.push_back({name, std::move(tensor)});
   }
   header.erase("tensors");

@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -50,8 +51,11 @@ class EncodedRecord {
   size_t prefix_bytes_ = 0, payload_bytes_ = 0;
 };
 
-// Parses a record; tensors are copied out of `data`. `what` names the buffer in errors
-// ("job record", "result from rank 2").
-Record decode_record(const uint8_t* data, size_t size, const std::string& what);
+// Parses a record. `what` names the buffer in errors ("job record", "result from rank 2").
+// Without `owner` the tensors are copied out of `data`. With one they are zero-copy views into
+// `data` that share `owner`: the caller keeps `data` valid while `owner` lives (result rings give
+// a record's space back when its last view is dropped, result_reader.h).
+Record decode_record(const uint8_t* data, size_t size, const std::string& what,
+                     std::shared_ptr<const void> owner = nullptr);
 
 }  // namespace ltx2::runtime

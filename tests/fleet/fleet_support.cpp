@@ -49,6 +49,7 @@ JobOutcome finish_job(runtime::Controller& c, std::chrono::milliseconds limit) {
         break;
       }
       if (ev->kind == runtime::JobEvent::Kind::Retry) ++out.retries;
+      for (auto& t : ev->tensors) t.tensor = t.tensor.clone();  // kept: copied out of the result ring
       out.events.push_back(std::move(*ev));
     }
   } catch (const runtime::JobFailed& e) {

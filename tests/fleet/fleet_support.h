@@ -24,8 +24,9 @@ struct JobOutcome {
   int retries = 0;
   double seconds = 0;
 };
-// Drives next() until the oldest job ends (Done, JobFailed or FleetBroken); fails the test if that
-// takes longer than `limit`.
+// Drives next() until the oldest job ends (Done, JobFailed or FleetBroken), keeping copies of the
+// events' tensors (so the result rings keep flowing); fails the test if that takes longer than
+// `limit`.
 JobOutcome finish_job(runtime::Controller& c, std::chrono::milliseconds limit = std::chrono::seconds(10));
 
 // Names under /dev/shm starting with `prefix`.

@@ -108,6 +108,58 @@ TEST_CASE("fleet: results stream while the job runs, through a ring smaller than
   require_clean();
 }
 
+TEST_CASE("fleet: result views held by the caller stall their rank, next() says so, dropping them resumes") {
+  Tensor survivor;  // a result view that outlives its fleet
+  {
+    auto opt = fleet_options(1);  // 1 MiB result ring
+    opt.held_results_timeout = 300ms;
+    Controller c(opt);
+    c.start();
+    c.submit({{"tiles", 40}, {"tile_elems", 16384}});  // 40 x 64 KiB, more than the ring holds
+    std::vector<JobEvent> held;
+    std::string stalled;
+    int tiles = 0;
+    const auto begin = std::chrono::steady_clock::now();
+    while (stalled.empty() && std::chrono::steady_clock::now() - begin < 10s) {
+      try {
+        auto ev = c.next(100ms);
+        if (!ev) continue;
+        REQUIRE(ev->kind != JobEvent::Kind::Done);
+        if (ev->kind == JobEvent::Kind::Output && ev->name == "tile") {
+          REQUIRE(ev->data["index"] == tiles++);
+          held.push_back(std::move(*ev));
+        }
+      } catch (const JobFailed&) {
+        FAIL("the job must not fail");
+      } catch (const FleetBroken&) {
+        FAIL("the fleet must not break");
+      } catch (const Error& e) {
+        stalled = e.what();
+      }
+    }
+    REQUIRE_THAT(stalled, Catch::Matchers::Contains("only result tensors you still hold can free"));
+    REQUIRE((tiles >= 8 && tiles < 40));  // the ring filled up with held tiles, then the rank waited
+    REQUIRE(c.running());
+    held.clear();  // the rank resumes
+    for (;;) {
+      auto ev = c.next(5s);
+      REQUIRE(ev);
+      if (ev->kind == JobEvent::Kind::Done) break;
+      if (ev->kind == JobEvent::Kind::Output && ev->name == "tile") {
+        REQUIRE(ev->data["index"] == tiles);
+        REQUIRE(ev->tensors.at(0).tensor.item({16383}) == static_cast<float>(tiles));
+        survivor = ev->tensors.at(0).tensor;
+        ++tiles;
+      }
+    }
+    REQUIRE(tiles == 40);
+    c.shutdown();
+  }
+  require_clean();  // the workers are gone and the name was never left in /dev/shm
+  REQUIRE(survivor.item({0}) == 39.0f);
+  REQUIRE(survivor.item({16383}) == 39.0f);
+}
+
 TEST_CASE("fleet: a bounded queue refuses jobs beyond its size") {
   {
     auto opt = fleet_options(2);
@@ -128,7 +180,8 @@ TEST_CASE("fleet: a bounded queue refuses jobs beyond its size") {
 TEST_CASE("fleet: start names the rank that failed or did not come up") {
   {
     Controller c(fleet_options(3, {{"fail_setup_rank", 1}}));
-    REQUIRE_THROWS_WITH(c.start(), Catch::Matchers::Contains("rank 1") && Catch::Matchers::Contains("setup exploded on purpose"));
+    REQUIRE_THROWS_WITH(c.start(), Catch::Matchers::Contains("rank 1") &&
+                                       Catch::Matchers::Contains("setup exploded on purpose"));
     REQUIRE_FALSE(c.running());
   }
   require_clean();
@@ -138,7 +191,8 @@ TEST_CASE("fleet: start names the rank that failed or did not come up") {
     opt.ready_timeout = 3000ms;
     Controller c(opt);
     const auto begin = std::chrono::steady_clock::now();
-    REQUIRE_THROWS_WITH(c.start(), Catch::Matchers::Contains("rank(s) 2 did not report ready within 3000 ms"));
+    REQUIRE_THROWS_WITH(c.start(),
+                        Catch::Matchers::Contains("rank(s) 2 did not report ready within 3000 ms"));
     REQUIRE(std::chrono::steady_clock::now() - begin < 8s);
   }
   require_clean();
@@ -150,8 +204,8 @@ TEST_CASE("fleet: start names the rank that failed or did not come up") {
     // NCCL is the GPU engine of this build: on a machine without that GPU it fails in setup.
     REQUIRE_THROWS_WITH(c.start(), Catch::Matchers::Contains("rank 1 (device cuda:0) exited"));
 #else
-    REQUIRE_THROWS_WITH(c.start(),
-                        Catch::Matchers::Contains("rank 1 owns cuda:0 but this executable has no GPU communicator"));
+    REQUIRE_THROWS_WITH(c.start(), Catch::Matchers::Contains(
+                                       "rank 1 owns cuda:0 but this executable has no GPU communicator"));
 #endif
   }
   require_clean();
@@ -196,7 +250,8 @@ void failure_round(Controller& c) {
   auto asym = finish_job(c);
   REQUIRE(asym.failed);
   REQUIRE(asym.asymmetric);
-  REQUIRE_THAT(asym.error, Catch::Matchers::Contains("rank(s) 1 only") && Catch::Matchers::Contains("after 1 collective(s)") &&
+  REQUIRE_THAT(asym.error, Catch::Matchers::Contains("rank(s) 1 only") &&
+                               Catch::Matchers::Contains("after 1 collective(s)") &&
                                Catch::Matchers::Contains("rank 1 disagrees"));
   REQUIRE(c.worker_pids() == pids);  // same workers: nothing was restarted
 
@@ -252,10 +307,12 @@ TEST_CASE("fleet: without retries a fatal error breaks the fleet and start() ser
     const uint64_t queued = c.submit({});
     auto out = finish_job(c);
     REQUIRE(out.broken);
-    REQUIRE_THAT(out.error, Catch::Matchers::Contains("rank 0") && Catch::Matchers::Contains("killed by signal 9"));
+    REQUIRE_THAT(out.error,
+                 Catch::Matchers::Contains("rank 0") && Catch::Matchers::Contains("killed by signal 9"));
     REQUIRE_FALSE(c.running());
     REQUIRE(ltx2::test::child_pids().empty());
-    REQUIRE_THROWS_WITH(c.next(10ms), Catch::Matchers::Contains("not running; call start() (it broke: job 1 failed"));
+    REQUIRE_THROWS_WITH(c.next(10ms),
+                        Catch::Matchers::Contains("not running; call start() (it broke: job 1 failed"));
     c.start();
     auto again = finish_job(c);
     REQUIRE((again.done && again.done->job_id == queued));

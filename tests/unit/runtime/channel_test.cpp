@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "core/error.h"
+#include "runtime/result_reader.h"
 #include "support/catch.h"
 
 namespace {
@@ -40,7 +41,8 @@ TEST_CASE("channel: the setup record and layout are readable by an attaching wor
   REQUIRE(w.world() == 3);
   REQUIRE(w.setup_record().meta["config"]["k"] == 1);
   std::vector<uint8_t> junk(sizeof(ControlBlock), 0);
-  REQUIRE_THROWS_WITH(FleetChannel::attach(junk.data(), junk.size()), Catch::Matchers::Contains("not a version"));
+  REQUIRE_THROWS_WITH(FleetChannel::attach(junk.data(), junk.size()),
+                      Catch::Matchers::Contains("not a version"));
 }
 
 TEST_CASE("channel: a job slot is reused only once every rank finished the job it held") {
@@ -67,6 +69,7 @@ TEST_CASE("channel: a job slot is reused only once every rank finished the job i
 
 TEST_CASE("channel: result rings keep order across many wrap-arounds") {
   Region r(2, 4096);
+  ResultReader reader0(r.ch, 0, nullptr), reader1(r.ch, 1, nullptr);
   int pushed = 0, popped = 0;
   auto never_wait = [] { return false; };
   for (int round = 0; round < 200; ++round) {
@@ -77,18 +80,19 @@ TEST_CASE("channel: result rings keep order across many wrap-arounds") {
                        never_wait);
       ++pushed;
     }
-    while (auto rec = r.ch.pop_result(1)) {
+    while (auto rec = reader1.pop()) {
       REQUIRE(rec->meta["i"] == popped);
       REQUIRE(rec->tensors.at(0).tensor.item({0}) == static_cast<float>(popped));
       ++popped;
     }
   }
   REQUIRE(popped == pushed);
-  REQUIRE_FALSE(r.ch.pop_result(0));
+  REQUIRE_FALSE(reader0.pop());
 }
 
 TEST_CASE("channel: a full ring pushes back and an oversized result is refused") {
   Region r(1, 4096);
+  ResultReader reader(r.ch, 0, nullptr);
   int waited = 0;
   auto give_up_after_one_wait = [&] { return waited++ == 0; };
   REQUIRE_THROWS_WITH(
@@ -102,7 +106,7 @@ TEST_CASE("channel: a full ring pushes back and an oversized result is refused")
     REQUIRE_THAT(e.what(), Catch::Matchers::Contains("gave up waiting for space"));
   }
   REQUIRE(pushed >= 4);
-  REQUIRE(r.ch.pop_result(0));
+  REQUIRE(reader.pop());  // popped and dropped at once: its space is free
   r.ch.push_result(0, EncodedRecord({}, {{"t", Tensor::zeros({100})}}), [] { return false; });  // room again
 }
 
