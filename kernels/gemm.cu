@@ -1,7 +1,7 @@
-// CUDA linear and matmul through cuBLASLt: bf16 operands with float32 accumulation (f32 operands
-// compute in plain float32), bias fused as the epilogue. Row-major products are issued as their
-// column-major transposes (Cᵀ = Bᵀ·Aᵀ), so no operand is copied. One handle and one 32 MiB
-// workspace per device; the algorithm heuristic is cached per problem (the query is host-only).
+// CUDA linear, linear_gelu_tanh and matmul through cuBLASLt: bf16 operands with float32 accumulation
+// (f32 operands compute in plain float32), bias and the tanh GELU fused as the epilogue. Row-major
+// products are issued as their column-major transposes (Cᵀ = Bᵀ·Aᵀ), so no operand is copied. One handle and
+// one 32 MiB workspace per device; the algorithm heuristic is cached per problem (the query is host-only).
 #include <map>
 #include <mutex>
 #include <tuple>
@@ -20,9 +20,9 @@ struct DeviceContext {
   void* workspace = nullptr;
 };
 
-// Problem key: dtype, transa, transb, m, n, k, batch, strides, bias, pointer alignment.
+// Problem key: dtype, transa, transb, m, n, k, batch, strides, bias, GELU, pointer alignment.
 using PlanKey =
-    std::tuple<int, int, int, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, bool, uint32_t>;
+    std::tuple<int, int, int, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, bool, bool, uint32_t>;
 
 std::mutex g_mutex;
 std::map<int, DeviceContext> g_contexts;
@@ -81,11 +81,11 @@ void make_layout(Layout& out, cudaDataType_t type, int64_t rows, int64_t cols, i
   }
 }
 
-// Column-major D[m, n] = op(A)[m, k] · op(B)[k, n] (+ bias[m]), batched with the given strides.
-// A is [m, k] (lda) untransposed or [k, m] transposed; likewise B.
+// Column-major D[m, n] = op(A)[m, k] · op(B)[k, n] (+ bias[m]), batched with the given strides,
+// then GELU (tanh form) when `gelu`. A is [m, k] (lda) untransposed or [k, m] transposed; likewise B.
 void gemm(const Tensor& out, DType dtype, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k,
           const void* A, int64_t lda, int64_t stride_a, const void* B, int64_t ldb, int64_t stride_b, void* D,
-          int64_t ldd, int64_t stride_d, int64_t batch, const void* bias) {
+          int64_t ldd, int64_t stride_d, int64_t batch, const void* bias, bool gelu = false) {
   int device = out.device().index;
   std::lock_guard<std::mutex> lock(g_mutex);
   DeviceContext& ctx = context(device);
@@ -95,20 +95,22 @@ void gemm(const Tensor& out, DType dtype, bool trans_a, bool trans_b, int64_t m,
   cublasOperation_t ta = trans_a ? CUBLAS_OP_T : CUBLAS_OP_N, tb = trans_b ? CUBLAS_OP_T : CUBLAS_OP_N;
   LTX2_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(desc.d, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof(ta)));
   LTX2_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(desc.d, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof(tb)));
-  if (bias) {
-    cublasLtEpilogue_t epi = CUBLASLT_EPILOGUE_BIAS;
+  if (bias || gelu) {
+    cublasLtEpilogue_t epi =
+        bias ? (gelu ? CUBLASLT_EPILOGUE_GELU_BIAS : CUBLASLT_EPILOGUE_BIAS) : CUBLASLT_EPILOGUE_GELU;
     LTX2_CUBLAS_CHECK(
         cublasLtMatmulDescSetAttribute(desc.d, CUBLASLT_MATMUL_DESC_EPILOGUE, &epi, sizeof(epi)));
+  }
+  if (bias)
     LTX2_CUBLAS_CHECK(
         cublasLtMatmulDescSetAttribute(desc.d, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof(bias)));
-  }
   Layout la, lb, ld;
   make_layout(la, type, trans_a ? k : m, trans_a ? m : k, lda, batch, stride_a);
   make_layout(lb, type, trans_b ? n : k, trans_b ? k : n, ldb, batch, stride_b);
   make_layout(ld, type, m, n, ldd, batch, stride_d);
 
   uint32_t align = common_alignment(A, B, D, bias);
-  PlanKey key{int(dtype), trans_a, trans_b, m, n, k, batch, stride_a, stride_b, bias != nullptr, align};
+  PlanKey key{int(dtype), trans_a, trans_b, m, n, k, batch, stride_a, stride_b, bias != nullptr, gelu, align};
   auto found = g_algos.find({device, key});
   if (found == g_algos.end()) {
     Preference pref;
@@ -138,9 +140,7 @@ void check_operands(const Tensor& a, const Tensor& b, const char* op) {
              "{}: the CUDA path takes two bf16 or two f32 operands, got {} and {}", op, a.str(), b.str());
 }
 
-}  // namespace
-
-Tensor linear(const Tensor& x, const Tensor& w, const Tensor& bias) {
+Tensor linear_epilogue(const Tensor& x, const Tensor& w, const Tensor& bias, bool gelu) {
   check_operands(x, w, "linear");
   LTX2_CHECK(w.dim() == 2 && x.dim() >= 1 && x.size(-1) == w.size(1),
              "linear: input {} does not match weight {}", x.str(), w.str());
@@ -160,8 +160,18 @@ Tensor linear(const Tensor& x, const Tensor& w, const Tensor& bias) {
   LTX2_CHECK(K > 0, "linear: empty reduction dimension in {}", w.str());
   // yᵀ[N, M] = w[N, K] · xᵀ[K, M] in column-major terms: w is stored as a column-major [K, N].
   gemm(y, x.dtype(), true, false, N, M, K, wc.data_ptr(), K, 0, xc.data_ptr(), K, 0, y.data_ptr(), N, 0, 1,
-       bc.defined() ? bc.data_ptr() : nullptr);
+       bc.defined() ? bc.data_ptr() : nullptr, gelu);
   return y;
+}
+
+}  // namespace
+
+Tensor linear(const Tensor& x, const Tensor& w, const Tensor& bias) {
+  return linear_epilogue(x, w, bias, false);
+}
+
+Tensor linear_gelu_tanh(const Tensor& x, const Tensor& w, const Tensor& bias) {
+  return linear_epilogue(x, w, bias, true);
 }
 
 Tensor matmul(const Tensor& a, const Tensor& b) {

@@ -1,6 +1,8 @@
 // Fills the CUDA op table (ops/cuda_ops.h). Each kernel file exposes its entry points in the
 // ltx2::cuda namespace; this file is the one place that lists them.
+#include "ops/adaln.h"
 #include "ops/cuda_ops.h"
+#include "ops/rope.h"
 
 namespace ltx2::cuda {
 Tensor linear(const Tensor& x, const Tensor& w, const Tensor& bias);              // gemm.cu
@@ -11,9 +13,15 @@ Tensor softmax(const Tensor& x);                                                
 Tensor rms_norm(const Tensor& x, const Tensor& w, float eps);                     // norm.cu
 Tensor layer_norm(const Tensor& x, const Tensor& w, const Tensor& b, float eps);  // norm.cu
 Tensor attention(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& mask,
-                 float scale);                                  // attention.cu
-Tensor reduce(const Tensor& x, int dim, bool keepdim, int op);  // reduce.cu
+                 float scale);                                                         // attention.cu
+Tensor reduce(const Tensor& x, int dim, bool keepdim, int op);                         // reduce.cu
 Tensor apply_rope(const Tensor& x, const Tensor& cos, const Tensor& sin, int layout);  // rope.cu
+ops::RopeTables rope_tables(const Tensor& positions, const Tensor& grid,
+                            const ops::RopeSpec& spec);                         // rope.cu
+Tensor linear_gelu_tanh(const Tensor& x, const Tensor& w, const Tensor& bias);  // gemm.cu
+Tensor rms_norm_modulate(const Tensor& x, const ops::AdaRow& shift, const ops::AdaRow& scale,
+                         float eps);                                          // adaln.cu
+Tensor add_gated(const Tensor& x, const Tensor& y, const ops::AdaRow& gate);  // adaln.cu
 }  // namespace ltx2::cuda
 
 namespace ltx2::ops {
@@ -29,6 +37,10 @@ void fill_cuda_ops(CudaOps& table) {
   table.attention = &cuda::attention;
   table.reduce = &cuda::reduce;
   table.apply_rope = &cuda::apply_rope;
+  table.rope_tables = &cuda::rope_tables;
+  table.linear_gelu_tanh = &cuda::linear_gelu_tanh;
+  table.rms_norm_modulate = &cuda::rms_norm_modulate;
+  table.add_gated = &cuda::add_gated;
 }
 
 }  // namespace ltx2::ops

@@ -14,6 +14,9 @@ struct Conv1dOptions;
 struct Conv3dParams;
 struct ConvTranspose1dOptions;
 struct Conv2dPadding;
+struct AdaRow;
+struct RopeSpec;
+struct RopeTables;
 
 struct CudaOps {
   Tensor (*linear)(const Tensor& x, const Tensor& w, const Tensor& bias) = nullptr;
@@ -43,6 +46,11 @@ struct CudaOps {
   Tensor (*snake_beta)(const Tensor& x, const Tensor& log_alpha, const Tensor& log_beta) = nullptr;
   Tensor (*upsample_nearest2d)(const Tensor& x, int64_t factor) = nullptr;
   Tensor (*apply_rope)(const Tensor& x, const Tensor& cos, const Tensor& sin, int layout) = nullptr;
+  // grid: the float32 frequency grid on the host (rope_frequency_grid).
+  RopeTables (*rope_tables)(const Tensor& positions, const Tensor& grid, const RopeSpec& spec) = nullptr;
+  Tensor (*linear_gelu_tanh)(const Tensor& x, const Tensor& w, const Tensor& bias) = nullptr;
+  Tensor (*rms_norm_modulate)(const Tensor& x, const AdaRow& shift, const AdaRow& scale, float eps) = nullptr;
+  Tensor (*add_gated)(const Tensor& x, const Tensor& y, const AdaRow& gate) = nullptr;
 };
 
 // The filled table; throws when this build has no CUDA backend.
@@ -51,11 +59,11 @@ const CudaOps& cuda_ops();
 }  // namespace ltx2::ops
 
 // In a public op: if `dev` is a GPU, call the table entry `name` with the remaining arguments.
-#define LTX2_DISPATCH_CUDA(dev, name, ...)                                                  \
-  do {                                                                                      \
-    if ((dev).is_cuda()) {                                                                  \
-      auto fn_ = ::ltx2::ops::cuda_ops().name;                                              \
-      LTX2_CHECK(fn_ != nullptr, "op '{}' has no CUDA implementation", #name);              \
-      return fn_(__VA_ARGS__);                                                              \
-    }                                                                                       \
+#define LTX2_DISPATCH_CUDA(dev, name, ...)                                     \
+  do {                                                                         \
+    if ((dev).is_cuda()) {                                                     \
+      auto fn_ = ::ltx2::ops::cuda_ops().name;                                 \
+      LTX2_CHECK(fn_ != nullptr, "op '{}' has no CUDA implementation", #name); \
+      return fn_(__VA_ARGS__);                                                 \
+    }                                                                          \
   } while (0)

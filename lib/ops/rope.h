@@ -41,7 +41,8 @@ struct RopeTables {
 Tensor rope_frequency_grid(double theta, int64_t n_axes, int64_t dim, RopeGridPrecision precision);
 
 // positions: [B, n_axes, T, 2] intervals [start, end) (RoPE uses their midpoints) or [B, n_axes, T]
-// points; float32. The tables are formed on the CPU and placed on the positions' device.
+// points (f32 or bf16). The tables are float32 on the positions' device (CUDA: formed there, without
+// copying the positions to the host).
 RopeTables rope_tables(const Tensor& positions, const RopeSpec& spec);
 
 // Rotates x [B, T, dim] by the tables (batch 1 tables broadcast over B).

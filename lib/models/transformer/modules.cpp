@@ -3,6 +3,8 @@
 #include "models/transformer/modules.h"
 
 #include <cmath>
+#include <map>
+#include <mutex>
 
 #include "core/error.h"
 #include "ops/elementwise.h"
@@ -22,6 +24,10 @@ Tensor apply_linear(const Tensor& x, const LinearWeights& w) {
   return ops::linear(x.to(w.weight.dtype()), w.weight, w.bias);
 }
 
+Tensor apply_linear_gelu_tanh(const Tensor& x, const LinearWeights& w) {
+  return ops::linear_gelu_tanh(x.to(w.weight.dtype()), w.weight, w.bias);
+}
+
 // The 128 sinusoid frequencies exp(-ln(10000) * j / 128), formed in float32 as the reference:
 // (j * -ln(10000)) / 128, then exp. torch's float32 exp rounds j = 13 and j = 44 one ulp above the
 // C library's correctly rounded result; the fixtures pin every one of the 128 values (each column
@@ -36,9 +42,21 @@ Tensor sinusoid_frequencies() {
   return freqs;
 }
 
-Tensor timestep_sinusoid(const Tensor& t) {
+// The frequencies on `device`, uploaded once per device: an upload in every forward would make the
+// host wait for the device.
+Tensor sinusoid_frequencies_on(Device device) {
+  static std::mutex mutex;
+  static std::map<std::pair<int, int>, Tensor> placed;
   static const Tensor cpu_freqs = sinusoid_frequencies();
-  const Tensor freqs = cpu_freqs.to(t.device());
+  if (device.is_cpu()) return cpu_freqs;
+  std::lock_guard<std::mutex> lock(mutex);
+  Tensor& t = placed[{static_cast<int>(device.type), device.index}];
+  if (!t.defined()) t = cpu_freqs.to(device);
+  return t;
+}
+
+Tensor timestep_sinusoid(const Tensor& t) {
+  const Tensor freqs = sinusoid_frequencies_on(t.device());
   const Tensor angles = ops::mul(t.reshape({t.numel(), 1}), freqs.view({1, kSinusoidHalf}));
   return ops::cat({ops::unary(angles, ops::UnaryOp::Cos), ops::unary(angles, ops::UnaryOp::Sin)}, 1);
 }
@@ -52,22 +70,16 @@ AdaLnOutput adaln_single(const AdaLnWeights& w, const Tensor& t, Tensor* sinusoi
   return out;
 }
 
-Tensor ada_row(const Tensor& table, const Tensor& modulation, int64_t rows, int64_t row) {
-  const int64_t D = table.size(-1);
-  const Tensor m = modulation.view({modulation.size(0), modulation.size(1), rows, D}).select(2, row);
-  return ops::add(table.select(0, row), m);
+ops::AdaRow ada_row(const Tensor& table, const Tensor& modulation, int64_t rows, int64_t row) {
+  return ops::ada_row(table, row, modulation, rows, row);
 }
 
 Tensor modulate(const Tensor& x, const Tensor& shift, const Tensor& scale) {
   return ops::add(ops::mul(x, ops::add(scale, 1.0f)), shift);
 }
 
-Tensor rms(const Tensor& x, float eps) {
-  return ops::rms_norm(x, Tensor(), eps);
-}
-
 Tensor feed_forward(const FeedForwardWeights& w, const Tensor& x) {
-  return apply_linear(ops::gelu_tanh(apply_linear(x, w.proj_in)), w.proj_out);
+  return apply_linear(apply_linear_gelu_tanh(x, w.proj_in), w.proj_out);
 }
 
 Tensor attention_module(const AttentionWeights& w, const Tensor& x, const Tensor& context,

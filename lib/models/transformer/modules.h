@@ -5,11 +5,14 @@
 #include "core/tensor.h"
 #include "models/transformer/attention_strategy.h"
 #include "models/transformer/weights.h"
+#include "ops/adaln.h"
 #include "ops/rope.h"
 
 namespace ltx2::models::transformer {
 
 Tensor apply_linear(const Tensor& x, const LinearWeights& w);
+// gelu_tanh(apply_linear(x, w)) as one op (on the GPU: the GEMM's epilogue).
+Tensor apply_linear_gelu_tanh(const Tensor& x, const LinearWeights& w);
 
 // [cos | sin] sinusoid of t [N] with 256 channels, exponent -ln(10000) * j / 128.
 Tensor timestep_sinusoid(const Tensor& t);
@@ -21,12 +24,11 @@ struct AdaLnOutput {
 // AdaLayerNormSingle on already-scaled timesteps t [N]; `sinusoid` receives the sinusoid if given.
 AdaLnOutput adaln_single(const AdaLnWeights& w, const Tensor& t, Tensor* sinusoid = nullptr);
 
-// table[row] + modulation[:, :, row, :], viewing modulation [B, T', rows * D] as [B, T', rows, D].
-Tensor ada_row(const Tensor& table, const Tensor& modulation, int64_t rows, int64_t row);
+// table[row] + modulation[:, :, row, :], viewing modulation [B, T', rows * D] as [B, T', rows, D]
+// (read in place by the fused ops; ops::ada_value materialises it).
+ops::AdaRow ada_row(const Tensor& table, const Tensor& modulation, int64_t rows, int64_t row);
 // x * (1 + scale) + shift
 Tensor modulate(const Tensor& x, const Tensor& shift, const Tensor& scale);
-// RMSNorm without weight.
-Tensor rms(const Tensor& x, float eps);
 
 Tensor feed_forward(const FeedForwardWeights& w, const Tensor& x);
 

@@ -115,8 +115,7 @@ StreamState prepare(const TransformerConfig& c, const StreamSetup& st, const Mod
              "transformer: {} context must be [B, S, C], got {}", st.name, m.context.str());
   Tensor ctx = m.context;
   if (c.caption_projection)
-    ctx = apply_linear(ops::gelu_tanh(apply_linear(ctx, st.weights.caption_linear_1)),
-                       st.weights.caption_linear_2);
+    ctx = apply_linear(apply_linear_gelu_tanh(ctx, st.weights.caption_linear_1), st.weights.caption_linear_2);
   LTX2_CHECK(ctx.size(2) == st.dim, "transformer: {} context width {} != inner width {}", st.name,
              ctx.size(2), st.dim);
   s.context = ctx;
@@ -127,8 +126,10 @@ StreamState prepare(const TransformerConfig& c, const StreamSetup& st, const Mod
 
   LTX2_CHECK(m.positions.defined() && m.positions.size(1) == static_cast<int64_t>(st.max_pos.size()),
              "transformer: {} positions {} need {} axes", st.name, m.positions.str(), st.max_pos.size());
+  // The tables are formed where the model runs (on a GPU from device positions: no host copy).
+  const Tensor positions = m.positions.to(s.x.device());
   const ops::RopeSpec spec = rope_spec(c, st.dim, st.heads, st.max_pos);
-  s.rope = ops::rope_tables(m.positions, spec);
+  s.rope = ops::rope_tables(positions, spec);
   emit("freq_grid",
        ops::rope_frequency_grid(spec.theta, static_cast<int64_t>(spec.max_pos.size()), spec.dim, spec.grid));
   emit("rope_cos", s.rope.cos);
@@ -139,7 +140,7 @@ StreamState prepare(const TransformerConfig& c, const StreamSetup& st, const Mod
                "transformer: the other stream's sigma must have one value per sample ({})", B);
     const double cross_max = std::max(c.video_max_pos[0], c.audio_max_pos[0]);
     const ops::RopeSpec cross = rope_spec(c, c.audio_context_dim, st.heads, {cross_max});
-    s.cross_rope = ops::rope_tables(m.positions.slice(1, 0, 1), cross);
+    s.cross_rope = ops::rope_tables(positions.slice(1, 0, 1), cross);
     if (probe) probe("cross.freq_grid", ops::rope_frequency_grid(cross.theta, 1, cross.dim, cross.grid));
     emit("cross_rope_cos", s.cross_rope.cos);
     emit("cross_rope_sin", s.cross_rope.sin);

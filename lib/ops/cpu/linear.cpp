@@ -6,14 +6,14 @@
 
 #include "core/error.h"
 #include "ops/cuda_ops.h"
+#include "ops/elementwise.h"
 
 namespace ltx2::ops {
 
 namespace {
 
 // C[m, n] = sum_k A[m, k] * B[n, k] (+ bias[n]); A [M, K], B [N, K], C [M, N], all contiguous.
-void gemm_abt(const float* A, const float* B, const float* bias, float* C, int64_t M, int64_t N,
-              int64_t K) {
+void gemm_abt(const float* A, const float* B, const float* bias, float* C, int64_t M, int64_t N, int64_t K) {
   constexpr int64_t kBlockN = 32;
   int64_t nblocks = (N + kBlockN - 1) / kBlockN;
 #pragma omp parallel for collapse(2) schedule(static) if (M * N * K > 32768)
@@ -45,16 +45,20 @@ Tensor linear(const Tensor& x, const Tensor& w, const Tensor& bias) {
   LTX2_CHECK(w.dim() == 2 && x.dim() >= 1 && x.size(-1) == w.size(1),
              "linear: input {} does not match weight {}", x.str(), w.str());
   int64_t K = w.size(1), N = w.size(0), M = x.numel() / K;
-  if (bias.defined())
-    LTX2_CHECK(bias.numel() == N, "linear: bias {} for {} outputs", bias.str(), N);
+  if (bias.defined()) LTX2_CHECK(bias.numel() == N, "linear: bias {} for {} outputs", bias.str(), N);
   Tensor xc = x.contiguous(), wc = w.contiguous();
   Tensor bc = bias.defined() ? bias.contiguous() : Tensor();
   Shape out_shape = x.shape();
   out_shape.back() = N;
   Tensor y = Tensor::empty(out_shape);
-  gemm_abt(xc.data<float>(), wc.data<float>(), bc.defined() ? bc.data<float>() : nullptr,
-           y.data<float>(), M, N, K);
+  gemm_abt(xc.data<float>(), wc.data<float>(), bc.defined() ? bc.data<float>() : nullptr, y.data<float>(), M,
+           N, K);
   return y;
+}
+
+Tensor linear_gelu_tanh(const Tensor& x, const Tensor& w, const Tensor& bias) {
+  LTX2_DISPATCH_CUDA(x.device(), linear_gelu_tanh, x, w, bias);
+  return gelu_tanh(linear(x, w, bias));
 }
 
 Tensor matmul(const Tensor& a, const Tensor& b) {
@@ -66,8 +70,7 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
   int64_t M = a.size(-2), K = a.size(-1), N = b.size(-1);
   int64_t batch = a.numel() / (M * K);
   bool shared_b = b.dim() == 2;
-  LTX2_CHECK(shared_b || b.numel() / (K * N) == batch, "matmul: batch of {} and {} differ", a.str(),
-             b.str());
+  LTX2_CHECK(shared_b || b.numel() / (K * N) == batch, "matmul: batch of {} and {} differ", a.str(), b.str());
   Tensor ac = a.contiguous();
   // B transposed to [.., N, K] so the kernel reads both operands along K.
   Tensor bt = b.transpose(-1, -2).contiguous();

@@ -1,5 +1,5 @@
-// CPU RoPE: frequency grid, cos/sin tables (formed on the CPU for every backend: they are small and
-// their float32 op order is what matches the reference), and the rotation of q/k.
+// CPU RoPE: frequency grid, cos/sin tables (the reference of the CUDA tables, which are formed on the
+// device from device positions with the grid formed here), and the rotation of q/k.
 #include "ops/rope.h"
 
 #include <cmath>
@@ -55,15 +55,29 @@ Tensor rope_frequency_grid(double theta, int64_t n_axes, int64_t dim, RopeGridPr
   return grid;
 }
 
+namespace {
+// The table shapes the spec asks for (both backends).
+void check_table_spec(const RopeSpec& spec, int64_t n, int64_t F) {
+  if (spec.layout == RopeLayout::Split) {
+    const int64_t half = spec.dim / 2, H = spec.heads;
+    LTX2_CHECK(spec.dim % 2 == 0 && half - F * n >= 0 && H > 0 && half % H == 0,
+               "rope: split tables need an even dim divisible into {} heads (dim {})", H, spec.dim);
+  }
+}
+}  // namespace
+
 RopeTables rope_tables(const Tensor& positions_in, const RopeSpec& spec) {
-  const Tensor pos = positions_in.to(Device::cpu()).to(DType::F32).contiguous();
-  LTX2_CHECK(pos.dim() == 4 ? pos.size(3) == 2 : pos.dim() == 3,
-             "rope: positions must be [B, axes, T, 2] or [B, axes, T], got {}", pos.str());
-  const bool intervals = pos.dim() == 4;
-  const int64_t B = pos.size(0), n = pos.size(1), T = pos.size(2);
+  LTX2_CHECK(positions_in.dim() == 4 ? positions_in.size(3) == 2 : positions_in.dim() == 3,
+             "rope: positions must be [B, axes, T, 2] or [B, axes, T], got {}", positions_in.str());
+  const int64_t n = positions_in.size(1);
   LTX2_CHECK(static_cast<int64_t>(spec.max_pos.size()) == n, "rope: {} position axes but {} max_pos values",
              n, spec.max_pos.size());
   const Tensor grid_t = rope_frequency_grid(spec.theta, n, spec.dim, spec.grid);
+  check_table_spec(spec, n, grid_t.size(0));
+  LTX2_DISPATCH_CUDA(positions_in.device(), rope_tables, positions_in, grid_t, spec);
+  const Tensor pos = positions_in.to(DType::F32).contiguous();
+  const bool intervals = pos.dim() == 4;
+  const int64_t B = pos.size(0), T = pos.size(2);
   const float* grid = grid_t.data<float>();
   const int64_t F = grid_t.size(0), nf = F * n;
   const float* p = pos.data<float>();
@@ -91,8 +105,6 @@ RopeTables rope_tables(const Tensor& positions_in, const RopeSpec& spec) {
   out.layout = spec.layout;
   if (spec.layout == RopeLayout::Split) {
     const int64_t half = spec.dim / 2, pad = half - nf, H = spec.heads;
-    LTX2_CHECK(spec.dim % 2 == 0 && pad >= 0 && H > 0 && half % H == 0,
-               "rope: split tables need an even dim divisible into {} heads (dim {})", H, spec.dim);
     const int64_t hd2 = half / H;
     out.cos = Tensor::empty({B, H, T, hd2});
     out.sin = Tensor::empty({B, H, T, hd2});
@@ -124,10 +136,6 @@ RopeTables rope_tables(const Tensor& positions_in, const RopeSpec& spec) {
         s[o] = j < pad ? 0.0f : std::sin(row[(j - pad) / 2]);
       }
     }
-  }
-  if (!positions_in.device().is_cpu()) {
-    out.cos = out.cos.to(positions_in.device());
-    out.sin = out.sin.to(positions_in.device());
   }
   return out;
 }

@@ -30,6 +30,27 @@ TEST_CASE("gpu: linear (cuBLASLt) with and without bias, bf16 and f32") {
   REQUIRE_THROWS_AS(ops::linear(to_gpu(x, DType::BF16), to_gpu(w, DType::F32)), Error);
 }
 
+TEST_CASE("gpu: linear_gelu_tanh (cuBLASLt GELU epilogue) with and without bias, bf16 and f32") {
+  Tensor x = ops::mul(test::random_tensor({2, 37, 256}, 21), 0.3f), w = test::random_tensor({80, 256}, 22);
+  Tensor b = test::random_tensor({80}, 23);
+  for (bool with_bias : {true, false}) {
+    const Tensor bias = with_bias ? b : Tensor();
+    const Tensor ref = ops::linear_gelu_tanh(x, w, bias);
+    const Tensor naive = round_bf16(ops::gelu_tanh(
+        round_bf16(ops::linear(round_bf16(x), round_bf16(w), with_bias ? round_bf16(b) : Tensor()))));
+    const Tensor got = ops::linear_gelu_tanh(to_gpu(x, DType::BF16), to_gpu(w, DType::BF16),
+                                             with_bias ? to_gpu(b, DType::BF16) : Tensor());
+    REQUIRE(got.dtype() == DType::BF16);
+    REQUIRE(got.shape() == Shape{2, 37, 80});
+    test::require_bf16_close(with_bias ? "linear_gelu_tanh bf16 + bias" : "linear_gelu_tanh bf16", got, naive,
+                             ref);
+    test::require_f32_close("linear_gelu_tanh f32",
+                            ops::linear_gelu_tanh(to_gpu(x, DType::F32), to_gpu(w, DType::F32),
+                                                  with_bias ? to_gpu(b, DType::F32) : Tensor()),
+                            ref, 1e-4);
+  }
+}
+
 TEST_CASE("gpu: matmul batched, shared and strided right operands") {
   Tensor a = test::random_tensor({2, 3, 33, 64}, 4), b = test::random_tensor({2, 3, 64, 40}, 5);
   Tensor ref = ops::matmul(a, b);

@@ -1,6 +1,8 @@
-// The CUDA RoPE application against the CPU op: split and interleaved tables, per-sample and
-// broadcast (batch 1) tables, bf16 under the FlashAttention-style rule (the naive bf16 computation
-// rounds x, cos and sin to bf16, as the reference's bf16 model does) and f32 tightly.
+// The CUDA RoPE tables against the CPU tables (both layouts, float32 and float64 grids, interval and
+// point positions, padded tables; f32 within 1e-6) and the CUDA RoPE application against the CPU op: split
+// and interleaved tables, per-sample and broadcast (batch 1) tables, bf16 under the FlashAttention-style rule
+// (the naive bf16 computation rounds x, cos and sin to bf16, as the reference's bf16 model does) and f32
+// tightly.
 #include "core/error.h"
 #include "gpu_compare.h"
 #include "ops/elementwise.h"
@@ -68,4 +70,39 @@ TEST_CASE("gpu: apply_rope on a strided x, and tables left on the host are refus
                           ops::apply_rope(to_gpu(wide, DType::F32).narrow(2, dim, dim), gpu),
                           ops::apply_rope(x, cpu), 1e-6);
   REQUIRE_THROWS_AS(ops::apply_rope(to_gpu(x, DType::F32), cpu), Error);
+}
+
+namespace {
+
+void check_tables(ops::RopeLayout layout, ops::RopeGridPrecision grid, const Tensor& positions, int64_t dim,
+                  int64_t heads) {
+  ops::RopeSpec spec = spec_of(layout, dim, heads, positions.size(1));
+  spec.grid = grid;
+  spec.max_pos = {20.0, 2048.0, 2048.0, 7.0};
+  spec.max_pos.resize(static_cast<size_t>(positions.size(1)));
+  const ops::RopeTables cpu = ops::rope_tables(positions, spec);
+  const ops::RopeTables got = ops::rope_tables(positions.to(test::gpu()), spec);
+  REQUIRE(got.cos.device() == test::gpu());
+  REQUIRE(got.layout == layout);
+  REQUIRE(got.cos.shape() == cpu.cos.shape());
+  test::require_f32_close("rope cos", got.cos, cpu.cos, 1e-6);
+  test::require_f32_close("rope sin", got.sin, cpu.sin, 1e-6);
+}
+
+}  // namespace
+
+TEST_CASE("gpu: RoPE tables formed on the GPU match the CPU tables") {
+  using L = ops::RopeLayout;
+  using G = ops::RopeGridPrecision;
+  const Tensor intervals = ops::mul(random_positions(2, 3, 41, 60), 40.f);  // angles of many turns
+  for (G grid : {G::Float32, G::Float64}) {
+    check_tables(L::Split, grid, intervals, 96, 4);        // padded: 48 - 3 * 16 = 0
+    check_tables(L::Split, grid, intervals, 112, 2);       // padded: 56 - 3 * 18 = 2
+    check_tables(L::Interleaved, grid, intervals, 98, 1);  // padded: 98 % 6 = 2
+  }
+  const Tensor points = ops::mul(test::random_tensor({1, 1, 29}, 61), 500.f);
+  check_tables(L::Split, G::Float64, points, 64, 2);
+  check_tables(L::Interleaved, G::Float32, points, 64, 1);
+  // A strided (sliced) positions tensor, as the A<->V tables read the time axis.
+  check_tables(L::Split, G::Float64, intervals.slice(1, 0, 1), 64, 2);
 }

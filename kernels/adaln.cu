@@ -1,0 +1,193 @@
+// CUDA fused AdaLN ops (ops/adaln.h): rms_norm_modulate and add_gated, one block per token row.
+// Each modulation value is read as table[i] + embedding[b, t or 0, i] straight from the block's
+// scale_shift_table row and the AdaLN output (a strided view), never materialised. Float32
+// arithmetic, one rounding to the result's dtype (f32 when any operand is f32, else bf16). Rows are read in
+// 16-byte packs when every operand allows.
+#include "kernels/common.cuh"
+#include "ops/adaln.h"
+
+namespace ltx2::cuda {
+
+namespace {
+
+constexpr int kThreads = 256;
+
+// One AdaLN row on the device: table [D] and, unless null, embedding rows at b * batch + t * token.
+template <typename T>
+struct DeviceRow {
+  const T* table;
+  const T* embedding;
+  int64_t batch_stride, token_stride;
+};
+
+template <typename T, int V>
+struct alignas(sizeof(T) * V) Pack {
+  T v[V];
+};
+
+template <typename T, int V>
+__device__ __forceinline__ void load(float (&out)[V], const T* p) {
+  const Pack<T, V> pk = *reinterpret_cast<const Pack<T, V>*>(p);
+#pragma unroll
+  for (int j = 0; j < V; ++j) out[j] = to_f(pk.v[j]);
+}
+
+template <typename T, int V>
+__device__ __forceinline__ void store(T* p, const float (&in)[V]) {
+  Pack<T, V> pk;
+#pragma unroll
+  for (int j = 0; j < V; ++j) pk.v[j] = from_f<T>(in[j]);
+  *reinterpret_cast<Pack<T, V>*>(p) = pk;
+}
+
+// values[j] = table[i + j] + embedding[b, t, i + j].
+template <typename T, int V>
+__device__ __forceinline__ void load_row(float (&out)[V], const DeviceRow<T>& r, int64_t b, int64_t t,
+                                         int64_t i) {
+  load<T, V>(out, r.table + i);
+  if (r.embedding) {
+    float e[V];
+    load<T, V>(e, r.embedding + b * r.batch_stride + t * r.token_stride + i);
+#pragma unroll
+    for (int j = 0; j < V; ++j) out[j] += e[j];
+  }
+}
+
+template <typename T, int V>
+__global__ void rms_norm_modulate_kernel(T* out, const T* x, DeviceRow<T> shift, DeviceRow<T> scale,
+                                         int64_t T_, int64_t D, float eps) {
+  __shared__ float scratch[32];
+  const int64_t row = blockIdx.x, b = row / T_, t = row % T_;
+  const T* xr = x + row * D;
+  T* orow = out + row * D;
+  float ss = 0.f;
+  for (int64_t i = int64_t(threadIdx.x) * V; i < D; i += int64_t(blockDim.x) * V) {
+    float v[V];
+    load<T, V>(v, xr + i);
+#pragma unroll
+    for (int j = 0; j < V; ++j) ss += v[j] * v[j];
+  }
+  ss = block_reduce(
+      ss, scratch, [](float v) { return warp_sum(v); }, 0.f);
+  const float inv = rsqrtf(ss / static_cast<float>(D) + eps);
+  for (int64_t i = int64_t(threadIdx.x) * V; i < D; i += int64_t(blockDim.x) * V) {
+    float v[V], sh[V], sc[V];
+    load<T, V>(v, xr + i);
+    load_row<T, V>(sh, shift, b, t, i);
+    load_row<T, V>(sc, scale, b, t, i);
+#pragma unroll
+    for (int j = 0; j < V; ++j) v[j] = v[j] * inv * (1.f + sc[j]) + sh[j];
+    store<T, V>(orow + i, v);
+  }
+}
+
+template <typename T, int V>
+__global__ void add_gated_kernel(T* out, const T* x, const T* y, DeviceRow<T> gate, int64_t T_, int64_t D) {
+  const int64_t row = blockIdx.x, b = row / T_, t = row % T_;
+  for (int64_t i = int64_t(threadIdx.x) * V; i < D; i += int64_t(blockDim.x) * V) {
+    float xv[V], yv[V], g[V];
+    load<T, V>(xv, x + row * D + i);
+    load<T, V>(yv, y + row * D + i);
+    load_row<T, V>(g, gate, b, t, i);
+#pragma unroll
+    for (int j = 0; j < V; ++j) xv[j] += yv[j] * g[j];
+    store<T, V>(out + row * D + i, xv);
+  }
+}
+
+// Mixed operands promote as the unfused ops do (PyTorch: bf16 with f32 gives f32): the result's dtype
+// is f32 when any operand is f32, and every operand is converted to it (a no-op in the bf16 model).
+DType promoted(std::initializer_list<const Tensor*> ts) {
+  for (const Tensor* t : ts)
+    if (t->defined() && t->dtype() == DType::F32) return DType::F32;
+  return DType::BF16;
+}
+
+ops::AdaRow converted(const ops::AdaRow& r, DType dtype) {
+  return {r.table.to(dtype), r.embedding.defined() ? r.embedding.to(dtype) : Tensor()};
+}
+
+// The row's device view; its operands are on x's device with a contiguous last dim.
+template <typename T>
+DeviceRow<T> device_row(const Tensor& x, const ops::AdaRow& r, const char* op) {
+  for (const Tensor* p : {&r.table, &r.embedding})
+    if (p->defined())
+      LTX2_CHECK(p->device() == x.device() && p->stride(-1) == 1,
+                 "{}: AdaLN operand {} must be on {} with a contiguous last dim", op, p->str(),
+                 x.device().str());
+  DeviceRow<T> d{static_cast<const T*>(r.table.data_ptr()), nullptr, 0, 0};
+  if (r.embedding.defined()) {
+    d.embedding = static_cast<const T*>(r.embedding.data_ptr());
+    d.batch_stride = r.embedding.stride(0);
+    d.token_stride = r.embedding.size(1) == 1 ? 0 : r.embedding.stride(1);
+  }
+  return d;
+}
+
+// 16-byte packs when D, every base address and every row stride allow them.
+template <typename T>
+bool packs_fit(int64_t D, std::initializer_list<const void*> ptrs, std::initializer_list<DeviceRow<T>> rows) {
+  constexpr int64_t V = 16 / sizeof(T);
+  bool ok = D % V == 0;
+  for (const void* p : ptrs) ok = ok && reinterpret_cast<uintptr_t>(p) % 16 == 0;
+  for (const DeviceRow<T>& r : rows)
+    ok = ok && reinterpret_cast<uintptr_t>(r.table) % 16 == 0 &&
+         reinterpret_cast<uintptr_t>(r.embedding) % 16 == 0 && r.batch_stride % V == 0 &&
+         r.token_stride % V == 0;
+  return ok;
+}
+
+}  // namespace
+
+Tensor rms_norm_modulate(const Tensor& x_in, const ops::AdaRow& shift_in, const ops::AdaRow& scale_in,
+                         float eps) {
+  use_device(x_in);
+  const DType dtype =
+      promoted({&x_in, &shift_in.table, &shift_in.embedding, &scale_in.table, &scale_in.embedding});
+  const Tensor x = x_in.to(dtype).contiguous();
+  const ops::AdaRow shift = converted(shift_in, dtype), scale = converted(scale_in, dtype);
+  Tensor out = Tensor::empty(x.shape(), x.dtype(), x.device());
+  const int64_t rows = x.size(0) * x.size(1), T = x.size(1), D = x.size(2);
+  if (rows == 0 || D == 0) return out;
+  dispatch_float(x.dtype(), "rms_norm_modulate", [&](auto tag) {
+    using T_ = decltype(tag);
+    const DeviceRow<T_> sh = device_row<T_>(x, shift, "rms_norm_modulate");
+    const DeviceRow<T_> sc = device_row<T_>(x, scale, "rms_norm_modulate");
+    auto* o = static_cast<T_*>(out.data_ptr());
+    auto* xp = static_cast<const T_*>(x.data_ptr());
+    if (packs_fit<T_>(D, {o, xp}, {sh, sc}))
+      rms_norm_modulate_kernel<T_, 16 / sizeof(T_)>
+          <<<static_cast<unsigned>(rows), kThreads>>>(o, xp, sh, sc, T, D, eps);
+    else
+      rms_norm_modulate_kernel<T_, 1><<<static_cast<unsigned>(rows), kThreads>>>(o, xp, sh, sc, T, D, eps);
+    check_launch();
+  });
+  return out;
+}
+
+Tensor add_gated(const Tensor& x_in, const Tensor& y_in, const ops::AdaRow& gate_in) {
+  LTX2_CHECK(y_in.device() == x_in.device(), "add_gated: y {} and x {} are on different devices", y_in.str(),
+             x_in.str());
+  use_device(x_in);
+  const DType dtype = promoted({&x_in, &y_in, &gate_in.table, &gate_in.embedding});
+  const Tensor x = x_in.to(dtype).contiguous(), y = y_in.to(dtype).contiguous();
+  const ops::AdaRow gate = converted(gate_in, dtype);
+  Tensor out = Tensor::empty(x.shape(), x.dtype(), x.device());
+  const int64_t rows = x.size(0) * x.size(1), T = x.size(1), D = x.size(2);
+  if (rows == 0 || D == 0) return out;
+  dispatch_float(x.dtype(), "add_gated", [&](auto tag) {
+    using T_ = decltype(tag);
+    const DeviceRow<T_> g = device_row<T_>(x, gate, "add_gated");
+    auto* o = static_cast<T_*>(out.data_ptr());
+    auto* xp = static_cast<const T_*>(x.data_ptr());
+    auto* yp = static_cast<const T_*>(y.data_ptr());
+    if (packs_fit<T_>(D, {o, xp, yp}, {g}))
+      add_gated_kernel<T_, 16 / sizeof(T_)><<<static_cast<unsigned>(rows), kThreads>>>(o, xp, yp, g, T, D);
+    else
+      add_gated_kernel<T_, 1><<<static_cast<unsigned>(rows), kThreads>>>(o, xp, yp, g, T, D);
+    check_launch();
+  });
+  return out;
+}
+
+}  // namespace ltx2::cuda

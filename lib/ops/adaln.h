@@ -1,0 +1,30 @@
+// Fused AdaLN ops of the diffusion transformer (reference: transformer.py, the blocks' use of the
+// scale_shift_tables): each modulation value is a row of a block's table plus the same row of the
+// per-sample or per-token AdaLN embedding, read in place instead of materialised as a [B, T, D] sum.
+// The CPU implementations compose the float32 ops in the reference's order (they are the reference
+// of the CUDA kernels); the CUDA kernels compute in float32 and round once to x's dtype.
+#pragma once
+
+#include "core/tensor.h"
+
+namespace ltx2::ops {
+
+// table + embedding: table [D] (a row of a scale_shift_table), embedding [B, T', D] with T' = 1 (per
+// sample) or T (per token), or undefined (the table row alone). Both may be views (last dim
+// contiguous), e.g. one row of a [B, T', rows * D] AdaLN output viewed as [B, T', rows, D].
+struct AdaRow {
+  Tensor table;
+  Tensor embedding;
+};
+
+// Row `table_row` of table [R, D] plus row `row` of modulation [B, T', rows * D] (undefined: none).
+AdaRow ada_row(const Tensor& table, int64_t table_row, const Tensor& modulation, int64_t rows, int64_t row);
+// The row's value materialised: table + embedding, broadcast.
+Tensor ada_value(const AdaRow& r);
+
+// rms_norm(x) * (1 + scale) + shift over the last dim of x [B, T, D] (RMSNorm without weight).
+Tensor rms_norm_modulate(const Tensor& x, const AdaRow& shift, const AdaRow& scale, float eps);
+// x + y * gate, x and y [B, T, D].
+Tensor add_gated(const Tensor& x, const Tensor& y, const AdaRow& gate);
+
+}  // namespace ltx2::ops

@@ -1,0 +1,55 @@
+// CPU fused AdaLN ops: the composition of the float32 elementwise ops and RMSNorm in the reference's
+// order (table + embedding, then x * (scale + 1) + shift / x + y * gate), so a model using them
+// computes exactly what the unfused ops computed.
+#include "ops/adaln.h"
+
+#include "core/error.h"
+#include "ops/cuda_ops.h"
+#include "ops/elementwise.h"
+#include "ops/norm.h"
+
+namespace ltx2::ops {
+
+AdaRow ada_row(const Tensor& table, int64_t table_row, const Tensor& modulation, int64_t rows, int64_t row) {
+  LTX2_CHECK(table.dim() == 2 && table_row >= 0 && table_row < table.size(0), "ada_row: row {} of table {}",
+             table_row, table.str());
+  AdaRow r{table.select(0, table_row), Tensor()};
+  if (!modulation.defined()) return r;
+  const int64_t D = table.size(1);
+  LTX2_CHECK(modulation.dim() == 3 && modulation.size(2) == rows * D && row >= 0 && row < rows,
+             "ada_row: row {} of {} rows of width {} in modulation {}", row, rows, D, modulation.str());
+  r.embedding = modulation.view({modulation.size(0), modulation.size(1), rows, D}).select(2, row);
+  return r;
+}
+
+Tensor ada_value(const AdaRow& r) {
+  return r.embedding.defined() ? add(r.table, r.embedding) : r.table;
+}
+
+namespace {
+void check_row(const Tensor& x, const AdaRow& r, const char* op) {
+  LTX2_CHECK(x.dim() == 3 && r.table.dim() == 1 && r.table.size(0) == x.size(2),
+             "{}: table row {} does not fit x {}", op, r.table.str(), x.str());
+  if (r.embedding.defined())
+    LTX2_CHECK(r.embedding.dim() == 3 && r.embedding.size(0) == x.size(0) &&
+                   r.embedding.size(2) == x.size(2) &&
+                   (r.embedding.size(1) == 1 || r.embedding.size(1) == x.size(1)),
+               "{}: embedding {} does not fit x {}", op, r.embedding.str(), x.str());
+}
+}  // namespace
+
+Tensor rms_norm_modulate(const Tensor& x, const AdaRow& shift, const AdaRow& scale, float eps) {
+  check_row(x, shift, "rms_norm_modulate");
+  check_row(x, scale, "rms_norm_modulate");
+  LTX2_DISPATCH_CUDA(x.device(), rms_norm_modulate, x, shift, scale, eps);
+  return add(mul(rms_norm(x, Tensor(), eps), add(ada_value(scale), 1.0f)), ada_value(shift));
+}
+
+Tensor add_gated(const Tensor& x, const Tensor& y, const AdaRow& gate) {
+  check_row(x, gate, "add_gated");
+  LTX2_CHECK(y.shape() == x.shape(), "add_gated: y {} does not match x {}", y.str(), x.str());
+  LTX2_DISPATCH_CUDA(x.device(), add_gated, x, y, gate);
+  return add(x, mul(y, ada_value(gate)));
+}
+
+}  // namespace ltx2::ops

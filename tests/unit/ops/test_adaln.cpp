@@ -1,0 +1,79 @@
+// The fused AdaLN ops on the CPU against naive double-precision loops written out here: rows read
+// from a [B, T', rows * D] AdaLN output (per token and per sample) plus the table row.
+#include <cmath>
+#include <numbers>
+
+#include "core/error.h"
+#include "ops/adaln.h"
+#include "ops/linear.h"
+#include "support/catch.h"
+#include "support/test_util.h"
+
+using namespace ltx2;
+
+namespace {
+
+// table[row][i] + modulation[b, t or 0, row * D + i]
+double ada(const Tensor& table, const Tensor& modulation, int64_t row, int b, int t, int i) {
+  const int64_t D = table.size(1);
+  const int te = modulation.size(1) == 1 ? 0 : t;
+  return double(table.item({row, i})) + modulation.item({b, te, static_cast<int>(row * D + i)});
+}
+
+void check(int64_t T_emb, uint64_t seed) {
+  const int B = 2, T = 5, D = 24, R = 6;
+  const Tensor x = test::random_tensor({B, T, D}, seed), y = test::random_tensor({B, T, D}, seed + 1);
+  const Tensor table = test::random_tensor({R, D}, seed + 2);
+  const Tensor modulation = test::random_tensor({B, T_emb, R * D}, seed + 3);
+  const float eps = 1e-6f;
+  const Tensor mod = ops::rms_norm_modulate(x, ops::ada_row(table, 0, modulation, R, 0),
+                                            ops::ada_row(table, 1, modulation, R, 1), eps);
+  const Tensor gated = ops::add_gated(x, y, ops::ada_row(table, 2, modulation, R, 2));
+  REQUIRE(mod.shape() == x.shape());
+  double worst = 0;
+  for (int b = 0; b < B; ++b)
+    for (int t = 0; t < T; ++t) {
+      double ss = 0;
+      for (int i = 0; i < D; ++i) ss += double(x.item({b, t, i})) * x.item({b, t, i});
+      const double inv = 1.0 / std::sqrt(ss / D + eps);
+      for (int i = 0; i < D; ++i) {
+        const double want_mod = x.item({b, t, i}) * inv * (1 + ada(table, modulation, 1, b, t, i)) +
+                                ada(table, modulation, 0, b, t, i);
+        const double want_gated = x.item({b, t, i}) + y.item({b, t, i}) * ada(table, modulation, 2, b, t, i);
+        worst = std::max({worst, std::fabs(want_mod - mod.item({b, t, i})),
+                          std::fabs(want_gated - gated.item({b, t, i}))});
+      }
+    }
+  REQUIRE(worst < 1e-5);
+}
+
+}  // namespace
+
+TEST_CASE("ops: rms_norm_modulate and add_gated with per-token and per-sample rows") {
+  check(5, 1);
+  check(1, 11);
+}
+
+TEST_CASE("ops: ada_row refuses a row outside the table or a modulation of another width") {
+  const Tensor table = test::random_tensor({3, 8}, 1), modulation = test::random_tensor({1, 2, 24}, 2);
+  REQUIRE_THROWS_AS(ops::ada_row(table, 3, modulation, 3, 0), Error);
+  REQUIRE_THROWS_AS(ops::ada_row(table, 0, modulation, 2, 0), Error);
+  REQUIRE_THROWS_AS(ops::add_gated(test::random_tensor({1, 2, 9}, 3), test::random_tensor({1, 2, 9}, 4),
+                                   ops::ada_row(table, 0, modulation, 3, 0)),
+                    Error);
+}
+
+TEST_CASE("ops: linear_gelu_tanh is the tanh GELU of the linear") {
+  const Tensor x = test::random_tensor({3, 16}, 5), w = test::random_tensor({7, 16}, 6),
+               b = test::random_tensor({7}, 7);
+  const Tensor y = ops::linear_gelu_tanh(x, w, b), lin = ops::linear(x, w, b);
+  double worst = 0;
+  for (int r = 0; r < 3; ++r)
+    for (int o = 0; o < 7; ++o) {
+      const double v = lin.item({r, o});
+      const double want =
+          0.5 * v * (1 + std::tanh(std::sqrt(2 / std::numbers::pi) * (v + 0.044715 * v * v * v)));
+      worst = std::max(worst, std::fabs(want - y.item({r, o})));
+    }
+  REQUIRE(worst < 1e-6);
+}
