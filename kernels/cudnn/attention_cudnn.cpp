@@ -19,6 +19,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -29,11 +30,15 @@ namespace ltx2::cuda {
 
 namespace {
 
-[[noreturn]] void throw_cudnn(const char* file, int line, const char* expr, cudnnStatus_t status) {
+// The status's name and cuDNN's own words for its last failure.
+std::string last_cudnn_error(cudnnStatus_t status) {
   char detail[512] = {0};
   cudnnGetLastErrorString(detail, sizeof(detail));
-  throw_error(file, line,
-              fmt::format("cuDNN error in {}: {} ({})", expr, cudnnGetErrorString(status), detail));
+  return fmt::format("{}: {}", cudnnGetErrorString(status), detail);
+}
+
+[[noreturn]] void throw_cudnn(const char* file, int line, const char* expr, cudnnStatus_t status) {
+  throw_error(file, line, fmt::format("cuDNN error in {}: {}", expr, last_cudnn_error(status)));
 }
 
 #define LTX2_CUDNN_CHECK(expr)                                                  \
@@ -159,13 +164,17 @@ struct Plan {
 };
 
 // The first engine configuration of the heuristic's list (mode A, then the fallback list) whose
-// plan finalizes; null when none does.
-std::unique_ptr<Plan> finalize_plan(cudnnHandle_t handle, const Desc& graph) {
+// plan finalizes; null when none does, with `why` saying what each list gave.
+std::unique_ptr<Plan> finalize_plan(cudnnHandle_t handle, const Desc& graph, std::string& why) {
   for (cudnnBackendHeurMode_t mode : {CUDNN_HEUR_MODE_A, CUDNN_HEUR_MODE_FALLBACK}) {
+    const char* list = mode == CUDNN_HEUR_MODE_A ? "heuristic A" : "fallback list";
     Desc heur(CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR);
     heur.set_desc(CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH, graph)
         .set(CUDNN_ATTR_ENGINEHEUR_MODE, CUDNN_TYPE_HEUR_MODE, &mode);
-    if (cudnnBackendFinalize(heur.get()) != CUDNN_STATUS_SUCCESS) continue;
+    if (cudnnStatus_t st = cudnnBackendFinalize(heur.get()); st != CUDNN_STATUS_SUCCESS) {
+      why += fmt::format("{}{} fails ({})", why.empty() ? "" : "; ", list, last_cudnn_error(st));
+      continue;
+    }
     int64_t count = 0;
     LTX2_CUDNN_CHECK(cudnnBackendGetAttribute(heur.get(), CUDNN_ATTR_ENGINEHEUR_RESULTS,
                                               CUDNN_TYPE_BACKEND_DESCRIPTOR, 0, &count, nullptr));
@@ -177,11 +186,15 @@ std::unique_ptr<Plan> finalize_plan(cudnnHandle_t handle, const Desc& graph) {
     }
     LTX2_CUDNN_CHECK(cudnnBackendGetAttribute(heur.get(), CUDNN_ATTR_ENGINEHEUR_RESULTS,
                                               CUDNN_TYPE_BACKEND_DESCRIPTOR, count, &count, raw.data()));
+    std::string first_failure = "none";
     for (int64_t i = 0; i < count; ++i) {
       Desc plan(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR);
       plan.set(CUDNN_ATTR_EXECUTION_PLAN_HANDLE, CUDNN_TYPE_HANDLE, &handle)
           .set_desc(CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, configs[i]);
-      if (cudnnBackendFinalize(plan.get()) != CUDNN_STATUS_SUCCESS) continue;
+      if (cudnnStatus_t st = cudnnBackendFinalize(plan.get()); st != CUDNN_STATUS_SUCCESS) {
+        if (i == 0) first_failure = last_cudnn_error(st);
+        continue;
+      }
       auto out = std::make_unique<Plan>();
       LTX2_CUDNN_CHECK(cudnnBackendGetAttribute(plan.get(), CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE,
                                                 CUDNN_TYPE_INT64, 1, &count, &out->workspace));
@@ -190,6 +203,8 @@ std::unique_ptr<Plan> finalize_plan(cudnnHandle_t handle, const Desc& graph) {
       out->keep.push_back(std::move(plan));
       return out;
     }
+    why += fmt::format("{}{}: {} configurations, none finalizes (the first: {})", why.empty() ? "" : "; ",
+                       list, count, first_failure);
   }
   return nullptr;
 }
@@ -197,7 +212,7 @@ std::unique_ptr<Plan> finalize_plan(cudnnHandle_t handle, const Desc& graph) {
 // The attention graph for these operands (their shapes and strides; the data pointers come with
 // each call), or null when cuDNN cannot fuse it.
 std::unique_ptr<Plan> build_plan(cudnnHandle_t handle, const Tensor& q, const Tensor& k, const Tensor& v,
-                                 const Tensor& out) {
+                                 const Tensor& out, std::string& why) {
   const int64_t B = q.size(0), H = q.size(1), Tq = q.size(2), D = q.size(3), Tk = k.size(2);
   const Dims kq = strides_of(k);
   std::vector<Desc> d;
@@ -234,8 +249,11 @@ std::unique_ptr<Plan> build_plan(cudnnHandle_t handle, const Tensor& q, const Te
       .set(CUDNN_ATTR_OPERATIONGRAPH_OPS, CUDNN_TYPE_BACKEND_DESCRIPTOR, raw_ops.data(),
            static_cast<int64_t>(raw_ops.size()))
       .set(CUDNN_ATTR_OPERATIONGRAPH_HANDLE, CUDNN_TYPE_HANDLE, &handle);
-  if (cudnnBackendFinalize(graph.get()) != CUDNN_STATUS_SUCCESS) return nullptr;
-  std::unique_ptr<Plan> plan = finalize_plan(handle, graph);
+  if (cudnnStatus_t st = cudnnBackendFinalize(graph.get()); st != CUDNN_STATUS_SUCCESS) {
+    why = "the operation graph does not finalize (" + last_cudnn_error(st) + ")";
+    return nullptr;
+  }
+  std::unique_ptr<Plan> plan = finalize_plan(handle, graph, why);
   if (!plan) return nullptr;
   for (Desc& op : ops) d.push_back(std::move(op));
   d.push_back(std::move(graph));
@@ -303,9 +321,9 @@ bool cudnn_attention(const Tensor& q, const Tensor& k, const Tensor& v, const Te
     if (found == e.plans.end()) {
       const auto start = std::chrono::steady_clock::now();
       std::unique_ptr<Plan> built;
-      std::string why = "no engine configuration finalizes";
+      std::string why;
       try {
-        built = build_plan(handle, q, k, v, out);
+        built = build_plan(handle, q, k, v, out, why);
       } catch (const Error& err) {
         why = err.what();
       }
