@@ -3,6 +3,9 @@
 // operation graph is the pattern cuDNN fuses into one flash-attention kernel:
 //   S = Q·Kᵀ (matmul, float) -> S·scale (pointwise, the scale a by-value scalar) -> softmax as
 //   max (reduction) / sub / exp / sum (reduction) / div, P in bf16 -> O = P·V (matmul, bf16)
+// plus the softmax statistics max + log(sum) as a virtual tensor nobody reads: cuDNN 9.14 tags
+// the graph as attention only with that branch present (without it the heuristics offer engines
+// and every one refuses the graph: "Dropout set of ops not configured correctly").
 // Kᵀ is K's own memory described as [B, H, D, Tk] with its last two strides swapped, so q, k, v and
 // the output are read and written in place through their strides. Building a graph and finalizing
 // a plan takes milliseconds to seconds, so plans are cached per (device, shape, strides); shapes
@@ -95,6 +98,8 @@ enum Uid : int64_t {
   kCentered,
   kExp,
   kRowSum,
+  kLogSum,
+  kStats,
   kProbs
 };
 
@@ -229,6 +234,8 @@ std::unique_ptr<Plan> build_plan(cudnnHandle_t handle, const Tensor& q, const Te
   d.push_back(tensor(kCentered, CUDNN_DATA_FLOAT, scores, scores_strides, true));
   d.push_back(tensor(kExp, CUDNN_DATA_FLOAT, scores, scores_strides, true));
   d.push_back(tensor(kRowSum, CUDNN_DATA_FLOAT, rows, rows_strides, true));
+  d.push_back(tensor(kLogSum, CUDNN_DATA_FLOAT, rows, rows_strides, true));
+  d.push_back(tensor(kStats, CUDNN_DATA_FLOAT, rows, rows_strides, true));
   d.push_back(tensor(kProbs, CUDNN_DATA_BFLOAT16, scores, scores_strides, true));  // P·V takes bf16 P
   auto t = [&d](Uid uid) -> const Desc& { return d[uid - 1]; };
 
@@ -239,6 +246,8 @@ std::unique_ptr<Plan> build_plan(cudnnHandle_t handle, const Tensor& q, const Te
   ops.push_back(pointwise(CUDNN_POINTWISE_SUB, t(kScaled), &t(kRowMax), t(kCentered)));
   ops.push_back(pointwise(CUDNN_POINTWISE_EXP, t(kCentered), nullptr, t(kExp)));
   ops.push_back(reduction(CUDNN_REDUCE_TENSOR_ADD, t(kExp), t(kRowSum)));
+  ops.push_back(pointwise(CUDNN_POINTWISE_LOG, t(kRowSum), nullptr, t(kLogSum)));
+  ops.push_back(pointwise(CUDNN_POINTWISE_ADD, t(kRowMax), &t(kLogSum), t(kStats)));
   ops.push_back(pointwise(CUDNN_POINTWISE_DIV, t(kExp), &t(kRowSum), t(kProbs)));
   ops.push_back(matmul(t(kProbs), t(kV), t(kO)));
 
