@@ -14,10 +14,15 @@
 // f32 inputs are rounded to bf16 and the result converted back. Head dims 64 and 128, Dv == D.
 // Other head dims (the tiny test models) take a composed float32 path: scores by cuBLASLt, the
 // float mask added, softmax, then P·V. No host synchronisation.
+// In builds with cuDNN an unmasked call may run cuDNN's fused flash attention instead
+// (kernels/cudnn/attention_pick.h says which engine runs when).
 #include <atomic>
 #include <cmath>
 
 #include "kernels/common.cuh"
+#ifdef LTX2_WITH_CUDNN
+#include "kernels/cudnn/attention_pick.h"
+#endif
 #include "ops/elementwise.h"
 #include "ops/linear.h"
 #include "ops/reduce.h"
@@ -474,7 +479,7 @@ Tensor attention(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor
   p.H = static_cast<int>(H);
   p.Tq = static_cast<int>(Tq);
   p.Tk = static_cast<int>(Tk);
-  float sc = scale > 0.f ? scale : 1.f / std::sqrt(static_cast<float>(D));
+  const float sc = scale > 0.f ? scale : 1.f / std::sqrt(static_cast<float>(D));
   p.scale_log2 = sc * kLog2e;
   p.inv_scale = 1.f / sc;
 
@@ -492,10 +497,19 @@ Tensor attention(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor
   }
   if (Tk == 0) {  // no key at all: every row is excluded
     LTX2_CUDA_CHECK(cudaMemsetAsync(out.data_ptr(), 0, out.nbytes(), 0));
-  } else if (D == 64) {
-    launch_for_mask<64>(p, static_cast<int>(B), q.device().index, mask_kind);
   } else {
-    launch_for_mask<128>(p, static_cast<int>(B), q.device().index, mask_kind);
+    auto run_wgmma = [&] {
+      if (D == 64) {
+        launch_for_mask<64>(p, static_cast<int>(B), q.device().index, mask_kind);
+      } else {
+        launch_for_mask<128>(p, static_cast<int>(B), q.device().index, mask_kind);
+      }
+    };
+#ifdef LTX2_WITH_CUDNN
+    if (mask_kind != kNoMask || !attention_by_cudnn(qb, kb, vb, out, sc, run_wgmma)) run_wgmma();
+#else
+    run_wgmma();
+#endif
   }
   return q.dtype() == DType::BF16 ? out : out.to(q.dtype());
 }

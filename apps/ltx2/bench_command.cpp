@@ -1,6 +1,7 @@
 // `ltx2 bench attention|gemm` (see bench_command.h). Inputs are random bf16 tensors made on the
 // host with a counter hash (fast for the 100M-element attention inputs) and uploaded once; each
-// kernel is timed with device events, one event pair per run, after warm-up runs.
+// kernel is timed with device events, one event pair per run, after warm-up runs. Attention runs
+// once per engine (ops::set_attention_engine), so the engines' rows of a shape stand together.
 #include "bench_command.h"
 
 #include <algorithm>
@@ -74,17 +75,39 @@ int report(const std::string& bench, const std::vector<Result>& results, const B
   return 0;
 }
 
+// q/k/v of one attention: [B, H, T, D] tensors, or (model layout) [B, T, H, D] ones viewed as
+// [B, H, T, D], the strides the transformer's head split gives.
+Tensor attention_input(const BenchOptions& opt, int64_t T, uint64_t seed, Device device) {
+  if (!opt.model_layout) return random_bf16({1, opt.heads, T, opt.head_dim}, seed, device);
+  return random_bf16({1, T, opt.heads, opt.head_dim}, seed, device).transpose(1, 2);
+}
+
 int bench_attention(const BenchOptions& opt, Device device) {
   std::vector<int64_t> tokens = opt.tokens.empty() ? std::vector<int64_t>{6144, 24576} : opt.tokens;
+  std::vector<ops::AttentionEngine> engines;
+  for (const std::string& name : opt.engines)
+    engines.push_back(ops::parse_attention_engine(name, "--engines"));
+  if (engines.empty()) {
+    engines.push_back(ops::AttentionEngine::Wgmma);
+    if (ops::cudnn_attention_built()) engines.push_back(ops::AttentionEngine::Cudnn);
+  }
+  const ops::AttentionEngine saved = ops::attention_engine();
   std::vector<Result> results;
   for (int64_t T : tokens) {
-    Shape shape{1, opt.heads, T, opt.head_dim};
-    Tensor q = random_bf16(shape, 1, device), k = random_bf16(shape, 2, device),
-           v = random_bf16(shape, 3, device);
-    double flops = 4.0 * opt.heads * double(T) * double(T) * opt.head_dim;
-    std::string desc = fmt::format("B1 H{} T{} D{}", opt.heads, T, opt.head_dim);
-    results.push_back(time_kernel("attention", desc, flops, device, opt, [&] { ops::attention(q, k, v); }));
+    const int64_t Tk = opt.kv_tokens > 0 ? opt.kv_tokens : T;
+    Tensor q = attention_input(opt, T, 1, device), k = attention_input(opt, Tk, 2, device),
+           v = attention_input(opt, Tk, 3, device);
+    double flops = 4.0 * opt.heads * double(T) * double(Tk) * opt.head_dim;
+    std::string desc = Tk == T ? fmt::format("B1 H{} T{} D{}", opt.heads, T, opt.head_dim)
+                               : fmt::format("B1 H{} Tq{} Tk{} D{}", opt.heads, T, Tk, opt.head_dim);
+    if (opt.model_layout) desc += " bthd";
+    for (ops::AttentionEngine engine : engines) {
+      ops::set_attention_engine(engine);
+      results.push_back(time_kernel(fmt::format("attn {}", ops::attention_engine_name(engine)), desc, flops,
+                                    device, opt, [&] { ops::attention(q, k, v); }));
+    }
   }
+  ops::set_attention_engine(saved);
   return report("attention", results, opt);
 }
 
@@ -117,8 +140,9 @@ CLI::App* add_bench_command(CLI::App& app, BenchOptions& opt) {
                                    "Benchmarks: the CUDA kernels at the LTX-2 shapes "
                                    "(TFLOP/s, median ms, MFU), the fleet; they measure, they do not test");
   bench->require_subcommand(1);
-  for (auto* sub : {bench->add_subcommand("attention", "Flash attention, 32 heads x 128, self-attention"),
-                    bench->add_subcommand("gemm", "The transformer block's linear layers (bf16, bias)")}) {
+  for (auto* sub :
+       {bench->add_subcommand("attention", "Attention on each engine (wgmma, cuDNN), 32 heads x 128"),
+        bench->add_subcommand("gemm", "The transformer block's linear layers (bf16, bias)")}) {
     sub->add_option("--device", opt.device, "cuda:N")->capture_default_str();
     sub->add_option("--tokens", opt.tokens, "token counts (default 6144 24576)");
     sub->add_option("--heads", opt.heads, "attention heads")->capture_default_str();
@@ -130,6 +154,13 @@ CLI::App* add_bench_command(CLI::App& app, BenchOptions& opt) {
     sub->add_option("--iterations", opt.iterations, "timed runs")
         ->capture_default_str()
         ->check(CLI::PositiveNumber);
+    if (sub->get_name() == "attention") {
+      sub->add_option("--kv-tokens", opt.kv_tokens, "key/value tokens (default: as many as --tokens)");
+      sub->add_flag("--model-layout", opt.model_layout,
+                    "q, k, v as the transformer passes them ([B, T, H, D] viewed as [B, H, T, D])");
+      sub->add_option("--engines", opt.engines,
+                      "attention engines: wgmma cudnn auto (default: wgmma, cudnn)");
+    }
     sub->add_option("--peak-tflops", opt.peak_tflops, "peak for the MFU column")->capture_default_str();
     sub->add_option("--json", opt.json_path, "also write the results to this JSON file");
   }

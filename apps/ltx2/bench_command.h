@@ -10,7 +10,10 @@ namespace ltx2 {
 
 struct BenchOptions {
   std::string device = "cuda:0";
-  std::vector<int64_t> tokens;  // empty: the defaults of the benchmark
+  std::vector<int64_t> tokens;       // empty: the defaults of the benchmark
+  int64_t kv_tokens = 0;             // attention keys; 0: as many as queries (self-attention)
+  bool model_layout = false;         // attention inputs [B, T, H, D] viewed as [B, H, T, D]
+  std::vector<std::string> engines;  // attention engines; empty: wgmma, and cudnn when built
   int heads = 32, head_dim = 128, inner_dim = 4096;
   int warmup = 3, iterations = 10;
   double peak_tflops = 989.0;  // H100/H200 SXM dense bf16
