@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 
+#include "bench_transformer_command.h"
 #include "bench_transformer_model.h"
 #include "core/cuda/events.h"
 #include "core/error.h"
@@ -170,13 +171,7 @@ CLI::App* add_bench_scaling_command(CLI::App* bench, BenchScalingOptions* opt) {
   sub->add_option("--gpus", opt->gpus, "GPUs to use, e.g. 0,1 (default: every visible GPU)");
   sub->add_option("--worlds", opt->worlds, "GPU counts to run (default: 1, 2, 4, 8 up to the GPUs, and all)")
       ->check(CLI::Range(1, runtime::kMaxRanks));
-  sub->add_option("--layers", opt->layers, "blocks (0: the model's 48)")->check(CLI::NonNegativeNumber);
-  sub->add_option("--warmup", opt->warmup, "untimed forwards first")
-      ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
-  sub->add_option("--iterations", opt->iterations, "timed forwards")
-      ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+  add_forward_timing_options(sub, &opt->layers, &opt->warmup, &opt->iterations);
   sub->add_option("--link-gbps", opt->link_gbps,
                   "all-to-all GB/s per direction of the GPU link, for the last column")
       ->capture_default_str();

@@ -136,6 +136,16 @@ double gib(size_t bytes) {
 
 }  // namespace
 
+void add_forward_timing_options(CLI::App* sub, int* layers, int* warmup, int* iterations) {
+  sub->add_option("--layers", *layers, "blocks (0: the model's 48)")->check(CLI::NonNegativeNumber);
+  sub->add_option("--warmup", *warmup, "untimed forwards first")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
+  sub->add_option("--iterations", *iterations, "timed forwards")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+}
+
 CLI::App* add_bench_transformer_command(CLI::App* bench, BenchTransformerOptions* opt) {
   auto* sub = bench->add_subcommand("transformer",
                                     "One full-size transformer forward (video + audio, bf16, random "
@@ -143,13 +153,7 @@ CLI::App* add_bench_transformer_command(CLI::App* bench, BenchTransformerOptions
   sub->add_option("--model", opt->model, "19b or 22b")->capture_default_str();
   sub->add_option("--shape", opt->shapes, "stage1 (6144 video tokens) and/or full (24576); default both");
   sub->add_option("--device", opt->device, "cuda:N")->capture_default_str();
-  sub->add_option("--layers", opt->layers, "blocks (0: the model's 48)")->check(CLI::NonNegativeNumber);
-  sub->add_option("--warmup", opt->warmup, "untimed forwards first")
-      ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
-  sub->add_option("--iterations", opt->iterations, "timed forwards")
-      ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+  add_forward_timing_options(sub, &opt->layers, &opt->warmup, &opt->iterations);
   sub->add_option("--peak-tflops", opt->peak_tflops, "peak for the MFU column")->capture_default_str();
   sub->add_option("--json", opt->json_path, "also write the results to this JSON file");
   return sub;

@@ -20,6 +20,10 @@ struct BenchTransformerOptions {
   std::string json_path;
 };
 
+// The forward-timing options `bench transformer` and `bench scaling` share: --layers, --warmup,
+// --iterations.
+void add_forward_timing_options(CLI::App* sub, int* layers, int* warmup, int* iterations);
+
 // Adds the `transformer` subcommand to `bench`; returns it (run run_bench_transformer when chosen).
 CLI::App* add_bench_transformer_command(CLI::App* bench, BenchTransformerOptions* opt);
 int run_bench_transformer(const BenchTransformerOptions& opt);

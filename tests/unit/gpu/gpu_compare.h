@@ -8,6 +8,9 @@
 #include <string>
 
 #include "core/tensor.h"
+#include "ops/elementwise.h"
+#include "ops/linear.h"
+#include "ops/reduce.h"
 #include "support/catch.h"
 
 namespace ltx2::test {
@@ -46,6 +49,17 @@ inline void require_bf16_close(const std::string& what, const Tensor& gpu_out, c
   INFO(what << ": GPU error " << gpu_err << ", naive bf16 error " << naive_err);
   REQUIRE(std::isfinite(naive_err));
   REQUIRE(gpu_err <= 2 * naive_err + atol);
+}
+
+// softmax(round(round(q kᵀ) * scale) + mask) v with bf16 rounding after every step: the naive
+// bf16 attention the attention kernels are judged against (add_mask may be undefined).
+inline Tensor naive_bf16_attention(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& add_mask,
+                                   float scale) {
+  Tensor s = round_bf16(ops::matmul(round_bf16(q), round_bf16(k).transpose(-1, -2)));
+  s = round_bf16(ops::mul(s, scale));
+  if (add_mask.defined()) s = ops::add(s, add_mask);
+  Tensor p = round_bf16(ops::softmax(s));
+  return round_bf16(ops::matmul(p, round_bf16(v)));
 }
 
 // f32 on the GPU against f32 on the CPU.

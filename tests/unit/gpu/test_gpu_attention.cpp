@@ -1,6 +1,7 @@
 // The flash attention kernel against the CPU op: head dims 64 and 128, key counts that are not a
 // multiple of the tile, key masks (bool and additive), strided inputs, fully masked rows, f32
-// inputs, the composed path of other head dims. The naive bf16 reference rounds the scores, the probabilities and the output to bf16.
+// inputs, the composed path of other head dims. The naive bf16 reference rounds the scores, the probabilities
+// and the output to bf16.
 #include <limits>
 
 #include "core/error.h"
@@ -12,20 +13,11 @@
 #include "support/test_util.h"
 
 using namespace ltx2;
+using test::naive_bf16_attention;
 using test::round_bf16;
 using test::to_gpu;
 
 namespace {
-
-// softmax(round(round(q kᵀ) * scale) + mask) v with bf16 rounding after every step.
-Tensor naive_bf16_attention(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& add_mask,
-                            float scale) {
-  Tensor s = round_bf16(ops::matmul(round_bf16(q), round_bf16(k).transpose(-1, -2)));
-  s = round_bf16(ops::mul(s, scale));
-  if (add_mask.defined()) s = ops::add(s, add_mask);
-  Tensor p = round_bf16(ops::softmax(s));
-  return round_bf16(ops::matmul(p, round_bf16(v)));
-}
 
 struct Case {
   Tensor q, k, v;

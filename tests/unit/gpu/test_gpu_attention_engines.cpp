@@ -16,20 +16,11 @@
 
 using namespace ltx2;
 using ops::AttentionEngine;
+using test::naive_bf16_attention;
 using test::round_bf16;
 using test::to_gpu;
 
 namespace {
-
-// softmax(round(round(q kᵀ) * scale)) v with bf16 rounding after every step (docs/gpu.md).
-Tensor naive_bf16_attention(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& add_mask,
-                            float scale) {
-  Tensor s = round_bf16(ops::matmul(round_bf16(q), round_bf16(k).transpose(-1, -2)));
-  s = round_bf16(ops::mul(s, scale));
-  if (add_mask.defined()) s = ops::add(s, add_mask);
-  Tensor p = round_bf16(ops::softmax(s));
-  return round_bf16(ops::matmul(p, round_bf16(v)));
-}
 
 // One attention input on the CPU (f32) and on the GPU (bf16). Model layout: [B, T, H, D] tensors
 // viewed as [B, H, T, D] (the transformer's head split; the GPU copy keeps those strides, as

@@ -17,7 +17,8 @@ namespace {
 
 struct OneRank {
   size_t bytes = comm::ShmCommunicator::region_bytes(1, 4096);
-  std::unique_ptr<void, decltype(&std::free)> region{std::aligned_alloc(64, (bytes + 63) / 64 * 64), &std::free};
+  std::unique_ptr<void, decltype(&std::free)> region{std::aligned_alloc(64, (bytes + 63) / 64 * 64),
+                                                     &std::free};
   std::unique_ptr<comm::ShmCommunicator> host;
   std::unique_ptr<comm::Communicator> gpu;
   OneRank() {
@@ -44,8 +45,10 @@ TEST_CASE("nccl: a world of one: every collective returns its input, on the devi
     Tensor g = r.gpu->all_gather(xd);
     REQUIRE(g.shape() == Shape{1, 3, 5});
     REQUIRE(test::max_abs_diff(g.to(Device::cpu()).to(DType::F32).reshape({3, 5}), x.to(DType::F32)) == 0.f);
-    REQUIRE(test::max_abs_diff(r.gpu->all_reduce_sum(xd).to(Device::cpu()).to(DType::F32), x.to(DType::F32)) == 0.f);
-    REQUIRE(test::max_abs_diff(r.gpu->broadcast(xd, 0).to(Device::cpu()).to(DType::F32), x.to(DType::F32)) == 0.f);
+    REQUIRE(test::max_abs_diff(r.gpu->all_reduce_sum(xd).to(Device::cpu()).to(DType::F32),
+                               x.to(DType::F32)) == 0.f);
+    REQUIRE(test::max_abs_diff(r.gpu->broadcast(xd, 0).to(Device::cpu()).to(DType::F32), x.to(DType::F32)) ==
+            0.f);
   }
   // A CPU input is moved to the device first.
   Tensor cpu = test::random_tensor({4}, 9);
