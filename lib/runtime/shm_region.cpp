@@ -1,4 +1,4 @@
-// POSIX shm create/adopt/map (see shm_region.h).
+// Shared-memory create/adopt/map (see shm_region.h).
 #include "runtime/shm_region.h"
 
 #include <fcntl.h>
@@ -16,14 +16,17 @@ namespace ltx2::runtime {
 
 ShmRegion ShmRegion::create(const std::string& name, size_t bytes) {
   LTX2_CHECK(bytes > 0, "shared memory {}: size must be positive", name);
-  const int fd = shm_open(name.c_str(), O_CREAT | O_EXCL | O_RDWR | O_CLOEXEC, 0600);
-  LTX2_CHECK(fd >= 0, "shared memory {}: shm_open failed: {}", name, std::strerror(errno));
-  shm_unlink(name.c_str());
+  const std::string label = name.empty() || name[0] != '/' ? name : name.substr(1);
+  const int fd = memfd_create(label.c_str(), MFD_CLOEXEC | MFD_ALLOW_SEALING);
+  LTX2_CHECK(fd >= 0, "shared memory {}: memfd_create failed: {}", name, std::strerror(errno));
   ShmRegion r;
   r.fd_ = fd;  // from here on the destructor closes it
   const int rc = posix_fallocate(fd, 0, static_cast<off_t>(bytes));
-  LTX2_CHECK(rc == 0, "shared memory {}: cannot reserve {} MiB in /dev/shm: {}", name, bytes >> 20,
-             std::strerror(rc));
+  LTX2_CHECK(rc == 0, "shared memory {}: cannot reserve {} MiB: {}", name, bytes >> 20, std::strerror(rc));
+  // Sealed at its size: a process holding the descriptor (a worker, a bug) cannot shrink it under
+  // another's mapping, which would make that process's next access a SIGBUS.
+  LTX2_CHECK(fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) == 0,
+             "shared memory {}: cannot seal its size: {}", name, std::strerror(errno));
   void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd, 0);
   LTX2_CHECK(p != MAP_FAILED, "shared memory {}: mmap of {} bytes failed: {}", name, bytes,
              std::strerror(errno));

@@ -1,11 +1,11 @@
-// ShmRegion: one POSIX shared-memory object mapped into this process.
+// ShmRegion: one shared-memory object mapped into this process.
 //
-// The creator removes the name as soon as the object exists (shm_open, shm_unlink, then size and
-// map), so nothing can be left in /dev/shm whatever happens later, even if every process is
-// SIGKILLed. Other processes get the object through an inherited descriptor instead of the name:
-// the launcher passes it to each worker as descriptor kWorkerRegionFd. The memory lives until the
-// last mapping and descriptor are gone. Mappings are populated up front (MAP_POPULATE): page faults
-// then cost once at start, not on the streaming path.
+// The object is a memfd: it never has a name in /dev/shm, so nothing can be left there whatever
+// happens, even if every process is SIGKILLed; its size is sealed once reserved, so no process
+// holding it can shrink it under another's mapping. Other processes get it through an inherited
+// descriptor: the launcher passes it to each worker as descriptor kWorkerRegionFd. The memory
+// lives until the last mapping and descriptor are gone. Mappings are populated up front
+// (MAP_POPULATE): page faults then cost once at start, not on the streaming path.
 #pragma once
 
 #include <cstddef>
@@ -19,8 +19,8 @@ constexpr int kWorkerRegionFd = 3;
 class ShmRegion {
  public:
   ShmRegion() = default;
-  // Creates an anonymous object (the name, which must not exist, is removed at once), reserves
-  // `bytes` for it (so a full /dev/shm is an error here, not a SIGBUS later) and maps it
+  // Creates an anonymous object labelled `name` (as /proc/<pid>/fd shows it), reserves `bytes`
+  // for it (so a lack of memory is an error here, not a SIGBUS later), seals its size and maps it
   // zero-filled. Keeps a close-on-exec descriptor for handing to workers.
   static ShmRegion create(const std::string& name, size_t bytes);
   // Maps the object behind an inherited descriptor (and closes the descriptor).
