@@ -56,13 +56,13 @@ Plan validate(const CLI::App& app, GenerationFlags& flags, PipelineKind kind) {
   Plan plan;
   finish_generation_flags(flags, kind);
   check_engine_available(flags);
-  check_mp4_output_available();
   plan.tiny = wants_tiny_model(flags.paths);
   if (plan.tiny) apply_tiny_model_defaults(app, flags.request, kind);
   if (flags.jobs_file.empty()) {
     LTX2_CHECK(!flags.request.prompt.empty(), "--prompt is required (or --jobs FILE)");
     LTX2_CHECK(!flags.request.output_path.empty(), "--output-path is required (or --jobs FILE)");
     validate_request(flags.request, kind);
+    check_output_available(flags.request.output_path);
     check_images(flags.request);
   } else {
     plan.jobs = read_jobs_file(flags.jobs_file, flags.request, kind);
@@ -74,6 +74,7 @@ Plan validate(const CLI::App& app, GenerationFlags& flags, PipelineKind kind) {
   for (JobLine& job : plan.jobs) {
     if (!job.error.empty()) continue;
     try {
+      check_output_available(job.request.output_path);
       check_images(job.request);
       check_request_fits_model(job.request, kind, plan.facts);
     } catch (const Error& e) {

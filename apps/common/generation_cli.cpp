@@ -72,7 +72,10 @@ void add_generation_flags(CLI::App& app, GenerationFlags& f, PipelineKind kind) 
       ->expected(1, 2);
 
   app.add_option("--prompt", r.prompt, "What the video shows and sounds like (required unless --jobs)");
-  app.add_option("--output-path", r.output_path, "Output .mp4 (written atomically; required unless --jobs)");
+  app.add_option(
+      "--output-path", r.output_path,
+      "Output .mp4, or .y4m (uncompressed video, the audio as a .wav beside it); written atomically; "
+      "required unless --jobs");
   app.add_option("--seed", r.seed, "Random seed")->capture_default_str();
   const auto size_help = [&](const char* what, int value, int tiny) {
     return fmt::format("{} [default: {}; {} with the embedded tiny model]", what, value, tiny);
@@ -101,7 +104,9 @@ void add_generation_flags(CLI::App& app, GenerationFlags& f, PipelineKind kind) 
   app.add_option("--jobs", f.jobs_file,
                  "JSONL file: one job per line (fields as the flags, e.g. "
                  "{\"prompt\": ..., \"output_path\": ..., \"seed\": 3}); weights load once");
-  app.add_option("--gpus", f.gpus, "GPUs to use, e.g. 0,2: one worker process each (without --gpus or --ranks the run is in this process)");
+  app.add_option("--gpus", f.gpus,
+                 "GPUs to use, e.g. 0,2: one worker process each (without --gpus or --ranks the run is in "
+                 "this process)");
   app.add_option("--ranks", f.ranks, "CPU ranks (worker processes) instead of GPUs");
   app.add_option("--vae-tiles", f.vae_tiles,
                  "Distributed VAE decode tiles HxW over the ranks (default: the reference's balanced split "
@@ -109,8 +114,10 @@ void add_generation_flags(CLI::App& app, GenerationFlags& f, PipelineKind kind) 
   app.add_option("--vae-overlap", f.vae_overlap, "Distributed decode tile overlap in latent cells")
       ->capture_default_str();
   if (kind == PipelineKind::TwoStage) {
-    app.add_option("--tdp-tiles", f.tdp_tiles, "Stage-2 tiled data parallel tiles HxW (default: balanced split)");
-    app.add_option("--tdp-overlap", f.tdp_overlap, "Stage-2 tile overlap in latent cells")->capture_default_str();
+    app.add_option("--tdp-tiles", f.tdp_tiles,
+                   "Stage-2 tiled data parallel tiles HxW (default: balanced split)");
+    app.add_option("--tdp-overlap", f.tdp_overlap, "Stage-2 tile overlap in latent cells")
+        ->capture_default_str();
   }
   app.add_option("--retries", f.retries, "Restart the fleet and retry a job this many times after a crash")
       ->capture_default_str();

@@ -3,20 +3,37 @@
 #include <condition_variable>
 #include <deque>
 #include <exception>
+#include <filesystem>
 #include <mutex>
 #include <thread>
 
 #include "common/phase_clock.h"
 #include "core/error.h"
+#include "media/y4m_wav_writer.h"
 #ifdef LTX2_WITH_MEDIA
 #include "media/ffmpeg/mp4_writer.h"
 #endif
 
 namespace ltx2::cli {
 
-#ifdef LTX2_WITH_MEDIA
+namespace {
 
-void check_mp4_output_available() {}
+bool is_y4m(const std::string& path) {
+  return std::filesystem::path(path).extension() == ".y4m";
+}
+
+}  // namespace
+
+void check_output_available(const std::string& path) {
+#ifndef LTX2_WITH_MEDIA
+  LTX2_CHECK(is_y4m(path),
+             "{}: MP4 output is not available in this build (built without FFmpeg); write a .y4m (+ .wav) "
+             "instead, or install the FFmpeg development packages and rebuild",
+             path);
+#else
+  (void)path;
+#endif
+}
 
 // Chunks wait here for the encoder thread; at most kMaxQueued, so a slow encoder holds the decoder
 // back instead of piling up frames. The first encoder error stops the thread and is rethrown to
@@ -30,7 +47,7 @@ struct VideoFile::Encoder {
   std::exception_ptr error;
   std::thread thread;
 
-  explicit Encoder(media::Mp4Writer& writer) : thread([this, &writer] { loop(writer); }) {}
+  explicit Encoder(media::ClipWriter& writer) : thread([this, &writer] { loop(writer); }) {}
   ~Encoder() {
     {
       std::lock_guard lock(mutex);
@@ -40,7 +57,7 @@ struct VideoFile::Encoder {
     thread.join();
   }
 
-  void loop(media::Mp4Writer& writer) {
+  void loop(media::ClipWriter& writer) {
     std::unique_lock lock(mutex);
     for (;;) {
       changed.wait(lock, [&] { return closing || !queue.empty(); });
@@ -73,7 +90,9 @@ struct VideoFile::Encoder {
 };
 
 VideoFile::VideoFile(std::string path, double fps, int64_t audio_sample_rate)
-    : path_(std::move(path)), fps_(fps), audio_sample_rate_(audio_sample_rate) {}
+    : path_(std::move(path)), fps_(fps), audio_sample_rate_(audio_sample_rate) {
+  check_output_available(path_);
+}
 
 // The encoder thread stops before the writer goes (which removes an unfinished file).
 VideoFile::~VideoFile() {
@@ -94,12 +113,19 @@ void VideoFile::add_frames(const Tensor& frames) {
   if (!writer_) {
     height_ = static_cast<int>(frames.size(1));
     width_ = static_cast<int>(frames.size(2));
-    media::Mp4Options o;
-    o.width = width_;
-    o.height = height_;
-    o.fps = fps_;
-    o.audio_sample_rate = static_cast<int>(audio_sample_rate_);
-    writer_ = std::make_shared<media::Mp4Writer>(path_, o);
+    if (is_y4m(path_)) {
+      writer_ = std::make_unique<media::Y4mWavWriter>(
+          path_, media::Y4mOptions{width_, height_, fps_, static_cast<int>(audio_sample_rate_)});
+    } else {
+#ifdef LTX2_WITH_MEDIA
+      media::Mp4Options o;
+      o.width = width_;
+      o.height = height_;
+      o.fps = fps_;
+      o.audio_sample_rate = static_cast<int>(audio_sample_rate_);
+      writer_ = std::make_unique<media::Mp4Writer>(path_, o);
+#endif
+    }
     encoder_ = std::make_unique<Encoder>(*writer_);
   }
   {
@@ -133,33 +159,5 @@ void VideoFile::finish() {
   writer_->finish();
   encode_seconds_ += seconds_since(start);
 }
-
-#else
-
-struct VideoFile::Encoder {};
-
-void check_mp4_output_available() {
-  LTX2_FAIL(
-      "MP4 output is not available in this build (built without FFmpeg); install the FFmpeg "
-      "development packages and rebuild");
-}
-
-VideoFile::VideoFile(std::string path, double fps, int64_t audio_sample_rate)
-    : path_(std::move(path)), fps_(fps), audio_sample_rate_(audio_sample_rate) {
-  check_mp4_output_available();
-}
-VideoFile::~VideoFile() = default;
-void VideoFile::drain() {}
-void VideoFile::add_frames(const Tensor&) {
-  check_mp4_output_available();
-}
-void VideoFile::add_audio(const Tensor&, int64_t) {
-  check_mp4_output_available();
-}
-void VideoFile::finish() {
-  check_mp4_output_available();
-}
-
-#endif
 
 }  // namespace ltx2::cli

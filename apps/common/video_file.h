@@ -1,9 +1,10 @@
-// The generation programs' MP4 output: opened when the first decoded frames arrive (their size
-// sets the stream's); later chunks go to an encoder thread through a short queue, so encoding runs
-// while the next chunk decodes; the audio is added at the end and finish() renames the file into
-// place. Destroyed before finish() (an error, an interrupt), it leaves
-// no file behind. In a build without FFmpeg (LTX2_WITH_MEDIA undefined) there is no MP4 output:
-// check_mp4_output_available() says so before any work.
+// The generation programs' output: an MP4 (FFmpeg), or by the path's extension a .y4m video with a
+// .wav beside it (media/y4m_wav_writer.h, no FFmpeg needed). Opened when the first decoded frames
+// arrive (their size sets the stream's); later chunks go to an encoder thread through a short
+// queue, so encoding runs while the next chunk decodes; the audio is added at the end and finish()
+// renames the file(s) into place. Destroyed before finish() (an error, an interrupt), it leaves no
+// file behind. A build without FFmpeg (LTX2_WITH_MEDIA undefined) writes only .y4m:
+// check_output_available() says so before any work.
 #pragma once
 
 #include <cstdint>
@@ -11,15 +12,12 @@
 #include <string>
 
 #include "core/tensor.h"
-
-namespace ltx2::media {
-class Mp4Writer;
-}
+#include "media/clip_writer.h"
 
 namespace ltx2::cli {
 
-// Throws ltx2::Error when this build cannot write MP4 files.
-void check_mp4_output_available();
+// Throws ltx2::Error when this build cannot write `path` (an .mp4 without FFmpeg).
+void check_output_available(const std::string& path);
 
 class VideoFile {
  public:
@@ -46,8 +44,7 @@ class VideoFile {
   std::string path_;
   double fps_;
   int64_t audio_sample_rate_;
-  // shared_ptr: its deleter is bound where the writer is made, so builds without FFmpeg need no definition.
-  std::shared_ptr<media::Mp4Writer> writer_;
+  std::unique_ptr<media::ClipWriter> writer_;
   int64_t frames_ = 0;
   int width_ = 0, height_ = 0;
   double encode_seconds_ = 0;

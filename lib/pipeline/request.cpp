@@ -34,8 +34,12 @@ const std::string& default_negative_prompt() {
   return text;
 }
 
-GuidanceParams default_video_guidance() { return {3.0, 1.0, 0.7, 3.0, 0, {28}}; }
-GuidanceParams default_audio_guidance() { return {7.0, 1.0, 0.7, 3.0, 0, {28}}; }
+GuidanceParams default_video_guidance() {
+  return {3.0, 1.0, 0.7, 3.0, 0, {28}};
+}
+GuidanceParams default_audio_guidance() {
+  return {7.0, 1.0, 0.7, 3.0, 0, {28}};
+}
 
 namespace {
 
@@ -48,7 +52,8 @@ void check_guidance(const GuidanceParams& g, const char* modality) {
   finite_nonneg(g.stg_scale, m + "-stg-guidance-scale");
   finite_nonneg(g.rescale_scale, m + "-rescale-scale");
   // The modality scale of video is how much audio informs it (a2v), and the other way round.
-  finite_nonneg(g.modality_scale, std::string(modality) == "video" ? "--a2v-guidance-scale" : "--v2a-guidance-scale");
+  finite_nonneg(g.modality_scale,
+                std::string(modality) == "video" ? "--a2v-guidance-scale" : "--v2a-guidance-scale");
   LTX2_CHECK(g.skip_step >= 0, "--{}-skip-step must be >= 0, got {}", modality, g.skip_step);
   for (int b : g.stg_blocks) LTX2_CHECK(b >= 0, "--{}-stg-blocks: block {} is negative", modality, b);
 }
@@ -92,24 +97,31 @@ void validate_request(const GenerationRequest& r, PipelineKind kind) {
   }
   LTX2_CHECK(!r.output_path.empty(), "--output-path is required");
   fs::path out(r.output_path);
-  LTX2_CHECK(out.extension() == ".mp4", "--output-path {}: must end in .mp4", r.output_path);
+  LTX2_CHECK(out.extension() == ".mp4" || out.extension() == ".y4m",
+             "--output-path {}: must end in .mp4 (or .y4m for uncompressed video with a .wav beside it)",
+             r.output_path);
   fs::path dir = out.has_parent_path() ? out.parent_path() : fs::path(".");
-  LTX2_CHECK(fs::is_directory(dir), "--output-path {}: folder {} does not exist", r.output_path, dir.string());
+  LTX2_CHECK(fs::is_directory(dir), "--output-path {}: folder {} does not exist", r.output_path,
+             dir.string());
   LTX2_CHECK(access(dir.c_str(), W_OK) == 0, "--output-path {}: folder {} is not writable", r.output_path,
              dir.string());
 }
 
 void validate_model_paths(const ModelPaths& p, PipelineKind kind) {
-  const char* ckpt_flag = kind == PipelineKind::Distilled ? "--distilled-checkpoint-path" : "--checkpoint-path";
+  const char* ckpt_flag =
+      kind == PipelineKind::Distilled ? "--distilled-checkpoint-path" : "--checkpoint-path";
   bool mono = !p.checkpoint.empty();
   LTX2_CHECK(!(mono && p.split()),
              "{} (monolith) cannot be mixed with --transformer-path/--text-encoder-path/--audio-vae-path "
-             "(split layout)", ckpt_flag);
+             "(split layout)",
+             ckpt_flag);
   if (mono) {
     check_readable_file(p.checkpoint, ckpt_flag);
   } else {
-    LTX2_CHECK(p.split(), "give {} (monolith) or --transformer-path, --text-encoder-path, --video-vae-path "
-               "and --audio-vae-path (split layout)", ckpt_flag);
+    LTX2_CHECK(p.split(),
+               "give {} (monolith) or --transformer-path, --text-encoder-path, --video-vae-path "
+               "and --audio-vae-path (split layout)",
+               ckpt_flag);
     check_readable_file(p.transformer, "--transformer-path");
     check_readable_file(p.text_encoder, "--text-encoder-path");
     check_readable_file(p.video_vae, "--video-vae-path");
@@ -136,8 +148,9 @@ void validate_model_paths(const ModelPaths& p, PipelineKind kind) {
 
 namespace {
 json guidance_json(const GuidanceParams& g) {
-  return {{"cfg_scale", g.cfg_scale}, {"stg_scale", g.stg_scale}, {"rescale_scale", g.rescale_scale},
-          {"modality_scale", g.modality_scale}, {"skip_step", g.skip_step}, {"stg_blocks", g.stg_blocks}};
+  return {{"cfg_scale", g.cfg_scale},         {"stg_scale", g.stg_scale},
+          {"rescale_scale", g.rescale_scale}, {"modality_scale", g.modality_scale},
+          {"skip_step", g.skip_step},         {"stg_blocks", g.stg_blocks}};
 }
 GuidanceParams guidance_from(const json& j) {
   GuidanceParams g;
@@ -155,11 +168,17 @@ json to_json(const GenerationRequest& r) {
   json images = json::array();
   for (const auto& im : r.images)
     images.push_back({{"path", im.path}, {"frame", im.frame}, {"strength", im.strength}, {"crf", im.crf}});
-  return {{"prompt", r.prompt}, {"negative_prompt", r.negative_prompt}, {"seed", r.seed},
-          {"height", r.height}, {"width", r.width}, {"num_frames", r.num_frames},
-          {"frame_rate", r.frame_rate}, {"num_inference_steps", r.num_inference_steps},
+  return {{"prompt", r.prompt},
+          {"negative_prompt", r.negative_prompt},
+          {"seed", r.seed},
+          {"height", r.height},
+          {"width", r.width},
+          {"num_frames", r.num_frames},
+          {"frame_rate", r.frame_rate},
+          {"num_inference_steps", r.num_inference_steps},
           {"video_guidance", guidance_json(r.video_guidance)},
-          {"audio_guidance", guidance_json(r.audio_guidance)}, {"images", images},
+          {"audio_guidance", guidance_json(r.audio_guidance)},
+          {"images", images},
           {"output_path", r.output_path}};
 }
 
@@ -189,9 +208,14 @@ GenerationRequest request_from_json(const json& j) {
 json to_json(const ModelPaths& p) {
   json loras = json::array();
   for (const auto& l : p.loras) loras.push_back({{"path", l.path}, {"strength", l.strength}});
-  return {{"checkpoint", p.checkpoint}, {"gemma_root", p.gemma_root}, {"transformer", p.transformer},
-          {"text_encoder", p.text_encoder}, {"video_vae", p.video_vae}, {"audio_vae", p.audio_vae},
-          {"spatial_upsampler", p.spatial_upsampler}, {"loras", loras},
+  return {{"checkpoint", p.checkpoint},
+          {"gemma_root", p.gemma_root},
+          {"transformer", p.transformer},
+          {"text_encoder", p.text_encoder},
+          {"video_vae", p.video_vae},
+          {"audio_vae", p.audio_vae},
+          {"spatial_upsampler", p.spatial_upsampler},
+          {"loras", loras},
           {"distilled_lora", {{"path", p.distilled_lora.path}, {"strength", p.distilled_lora.strength}}}};
 }
 
@@ -205,7 +229,8 @@ ModelPaths model_paths_from_json(const json& j) {
     p.video_vae = j.at("video_vae").get<std::string>();
     p.audio_vae = j.at("audio_vae").get<std::string>();
     p.spatial_upsampler = j.at("spatial_upsampler").get<std::string>();
-    for (const auto& l : j.at("loras")) p.loras.push_back({l.at("path").get<std::string>(), l.at("strength").get<double>()});
+    for (const auto& l : j.at("loras"))
+      p.loras.push_back({l.at("path").get<std::string>(), l.at("strength").get<double>()});
     p.distilled_lora = {j.at("distilled_lora").at("path").get<std::string>(),
                         j.at("distilled_lora").at("strength").get<double>()};
   } catch (const json::exception& e) {

@@ -19,6 +19,23 @@ for want in '"event":"progress","stage":"stage 1"' '"event":"progress","stage":"
 done
 ls "$scratch" | grep -q tmp && fail "a temporary file was left: $(ls "$scratch")"
 
+# .y4m: the same clip uncompressed (read back by ffprobe), the audio as a .wav beside it; its
+# frames are the MP4's before compression, so the two decode to nearly the same pictures.
+expect_exit 0 "$exe" --prompt "a cat" --output-path "$scratch/a.y4m" --seed 5 "${small[@]}"
+v=$(ffprobe -v error -count_frames -select_streams v -show_entries stream=width,height,nb_read_frames,r_frame_rate \
+    -of default=nw=1 "$scratch/a.y4m")
+for want in width=64 height=64 nb_read_frames=9 r_frame_rate=24/1; do
+  echo "$v" | grep -qx "$want" || fail "a.y4m lacks $want: $(echo $v)"
+done
+a=$(ffprobe -v error -show_entries stream=codec_name,channels,duration -of default=nw=1 "$scratch/a.wav")
+echo "$a" | grep -qx codec_name=pcm_s16le && echo "$a" | grep -qx channels=2 || fail "a.wav: $(echo $a)"
+awk -v d="$(echo "$a" | sed -n 's/^duration=//p')" 'BEGIN { e = d - 9 / 24; exit !(e < 0.1 && e > -0.1) }' ||
+  fail "a.wav does not last 9/24 s: $(echo $a)"
+# (~31 dB measured: the tiny model's noise-like frames at CRF 19; a wrong colour conversion gives <20.)
+psnr=$(ffmpeg -i "$scratch/a.y4m" -i "$scratch/a.mp4" -lavfi "[0]format=yuv420p[x];[x][1]psnr" -f null - 2>&1 |
+       sed -n 's/.*PSNR.*average:\([0-9.]*\).*/\1/p')
+awk -v p="$psnr" 'BEGIN { exit !(p > 25) }' || fail "a.y4m and a.mp4 differ: PSNR $psnr"
+
 # --jobs: the command line's values fill in; line 2 is bad and reported, the others run.
 cat > "$scratch/jobs.jsonl" <<JOBS
 {"prompt": "a cat", "output_path": "$scratch/j1.mp4", "seed": 5}

@@ -12,6 +12,7 @@
 #include <string>
 
 #include "core/tensor.h"
+#include "media/clip_writer.h"
 
 namespace ltx2::media {
 
@@ -26,20 +27,20 @@ struct Mp4Options {
   int encoder_threads = 1;
 };
 
-class Mp4Writer {
+class Mp4Writer final : public ClipWriter {
  public:
   // Opens "<path>.tmp.<pid>" and writes the header. Throws ltx2::Error naming the path.
   Mp4Writer(std::string path, const Mp4Options& options);
-  ~Mp4Writer();
+  ~Mp4Writer() override;
   Mp4Writer(const Mp4Writer&) = delete;
   Mp4Writer& operator=(const Mp4Writer&) = delete;
 
   // Appends frames [f, H, W, 3] (float32, CPU).
-  void write_video(const Tensor& frames);
+  void write_video(const Tensor& frames) override;
   // Appends audio [2, N] (float32, CPU); needs options.audio_sample_rate > 0.
-  void write_audio(const Tensor& audio);
+  void write_audio(const Tensor& audio) override;
   // Flushes the encoders, writes the trailer and renames the file into place.
-  void finish();
+  void finish() override;
 
  private:
   struct Impl;

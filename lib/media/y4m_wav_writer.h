@@ -1,0 +1,47 @@
+// Uncompressed clip output that needs no FFmpeg: the video as YUV4MPEG2 ("<path>", 4:4:4, 8-bit,
+// the BT.709 limited-range conversion of the MP4 writer without its chroma subsampling), the
+// audio as 16-bit PCM WAV beside it ("<path without .y4m>.wav", clipped, scaled by 32767 and
+// truncated as for the MP4's AAC input). Both files are written as "<file>.tmp.<pid>" and renamed
+// by finish(); a writer destroyed before finish() removes them. Players and ffmpeg read both.
+#pragma once
+
+#include <cstdint>
+#include <cstdio>
+#include <string>
+
+#include "media/clip_writer.h"
+
+namespace ltx2::media {
+
+struct Y4mOptions {
+  int width = 0, height = 0;
+  double fps = 24;            // written as an exact fraction when it is a multiple of 1/1000
+  int audio_sample_rate = 0;  // 0: no WAV file
+};
+
+// The WAV file that goes with a .y4m path.
+std::string wav_path_for(const std::string& y4m_path);
+
+class Y4mWavWriter final : public ClipWriter {
+ public:
+  // Opens the temporary files and writes the Y4M header. Throws ltx2::Error naming the path.
+  Y4mWavWriter(std::string path, const Y4mOptions& options);
+  ~Y4mWavWriter() override;
+  Y4mWavWriter(const Y4mWavWriter&) = delete;
+  Y4mWavWriter& operator=(const Y4mWavWriter&) = delete;
+
+  void write_video(const Tensor& frames) override;
+  void write_audio(const Tensor& audio) override;
+  void finish() override;
+
+ private:
+  std::string path_, wav_path_, video_tmp_, audio_tmp_;
+  Y4mOptions options_;
+  std::FILE* video_ = nullptr;
+  std::FILE* audio_ = nullptr;
+  int64_t audio_samples_ = 0;  // per channel
+  bool finished_ = false;
+  void write(std::FILE* f, const void* data, size_t bytes, const std::string& what);
+};
+
+}  // namespace ltx2::media
