@@ -8,6 +8,7 @@
 
 #include "core/cuda/memory.h"
 #include "kernels/common.cuh"
+#include "kernels/gemm.cuh"
 
 namespace ltx2::cuda {
 
@@ -20,9 +21,10 @@ struct DeviceContext {
   void* workspace = nullptr;
 };
 
-// Problem key: dtype, transa, transb, m, n, k, batch, strides, bias, GELU, pointer alignment.
-using PlanKey =
-    std::tuple<int, int, int, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, bool, bool, uint32_t>;
+// Problem key: dtype, transa, transb, m, n, k, batch, leading dims, batch strides, bias, GELU, pointer
+// alignment.
+using PlanKey = std::tuple<int, int, int, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t,
+                           int64_t, int64_t, int64_t, bool, bool, uint32_t>;
 
 std::mutex g_mutex;
 std::map<int, DeviceContext> g_contexts;
@@ -81,11 +83,11 @@ void make_layout(Layout& out, cudaDataType_t type, int64_t rows, int64_t cols, i
   }
 }
 
-// Column-major D[m, n] = op(A)[m, k] · op(B)[k, n] (+ bias[m]), batched with the given strides,
-// then GELU (tanh form) when `gelu`. A is [m, k] (lda) untransposed or [k, m] transposed; likewise B.
+}  // namespace
+
 void gemm(const Tensor& out, DType dtype, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k,
           const void* A, int64_t lda, int64_t stride_a, const void* B, int64_t ldb, int64_t stride_b, void* D,
-          int64_t ldd, int64_t stride_d, int64_t batch, const void* bias, bool gelu = false) {
+          int64_t ldd, int64_t stride_d, int64_t batch, const void* bias, bool gelu) {
   int device = out.device().index;
   std::lock_guard<std::mutex> lock(g_mutex);
   DeviceContext& ctx = context(device);
@@ -110,7 +112,8 @@ void gemm(const Tensor& out, DType dtype, bool trans_a, bool trans_b, int64_t m,
   make_layout(ld, type, m, n, ldd, batch, stride_d);
 
   uint32_t align = common_alignment(A, B, D, bias);
-  PlanKey key{int(dtype), trans_a, trans_b, m, n, k, batch, stride_a, stride_b, bias != nullptr, gelu, align};
+  PlanKey key{int(dtype), trans_a,  trans_b,         m,    n,    k, batch, lda, ldb, ldd, stride_a,
+              stride_b,   stride_d, bias != nullptr, gelu, align};
   auto found = g_algos.find({device, key});
   if (found == g_algos.end()) {
     Preference pref;
@@ -133,6 +136,8 @@ void gemm(const Tensor& out, DType dtype, bool trans_a, bool trans_b, int64_t m,
   LTX2_CUBLAS_CHECK(cublasLtMatmul(ctx.handle, desc.d, &alpha, A, la.l, B, lb.l, &beta, D, ld.l, D, ld.l,
                                    &found->second, ctx.workspace, kWorkspaceBytes, 0));
 }
+
+namespace {
 
 void check_operands(const Tensor& a, const Tensor& b, const char* op) {
   LTX2_CHECK(a.device() == b.device(), "{}: operands on {} and {}", op, a.device().str(), b.device().str());

@@ -1,6 +1,10 @@
 // Fills the CUDA op table (ops/cuda_ops.h). Each kernel file exposes its entry points in the
 // ltx2::cuda namespace; this file is the one place that lists them.
 #include "ops/adaln.h"
+#include "ops/conv1d.h"
+#include "ops/conv2d.h"
+#include "ops/conv3d.h"
+#include "ops/conv_transpose1d.h"
 #include "ops/cuda_ops.h"
 #include "ops/rope.h"
 
@@ -22,6 +26,24 @@ Tensor linear_gelu_tanh(const Tensor& x, const Tensor& w, const Tensor& bias);  
 Tensor rms_norm_modulate(const Tensor& x, const ops::AdaRow& shift, const ops::AdaRow& scale,
                          float eps);                                          // adaln.cu
 Tensor add_gated(const Tensor& x, const Tensor& y, const ops::AdaRow& gate);  // adaln.cu
+Tensor conv1d(const Tensor& x, const Tensor& w, const Tensor& bias,
+              const ops::Conv1dOptions& opt);  // conv.cu
+Tensor conv2d(const Tensor& x, const Tensor& w, const Tensor& bias,
+              const ops::Conv2dPadding& pad);  // conv.cu
+Tensor conv3d(const Tensor& x, const Tensor& w, const Tensor& bias,
+              const ops::Conv3dParams& params);  // conv.cu
+Tensor conv_transpose1d(const Tensor& x, const Tensor& w, const Tensor& bias,
+                        const ops::ConvTranspose1dOptions& opt);  // conv_transpose.cu
+Tensor pixel_norm(const Tensor& x, float eps);                    // channel_norm.cu
+Tensor group_norm(const Tensor& x, int64_t groups, const Tensor& w, const Tensor& b,
+                  float eps);                                                        // channel_norm.cu
+Tensor edge_pad(const Tensor& x, int dim, int64_t before, int64_t after, int mode);  // pad.cu
+Tensor upsample1d(const Tensor& x, const Tensor& filter, int64_t ratio, int64_t pad, int64_t crop_left,
+                  int64_t crop_right);  // resample.cu
+Tensor lowpass_downsample1d(const Tensor& x, const Tensor& filter, int64_t stride, int64_t pad_left,
+                            int64_t pad_right);                                       // resample.cu
+Tensor snake_beta(const Tensor& x, const Tensor& log_alpha, const Tensor& log_beta);  // snake.cu
+Tensor upsample_nearest2d(const Tensor& x, int64_t factor);                           // upsample_nearest.cu
 }  // namespace ltx2::cuda
 
 namespace ltx2::ops {
@@ -41,6 +63,17 @@ void fill_cuda_ops(CudaOps& table) {
   table.linear_gelu_tanh = &cuda::linear_gelu_tanh;
   table.rms_norm_modulate = &cuda::rms_norm_modulate;
   table.add_gated = &cuda::add_gated;
+  table.conv1d = &cuda::conv1d;
+  table.conv2d = &cuda::conv2d;
+  table.conv3d = &cuda::conv3d;
+  table.conv_transpose1d = &cuda::conv_transpose1d;
+  table.pixel_norm = &cuda::pixel_norm;
+  table.group_norm = &cuda::group_norm;
+  table.edge_pad = &cuda::edge_pad;
+  table.upsample1d = &cuda::upsample1d;
+  table.lowpass_downsample1d = &cuda::lowpass_downsample1d;
+  table.snake_beta = &cuda::snake_beta;
+  table.upsample_nearest2d = &cuda::upsample_nearest2d;
 }
 
 }  // namespace ltx2::ops

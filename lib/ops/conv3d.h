@@ -18,4 +18,10 @@ struct Conv3dParams {
 // -> [B, Cout, (D + 2pD - kD)/sD + 1, ...]. Float32 with float32 accumulation.
 Tensor conv3d(const Tensor& x, const Tensor& w, const Tensor& bias, const Conv3dParams& params = {});
 
+// The CUDA conv1d/conv2d/conv3d gather their im2col columns in chunks of output positions holding
+// at most this many bytes (default 256 MiB; at least one 8-position chunk is always used). Tests
+// lower it to exercise the chunking; set returns the previous value.
+int64_t conv_column_budget();
+int64_t set_conv_column_budget(int64_t bytes);
+
 }  // namespace ltx2::ops

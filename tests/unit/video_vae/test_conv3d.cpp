@@ -1,7 +1,8 @@
 // conv3d against a naive double-precision loop, border padding modes, and the causal / non-causal
-// temporal padding of CausalConv3d.
+// temporal padding of CausalConv3d, and the CUDA convolutions' column budget setting.
 #include <cmath>
 
+#include "core/error.h"
 #include "io/safetensors.h"
 #include "models/video_vae/causal_conv.h"
 #include "ops/conv3d.h"
@@ -108,4 +109,14 @@ TEST_CASE("CausalConv3d: causal sees frames t-2..t, non-causal t-1..t+1 with rep
   }
   REQUIRE_THROWS_WITH(video_vae::CausalConv3d(view, "c", 2, 1, SpatialPadding::Zeros),
                       Catch::Matchers::Contains("'c.conv.weight' has shape"));
+}
+
+TEST_CASE("conv column budget: set returns the previous value and refuses non-positive sizes") {
+  const int64_t initial = ops::conv_column_budget();
+  REQUIRE(initial == int64_t{256} << 20);
+  REQUIRE(ops::set_conv_column_budget(4096) == initial);
+  REQUIRE(ops::conv_column_budget() == 4096);
+  REQUIRE_THROWS_AS(ops::set_conv_column_budget(0), Error);
+  REQUIRE(ops::conv_column_budget() == 4096);
+  REQUIRE(ops::set_conv_column_budget(initial) == 4096);
 }
