@@ -43,22 +43,11 @@ __global__ void conv_transpose1d_kernel(T* y, const T* x, const TW* w, const TB*
 
 Tensor conv_transpose1d(const Tensor& x, const Tensor& w, const Tensor& bias,
                         const ops::ConvTranspose1dOptions& opt) {
-  LTX2_CHECK(opt.stride >= 1 && opt.groups >= 1 && opt.padding >= 0,
-             "conv_transpose1d: bad options (stride {}, padding {}, groups {})", opt.stride, opt.padding,
-             opt.groups);
-  LTX2_CHECK(x.dim() == 3 && w.dim() == 3, "conv_transpose1d: input {} and weight {} must be 3-d", x.str(),
-             w.str());
-  const int64_t B = x.size(0), Cin = x.size(1), L = x.size(2);
-  const int64_t Og = w.size(1), K = w.size(2), Cout = Og * opt.groups;
-  LTX2_CHECK(w.size(0) == Cin && Cin % opt.groups == 0,
-             "conv_transpose1d: weight {} does not fit input {} with {} groups", w.str(), x.str(),
-             opt.groups);
   LTX2_CHECK(w.device() == x.device() && (!bias.defined() || bias.device() == x.device()),
              "conv_transpose1d: input {}, weight {} and bias on different devices", x.str(), w.str());
-  if (bias.defined())
-    LTX2_CHECK(bias.numel() == Cout, "conv_transpose1d: bias {} for {} output channels", bias.str(), Cout);
-  const int64_t Lout = (L - 1) * opt.stride + K - 2 * opt.padding;
-  LTX2_CHECK(Lout > 0, "conv_transpose1d: padding {} leaves no output for {}", opt.padding, x.str());
+  const ops::ConvTranspose1dShape shape = ops::conv_transpose1d_shape(x, w, bias, opt);
+  const int64_t B = shape.batch, Cin = shape.in_channels, L = shape.length, Og = shape.out_per_group,
+                K = shape.kernel, Cout = shape.out_channels, Lout = shape.out_length;
   use_device(x);
   Tensor y = Tensor::empty({B, Cout, Lout}, x.dtype(), x.device());
   const int64_t total = y.numel();

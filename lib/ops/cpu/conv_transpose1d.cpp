@@ -15,25 +15,33 @@ namespace {
 constexpr int64_t kParallelWork = int64_t{1} << 21;
 }  // namespace
 
-Tensor conv_transpose1d(const Tensor& x, const Tensor& w, const Tensor& bias,
-                        const ConvTranspose1dOptions& opt) {
-  LTX2_DISPATCH_CUDA(x.device(), conv_transpose1d, x, w, bias, opt);
-  LTX2_CHECK(x.dtype() == DType::F32 && w.dtype() == DType::F32,
-             "conv_transpose1d: f32 expected, got {} and {}", x.str(), w.str());
+ConvTranspose1dShape conv_transpose1d_shape(const Tensor& x, const Tensor& w, const Tensor& bias,
+                                            const ConvTranspose1dOptions& opt) {
   LTX2_CHECK(opt.stride >= 1 && opt.groups >= 1 && opt.padding >= 0,
              "conv_transpose1d: bad options (stride {}, padding {}, groups {})", opt.stride, opt.padding,
              opt.groups);
   LTX2_CHECK(x.dim() == 3 && w.dim() == 3, "conv_transpose1d: input {} and weight {} must be 3-d", x.str(),
              w.str());
-  const int64_t B = x.size(0), Cin = x.size(1), L = x.size(2);
-  const int64_t Og = w.size(1), K = w.size(2), Cout = Og * opt.groups;
-  LTX2_CHECK(w.size(0) == Cin && Cin % opt.groups == 0,
+  ConvTranspose1dShape s{x.size(0), x.size(1), x.size(2), w.size(1), w.size(2), w.size(1) * opt.groups, 0};
+  LTX2_CHECK(w.size(0) == s.in_channels && s.in_channels % opt.groups == 0,
              "conv_transpose1d: weight {} does not fit input {} with {} groups", w.str(), x.str(),
              opt.groups);
   if (bias.defined())
-    LTX2_CHECK(bias.numel() == Cout, "conv_transpose1d: bias {} for {} output channels", bias.str(), Cout);
-  const int64_t Lout = (L - 1) * opt.stride + K - 2 * opt.padding;
-  LTX2_CHECK(Lout > 0, "conv_transpose1d: padding {} leaves no output for {}", opt.padding, x.str());
+    LTX2_CHECK(bias.numel() == s.out_channels, "conv_transpose1d: bias {} for {} output channels", bias.str(),
+               s.out_channels);
+  s.out_length = (s.length - 1) * opt.stride + s.kernel - 2 * opt.padding;
+  LTX2_CHECK(s.out_length > 0, "conv_transpose1d: padding {} leaves no output for {}", opt.padding, x.str());
+  return s;
+}
+
+Tensor conv_transpose1d(const Tensor& x, const Tensor& w, const Tensor& bias,
+                        const ConvTranspose1dOptions& opt) {
+  LTX2_DISPATCH_CUDA(x.device(), conv_transpose1d, x, w, bias, opt);
+  LTX2_CHECK(x.dtype() == DType::F32 && w.dtype() == DType::F32,
+             "conv_transpose1d: f32 expected, got {} and {}", x.str(), w.str());
+  const ConvTranspose1dShape shape = conv_transpose1d_shape(x, w, bias, opt);
+  const int64_t B = shape.batch, Cin = shape.in_channels, L = shape.length, Og = shape.out_per_group,
+                K = shape.kernel, Cout = shape.out_channels, Lout = shape.out_length;
 
   Tensor xc = x.contiguous(), wc = w.contiguous();
   Tensor bc = bias.defined() ? bias.contiguous() : Tensor();
