@@ -49,7 +49,7 @@ TEST_CASE("nccl fleet: collectives on every GPU, one job after another") {
   test::require_clean();
 }
 
-TEST_CASE("nccl fleet: a worker killed mid-collective breaks the fleet; the retry runs on a fresh one") {
+TEST_CASE("nccl fleet: a worker killed mid-collective breaks the fleet, the retry runs on a fresh one") {
   const int gpus = test::require_gpus(2);
   std::vector<pid_t> spawned;
   {

@@ -31,7 +31,7 @@ TEST_CASE("tiles: neighbours share exactly the overlap, the last ends at the axi
       }
 }
 
-TEST_CASE("tiles: one tile ignores the overlap; too many tiles or too much overlap are refused") {
+TEST_CASE("tiles: one tile ignores the overlap, too many tiles or too much overlap are refused") {
   auto one = split_by_count(7, {1, 3});
   REQUIRE(one.size() == 1);
   REQUIRE(one[0].start == 0);

@@ -20,7 +20,7 @@ float b(float x) {
 
 }  // namespace
 
-TEST_CASE("lora: a file's keys are renamed and paired; alpha and lone halves are ignored") {
+TEST_CASE("lora: a file's keys are renamed and paired, alpha and lone halves are ignored") {
   REQUIRE(lora_renamed_key("diffusion_model.transformer_blocks.0.attn1.to_q.lora_A.weight") ==
           "transformer_blocks.0.attn1.to_q.lora_A.weight");
   test::ScratchDir dir("lora_file");

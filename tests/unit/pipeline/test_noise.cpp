@@ -18,7 +18,7 @@ TEST_CASE("noise: Philox4x32-10 matches the Random123 known answers") {
           std::array<uint32_t, 4>{0x408f276du, 0x41c83b0eu, 0xa20bc7c6u, 0x6d5451fdu});
 }
 
-TEST_CASE("noise: the same (seed, tensor) gives the same values; another seed or tensor differs") {
+TEST_CASE("noise: the same (seed, tensor) gives the same values, another seed or tensor differs") {
   const NoiseGenerator a(10), b(10), c(11);
   const Tensor x = a.normal(3, {2, 5, 7});
   REQUIRE(x.shape() == Shape{2, 5, 7});

@@ -46,7 +46,7 @@ TEST_CASE("latent state: keyframe tokens are appended at their frame and removed
   REQUIRE(s.keyframes_mask.size(1) == 8);
 }
 
-TEST_CASE("noise: a Philox draw does not depend on how it is sliced; recorded draws replay in order") {
+TEST_CASE("noise: a Philox draw does not depend on how it is sliced, recorded draws replay in order") {
   PhiloxNoiseSource a(7), b(7);
   const Tensor whole = a.draw(NoiseDraw::Stage2Video, {1, 5, 16});
   NoiseGenerator gen(7);

@@ -48,7 +48,7 @@ TEST_CASE("schedulers: the distilled stage-1 list is the 8-step linear-quadratic
   REQUIRE(beta.size() <= 9);
 }
 
-TEST_CASE("guiders: the factory picks the smallest bin >= sigma; skip steps") {
+TEST_CASE("guiders: the factory picks the smallest bin >= sigma, skip steps") {
   std::map<double, pipeline::MultiModalGuiderParams> bins;
   bins[0.9].cfg_scale = 5;
   bins[0.5].cfg_scale = 3;
@@ -86,7 +86,7 @@ TEST_CASE("guiders: the passes a step runs are the union over both modalities") 
   REQUIRE(p.count() == 4);
 }
 
-TEST_CASE("guiders: full rescale restores the conditional std; passes not run count as zero") {
+TEST_CASE("guiders: full rescale restores the conditional std, passes not run count as zero") {
   const Tensor cond = test::random_tensor({1, 8, 4}, 1), uncond = test::random_tensor({1, 8, 4}, 2);
   pipeline::MultiModalGuiderParams p;
   p.cfg_scale = 3;
@@ -111,7 +111,7 @@ TEST_CASE("guiders: full rescale restores the conditional std; passes not run co
       Contains("shapes differ"));
 }
 
-TEST_CASE("diffusion steps: Euler reaches x0 at sigma 0; ancestral needs noise; loops keep clean tokens") {
+TEST_CASE("diffusion steps: Euler reaches x0 at sigma 0, ancestral needs noise, loops keep clean tokens") {
   const Tensor x = test::random_tensor({1, 6, 2}, 1), x0 = test::random_tensor({1, 6, 2}, 2);
   const std::vector<float> sigmas = {1.0f, 0.5f, 0.0f};
   REQUIRE(test::max_abs_diff(pipeline::EulerStep{}.step(x, x0, sigmas, 1), x0) < 1e-6f);

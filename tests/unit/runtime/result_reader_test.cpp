@@ -74,7 +74,7 @@ TEST_CASE("result reader: tensors are views into the ring, 64-byte aligned, rele
   REQUIRE(reader.reserved_bytes() == 0);
 }
 
-TEST_CASE("result reader: a view outlives the next results; the tail waits for the oldest") {
+TEST_CASE("result reader: a view outlives the next results, the tail waits for the oldest") {
   Ring ring(1 << 16);
   ResultReader reader(ring.ch, 0, nullptr);
   REQUIRE(ring.push(100, 1));
@@ -95,7 +95,7 @@ TEST_CASE("result reader: a view outlives the next results; the tail waits for t
   REQUIRE(reader.oldest_held_frame() == reader.frames_popped());
 }
 
-TEST_CASE("result reader: a view held across wrap-arounds keeps its data; the ring pushes back") {
+TEST_CASE("result reader: a view held across wrap-arounds keeps its data, the ring pushes back") {
   Ring ring(4096);
   ResultReader reader(ring.ch, 0, nullptr);
   Tensor held;  // the newest view of the previous round
