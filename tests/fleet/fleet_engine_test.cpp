@@ -175,7 +175,7 @@ TEST_CASE("fleet engine: distilled results do not depend on the rank count") {
 }
 
 TEST_CASE(
-    "fleet engine: two-stage with SP stage 2 equals one rank; with TDP stage 2 it is finite and close") {
+    "fleet engine: two-stage with SP stage 2 equals one rank, with TDP stage 2 it is finite and close") {
   const Generated& local = local_run(PipelineKind::TwoStage);
   runtime::FleetEngineOptions sp = fleet_options(2);
   sp.stage2_parallel = "sp";
