@@ -152,16 +152,6 @@ json guidance_json(const GuidanceParams& g) {
           {"rescale_scale", g.rescale_scale}, {"modality_scale", g.modality_scale},
           {"skip_step", g.skip_step},         {"stg_blocks", g.stg_blocks}};
 }
-GuidanceParams guidance_from(const json& j) {
-  GuidanceParams g;
-  g.cfg_scale = j.at("cfg_scale").get<double>();
-  g.stg_scale = j.at("stg_scale").get<double>();
-  g.rescale_scale = j.at("rescale_scale").get<double>();
-  g.modality_scale = j.at("modality_scale").get<double>();
-  g.skip_step = j.at("skip_step").get<int>();
-  g.stg_blocks = j.at("stg_blocks").get<std::vector<int>>();
-  return g;
-}
 }  // namespace
 
 json to_json(const GenerationRequest& r) {
@@ -193,8 +183,8 @@ GenerationRequest request_from_json(const json& j) {
     r.num_frames = j.at("num_frames").get<int>();
     r.frame_rate = j.at("frame_rate").get<double>();
     r.num_inference_steps = j.at("num_inference_steps").get<int>();
-    r.video_guidance = guidance_from(j.at("video_guidance"));
-    r.audio_guidance = guidance_from(j.at("audio_guidance"));
+    r.video_guidance = guidance_from_json(j.at("video_guidance"));
+    r.audio_guidance = guidance_from_json(j.at("audio_guidance"));
     for (const auto& im : j.at("images"))
       r.images.push_back({im.at("path").get<std::string>(), im.at("frame").get<int>(),
                           im.at("strength").get<double>(), im.at("crf").get<int>()});
@@ -237,6 +227,17 @@ ModelPaths model_paths_from_json(const json& j) {
     LTX2_FAIL("malformed model paths: {}", e.what());
   }
   return p;
+}
+
+GuidanceParams guidance_from_json(const json& j) {
+  GuidanceParams g;
+  g.cfg_scale = j.at("cfg_scale").get<double>();
+  g.stg_scale = j.at("stg_scale").get<double>();
+  g.rescale_scale = j.at("rescale_scale").get<double>();
+  g.modality_scale = j.at("modality_scale").get<double>();
+  g.skip_step = j.at("skip_step").get<int>();
+  g.stg_blocks = j.at("stg_blocks").get<std::vector<int>>();
+  return g;
 }
 
 }  // namespace ltx2

@@ -73,6 +73,9 @@ void validate_model_paths(const ModelPaths& p, PipelineKind kind);
 
 nlohmann::json to_json(const GenerationRequest& r);
 GenerationRequest request_from_json(const nlohmann::json& j);
+// A guider's parameters under the reference's names (cfg_scale, stg_scale, rescale_scale,
+// modality_scale, skip_step, stg_blocks), as the fixtures record them too.
+GuidanceParams guidance_from_json(const nlohmann::json& j);
 nlohmann::json to_json(const ModelPaths& p);
 ModelPaths model_paths_from_json(const nlohmann::json& j);
 

@@ -8,17 +8,6 @@ namespace ltx2::check {
 
 namespace {
 
-GuidanceParams guidance_from(const nlohmann::json& j) {
-  GuidanceParams g;
-  g.cfg_scale = j.at("cfg_scale").get<double>();
-  g.stg_scale = j.at("stg_scale").get<double>();
-  g.rescale_scale = j.at("rescale_scale").get<double>();
-  g.modality_scale = j.at("modality_scale").get<double>();
-  g.skip_step = j.at("skip_step").get<int>();
-  g.stg_blocks = j.at("stg_blocks").get<std::vector<int>>();
-  return g;
-}
-
 bool ends_with(const std::string& s, const std::string& p) {
   return s.size() >= p.size() && s.compare(s.size() - p.size(), p.size(), p) == 0;
 }
@@ -38,8 +27,8 @@ GenerationRequest pipeline_case_request(const GoldenCase& c) {
   r.frame_rate = s.at("frame_rate").get<double>();
   r.num_inference_steps = static_cast<int>(s.at("stages").at("stage1").at("sigmas").size()) - 1;
   if (s.contains("guidance") && s.at("guidance").is_object()) {
-    r.video_guidance = guidance_from(s.at("guidance").at("video_guider_params"));
-    r.audio_guidance = guidance_from(s.at("guidance").at("audio_guider_params"));
+    r.video_guidance = guidance_from_json(s.at("guidance").at("video_guider_params"));
+    r.audio_guidance = guidance_from_json(s.at("guidance").at("audio_guider_params"));
   }
   if (s.contains("image_conditioning") && s.at("image_conditioning").is_object()) {
     const nlohmann::json& im = s.at("image_conditioning");
