@@ -11,7 +11,8 @@
 // max is taken on the raw scores; scale * log2 e folds into one FMA before exp2f. Masks
 // broadcastable to [B, H, Tq, Tk] are read through their strides: bool/u8 (true = attend) or float
 // (added to the scaled scores). A row with every key excluded yields zeros, as the CPU op does.
-// f32 inputs are rounded to bf16 and the result converted back. Head dims 64 and 128, Dv == D.
+// f32 inputs are rounded to bf16 and the result converted back. The bf16 result is [B, H, Tq, D]
+// as a view of [B, Tq, H, D] memory (the heads' merge is then free). Head dims 64 and 128, Dv == D.
 // Other head dims (the tiny test models) take a composed float32 path: scores by cuBLASLt, the
 // float mask added, softmax, then P·V. No host synchronisation.
 // In builds with cuDNN an unmasked call may run cuDNN's fused flash attention instead
@@ -44,7 +45,7 @@ struct AttentionParams {
   const bf16* k;
   const bf16* v;
   bf16* o;
-  int64_t q_strides[3], k_strides[3], v_strides[3];  // batch, head, token (elements; dim stride 1)
+  int64_t q_strides[3], k_strides[3], v_strides[3], o_strides[3];  // batch, head, token (dim stride 1)
   int H, Tq, Tk;
   float scale_log2;  // the softmax scale times log2 e
   float inv_scale;   // 1 / scale: float masks are added to the unscaled scores
@@ -376,7 +377,7 @@ __global__ void __launch_bounds__(kWarps * 32) flash_attention_kernel(const Atte
     __syncthreads();  // the next iteration's loads overwrite this buffer
   }
 
-  // Normalise and store [B, H, Tq, D].
+  // Normalise and store through the output's strides.
 #pragma unroll
   for (int mt = 0; mt < kRowTiles; ++mt) {
 #pragma unroll
@@ -387,7 +388,7 @@ __global__ void __launch_bounds__(kWarps * 32) flash_attention_kernel(const Atte
       float inv = sum > 0.f ? 1.f / sum : 0.f;
       int row = m0 + mt * 64 + warp * 16 + g + r * 8;
       if (row >= p.Tq) continue;
-      bf16* orow = p.o + ((int64_t(b) * p.H + h) * p.Tq + row) * D;
+      bf16* orow = p.o + b * p.o_strides[0] + h * p.o_strides[1] + row * p.o_strides[2];
 #pragma unroll
       for (int db = 0; db < D / 8; ++db) {
         uint32_t packed = pack_bf16(o_acc[mt][db][2 * r] * inv, o_acc[mt][db][2 * r + 1] * inv);
@@ -432,7 +433,8 @@ Tensor loadable(const Tensor& t) {
 
 // Attention for head dims the kernel does not take, from the other ops in float32 (materialises the
 // [B, H, Tq, Tk] scores: for small models only). Float masks only.
-Tensor composed_attention(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& mask, float scale) {
+Tensor composed_attention(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& mask,
+                          float scale) {
   LTX2_CHECK(!mask.defined() || mask.dtype() == DType::F32 || mask.dtype() == DType::BF16,
              "attention: head dim {} takes only float masks on CUDA, got {}", q.size(3), mask.str());
   const float sc = scale > 0.f ? scale : 1.f / std::sqrt(static_cast<float>(q.size(3)));
@@ -463,7 +465,10 @@ Tensor attention(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor
                "attention: the CUDA path takes bf16 or f32, got {}", t->str());
   use_device(q);
   Tensor qb = loadable(q), kb = loadable(k), vb = loadable(v);
-  Tensor out = Tensor::empty({B, H, Tq, D}, DType::BF16, q.device());
+  // The output is [B, H, Tq, D] over token-major memory ([B, Tq, H, D]): the layout the models
+  // merge the heads into next, so that merge is a view instead of a copy of the whole activation.
+  const Tensor token_major = Tensor::empty({B, Tq, H, D}, DType::BF16, q.device());
+  const Tensor out = token_major.transpose(1, 2);
   if (out.numel() == 0) return q.dtype() == DType::BF16 ? out : out.to(q.dtype());
 
   AttentionParams p{};
@@ -475,6 +480,7 @@ Tensor attention(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor
     p.q_strides[d] = qb.stride(d);
     p.k_strides[d] = kb.stride(d);
     p.v_strides[d] = vb.stride(d);
+    p.o_strides[d] = out.stride(d);
   }
   p.H = static_cast<int>(H);
   p.Tq = static_cast<int>(Tq);
@@ -496,7 +502,7 @@ Tensor attention(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor
     for (int d = 0; d < 4; ++d) p.mask_strides[d] = m.stride(d);
   }
   if (Tk == 0) {  // no key at all: every row is excluded
-    LTX2_CUDA_CHECK(cudaMemsetAsync(out.data_ptr(), 0, out.nbytes(), 0));
+    LTX2_CUDA_CHECK(cudaMemsetAsync(token_major.data_ptr(), 0, token_major.nbytes(), 0));
   } else {
     auto run_wgmma = [&] {
       if (D == 64) {

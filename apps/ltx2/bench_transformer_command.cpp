@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -19,6 +20,7 @@
 #include "core/cuda/events.h"
 #include "core/cuda/memory.h"
 #include "core/error.h"
+#include "core/op_profile.h"
 #include "io/configs/transformer_config.h"
 #include "io/weights.h"
 #include "models/transformer/transformer.h"
@@ -125,6 +127,26 @@ double video_rope_ms(const TransformerConfig& c, const Tensor& positions, int de
   return ms[ms.size() / 2];
 }
 
+// One forward under an OpProfile: each op kind's calls and device ms, printed and returned as JSON.
+json op_profile(int device, const std::function<void()>& forward) {
+  OpProfile profile(device);
+  const float forward_ms = cuda_time_each(device, 1, forward)[0];
+  const std::vector<OpProfile::Entry> entries = profile.finish();
+  double in_ops = 0;
+  for (const auto& e : entries) in_ops += e.ms;
+  std::printf("  profile of one forward (%.1f ms with the profile's events; %.1f ms inside ops):\n",
+              forward_ms, in_ops);
+  json out = {{"forward_ms", forward_ms}, {"ops", json::array()}};
+  for (const auto& e : entries) {
+    std::printf("    %-30s %6lld calls %9.1f ms %5.1f%%\n", e.op.c_str(), static_cast<long long>(e.calls),
+                e.ms, 100 * e.ms / forward_ms);
+    out["ops"].push_back({{"op", e.op}, {"calls", e.calls}, {"ms", e.ms}});
+  }
+  std::printf("    %-30s %19.1f ms %5.1f%%\n", "(between ops)", forward_ms - in_ops,
+              100 * (forward_ms - in_ops) / forward_ms);
+  return out;
+}
+
 double median(std::vector<float> v) {
   std::sort(v.begin(), v.end());
   return v[v.size() / 2];
@@ -155,6 +177,7 @@ CLI::App* add_bench_transformer_command(CLI::App* bench, BenchTransformerOptions
   sub->add_option("--device", opt->device, "cuda:N")->capture_default_str();
   add_forward_timing_options(sub, &opt->layers, &opt->warmup, &opt->iterations);
   sub->add_option("--peak-tflops", opt->peak_tflops, "peak for the MFU column")->capture_default_str();
+  sub->add_flag("--profile", opt->profile, "also time every op kind in one forward (device events)");
   sub->add_option("--json", opt->json_path, "also write the results to this JSON file");
   return sub;
 }
@@ -224,6 +247,7 @@ int run_bench_transformer(const BenchTransformerOptions& opt) {
     std::printf("  the video RoPE tables take %.2f ms on the device per forward\n", rope_ms);
     for (const auto& [name, t] : sites.items())
       std::printf("    %-28s %8.1f ms\n", name.c_str(), t.get<double>());
+    const json profile = opt.profile ? op_profile(device.index, forward) : json();
     rows.push_back({{"model", opt.model},
                     {"shape", shape_name},
                     {"video_tokens", tv},
@@ -241,7 +265,8 @@ int run_bench_transformer(const BenchTransformerOptions& opt) {
                     {"attention_ms", attention_ms},
                     {"attention_ms_by_site", sites},
                     {"linear_ms_isolated", linear_ms},
-                    {"device_video_rope_ms", rope_ms}});
+                    {"device_video_rope_ms", rope_ms},
+                    {"op_profile", profile}});
   }
   if (!opt.json_path.empty()) {
     json doc = {{"bench", "transformer"},

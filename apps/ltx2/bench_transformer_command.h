@@ -1,7 +1,8 @@
 // `ltx2 bench transformer`: device time of one full-size LTX-2 transformer forward (video + audio,
 // bf16, random weights made on the GPU's side of the model's own loader) at the pipeline's stage-1
 // and full-resolution shapes: median ms after warm-up, TFLOP/s from the counted FLOPs, MFU, peak
-// device memory, the ratio to the reference's measured time, and the attention share per site.
+// device memory, the ratio to the reference's measured time, and the attention share per site;
+// with --profile also the device time of every op kind in one forward (core/op_profile.h).
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -17,6 +18,7 @@ struct BenchTransformerOptions {
   int warmup = 2, iterations = 5;
   int layers = 0;  // 0: the model's 48
   double peak_tflops = 989.0;
+  bool profile = false;
   std::string json_path;
 };
 

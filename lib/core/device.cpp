@@ -3,6 +3,7 @@
 #include "core/cuda/events.h"
 #include "core/cuda/memory.h"
 #include "core/error.h"
+#include "core/op_profile.h"
 
 namespace ltx2 {
 
@@ -19,23 +20,57 @@ Device Device::parse(const std::string& s) {
 }
 
 #ifdef LTX2_WITH_CUDA
-bool cuda_built() { return true; }
+bool cuda_built() {
+  return true;
+}
 #else
-bool cuda_built() { return false; }
+bool cuda_built() {
+  return false;
+}
 
 namespace {
-[[noreturn]] void no_cuda() { LTX2_FAIL("this ltx2 was built without the CUDA backend"); }
+[[noreturn]] void no_cuda() {
+  LTX2_FAIL("this ltx2 was built without the CUDA backend");
+}
 }  // namespace
 
-void* cuda_alloc(size_t, int) { no_cuda(); }
+void* cuda_alloc(size_t, int) {
+  no_cuda();
+}
 void cuda_free(void*, int) {}
-void cuda_memset_zero(void*, size_t, int) { no_cuda(); }
-void cuda_memcpy(void*, Device, const void*, Device, size_t) { no_cuda(); }
-void cuda_copy_strided(const Tensor&, const Tensor&) { no_cuda(); }
-CudaMemoryStats cuda_memory_stats(int) { return {}; }
+void cuda_memset_zero(void*, size_t, int) {
+  no_cuda();
+}
+void cuda_memcpy(void*, Device, const void*, Device, size_t) {
+  no_cuda();
+}
+void cuda_copy_strided(const Tensor&, const Tensor&) {
+  no_cuda();
+}
+CudaMemoryStats cuda_memory_stats(int) {
+  return {};
+}
 void cuda_empty_cache() {}
-void cuda_synchronize(int) { no_cuda(); }
-std::vector<float> cuda_time_each(int, int, const std::function<void()>&) { no_cuda(); }
+void cuda_synchronize(int) {
+  no_cuda();
+}
+std::vector<float> cuda_time_each(int, int, const std::function<void()>&) {
+  no_cuda();
+}
+
+struct OpProfile::State {};
+OpProfile::OpProfile(int) {
+  no_cuda();
+}
+OpProfile::~OpProfile() = default;
+std::vector<OpProfile::Entry> OpProfile::finish() {
+  no_cuda();
+}
+OpProfile::State* active_op_profile() {
+  return nullptr;
+}
+void op_profile_begin(OpProfile::State*, const char*) {}
+void op_profile_end(OpProfile::State*) {}
 #endif
 
 }  // namespace ltx2

@@ -5,6 +5,7 @@
 
 #include "core/cuda/memory.h"
 #include "core/error.h"
+#include "core/op_profile.h"
 
 namespace ltx2 {
 
@@ -409,10 +410,12 @@ void Tensor::copy_(const Tensor& src) {
   // At least one side is on a GPU: same-dtype contiguous copies go straight through the copy
   // engine; anything else is first made contiguous and converted where that is cheapest.
   if (dtype_ == src.dtype_ && is_contiguous() && src.is_contiguous()) {
+    OpScope scope("copy (contiguous)");
     cuda_memcpy(data_ptr(), device(), src.data_ptr(), src.device(), nbytes());
     return;
   }
   if (device().is_cuda() && src.device().is_cuda()) {
+    OpScope scope("copy (strided or converting)");
     cuda_copy_strided(*this, src);
     return;
   }

@@ -6,6 +6,7 @@
 #pragma once
 
 #include "core/error.h"
+#include "core/op_profile.h"
 #include "core/tensor.h"
 
 namespace ltx2::ops {
@@ -58,12 +59,14 @@ const CudaOps& cuda_ops();
 
 }  // namespace ltx2::ops
 
-// In a public op: if `dev` is a GPU, call the table entry `name` with the remaining arguments.
+// In a public op: if `dev` is a GPU, call the table entry `name` with the remaining arguments
+// (timed by a recording OpProfile under the entry's name).
 #define LTX2_DISPATCH_CUDA(dev, name, ...)                                     \
   do {                                                                         \
     if ((dev).is_cuda()) {                                                     \
       auto fn_ = ::ltx2::ops::cuda_ops().name;                                 \
       LTX2_CHECK(fn_ != nullptr, "op '{}' has no CUDA implementation", #name); \
+      ::ltx2::OpScope op_scope_(#name);                                        \
       return fn_(__VA_ARGS__);                                                 \
     }                                                                          \
   } while (0)
