@@ -33,6 +33,28 @@ __device__ __forceinline__ bf16 from_f<bf16>(float v) {
   return __float2bfloat16(v);
 }
 
+// V elements of T moved as one aligned access (16 bytes for V = 16 / sizeof(T)), converted to and
+// from float32; the pointer must be aligned to the pack.
+template <typename T, int V>
+struct alignas(sizeof(T) * V) Pack {
+  T v[V];
+};
+
+template <typename T, int V>
+__device__ __forceinline__ void load_pack(float (&out)[V], const T* p) {
+  const Pack<T, V> pk = *reinterpret_cast<const Pack<T, V>*>(p);
+#pragma unroll
+  for (int j = 0; j < V; ++j) out[j] = to_f(pk.v[j]);
+}
+
+template <typename T, int V>
+__device__ __forceinline__ void store_pack(T* p, const float (&in)[V]) {
+  Pack<T, V> pk;
+#pragma unroll
+  for (int j = 0; j < V; ++j) pk.v[j] = from_f<T>(in[j]);
+  *reinterpret_cast<Pack<T, V>*>(p) = pk;
+}
+
 // Calls f(T{}) with T the element type of a f32 or bf16 tensor.
 template <typename F>
 void dispatch_float(DType t, const char* op, F&& f) {

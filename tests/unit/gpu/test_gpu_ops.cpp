@@ -91,6 +91,29 @@ TEST_CASE("gpu: broadcasting binary ops, bf16, f32 and mixed") {
                     Error);
 }
 
+// Same-shape contiguous operands take the 16-byte-pack kernel; a length that is not whole packs or
+// an operand one element off alignment takes the general one. Both give the CPU's values.
+TEST_CASE("gpu: same-shape binary ops, packed and unpacked") {
+  for (int64_t n : {4096, 4099}) {
+    Tensor a = test::random_tensor({2, n}, 21),
+           b = ops::add(ops::unary(test::random_tensor({2, n}, 22), ops::UnaryOp::Abs), 0.5f);
+    for (int op = 0; op <= int(ops::BinaryOp::Min); ++op) {
+      auto bop = static_cast<ops::BinaryOp>(op);
+      const std::string name = "dense " + std::to_string(n) + " op " + std::to_string(op);
+      Tensor ref = ops::binary(a, b, bop);
+      test::require_f32_close(name, ops::binary(to_gpu(a, DType::F32), to_gpu(b, DType::F32), bop), ref,
+                              1e-6);
+      Tensor naive = round_bf16(ops::binary(round_bf16(a), round_bf16(b), bop));
+      test::require_bf16_close(name + " bf16",
+                               ops::binary(to_gpu(a, DType::BF16), to_gpu(b, DType::BF16), bop), naive, ref);
+    }
+  }
+  Tensor whole = to_gpu(test::random_tensor({4097}, 23), DType::BF16);
+  Tensor off = whole.narrow(0, 1, 4096), other = to_gpu(test::random_tensor({4096}, 24), DType::BF16);
+  Tensor ref = ops::add(off.to(Device::cpu()).to(DType::F32), other.to(Device::cpu()).to(DType::F32));
+  test::require_bf16_close("misaligned", ops::add(off, other), round_bf16(ref), ref);
+}
+
 TEST_CASE("gpu: unary ops and activations") {
   Tensor x = ops::mul(test::random_tensor({7, 129}, 11), 3.f);
   Tensor pos = ops::add(ops::unary(x, ops::UnaryOp::Abs), 0.1f);  // for log, sqrt, rsqrt, pow
