@@ -1,6 +1,7 @@
 // CUDA RMSNorm and LayerNorm over the last dimension: one block per row, statistics in float32
 // (LayerNorm's variance is a second pass over the row, as the CPU op does it), output in the
-// input's dtype. The affine parameters may be f32 or bf16 independently of the input.
+// input's dtype. The affine parameters may be f32 or bf16 independently of the input. RMSNorm
+// reads rows in 16-byte packs when their width and address allow.
 #include "kernels/common.cuh"
 
 namespace ltx2::cuda {
@@ -24,6 +25,31 @@ __global__ void rms_norm_kernel(T* out, const T* x, const TW* w, int64_t C, floa
   float inv = rsqrtf(ss / static_cast<float>(C) + eps);
   for (int64_t i = threadIdx.x; i < C; i += blockDim.x)
     orow[i] = from_f<T>(to_f(row[i]) * inv * (w ? to_f(w[i]) : 1.f));
+}
+
+// The same over rows whose width, addresses and weight allow 16-byte packs of x (V elements).
+template <typename T, typename TW, int V>
+__global__ void rms_norm_packed_kernel(T* out, const T* x, const TW* w, int64_t C, float eps) {
+  __shared__ float scratch[32];
+  const T* row = x + blockIdx.x * C;
+  T* orow = out + blockIdx.x * C;
+  float ss = 0.f;
+  for (int64_t i = int64_t(threadIdx.x) * V; i < C; i += int64_t(blockDim.x) * V) {
+    float v[V];
+    load_pack<T, V>(v, row + i);
+#pragma unroll
+    for (int j = 0; j < V; ++j) ss += v[j] * v[j];
+  }
+  ss = block_reduce(
+      ss, scratch, [](float v) { return warp_sum(v); }, 0.f);
+  const float inv = rsqrtf(ss / static_cast<float>(C) + eps);
+  for (int64_t i = int64_t(threadIdx.x) * V; i < C; i += int64_t(blockDim.x) * V) {
+    float v[V];
+    load_pack<T, V>(v, row + i);
+#pragma unroll
+    for (int j = 0; j < V; ++j) v[j] *= inv * (w ? to_f(w[i + j]) : 1.f);
+    store_pack<T, V>(orow + i, v);
+  }
 }
 
 template <typename T, typename TW>
@@ -80,8 +106,14 @@ Tensor rms_norm(const Tensor& x, const Tensor& w, float eps) {
     using T = decltype(t);
     dispatch_float(param_dtype(x, w, Tensor(), "rms_norm"), "rms_norm weight", [&](auto tw) {
       using TW = decltype(tw);
-      rms_norm_kernel<T, TW><<<static_cast<unsigned>(rows), kThreads>>>(
-          static_cast<T*>(out.data_ptr()), static_cast<const T*>(xc.data_ptr()), param_ptr<TW>(wc), C, eps);
+      auto* o = static_cast<T*>(out.data_ptr());
+      auto* xp = static_cast<const T*>(xc.data_ptr());
+      constexpr int V = 16 / sizeof(T);
+      if (C % V == 0 && reinterpret_cast<uintptr_t>(xp) % 16 == 0)
+        rms_norm_packed_kernel<T, TW, V>
+            <<<static_cast<unsigned>(rows), kThreads>>>(o, xp, param_ptr<TW>(wc), C, eps);
+      else
+        rms_norm_kernel<T, TW><<<static_cast<unsigned>(rows), kThreads>>>(o, xp, param_ptr<TW>(wc), C, eps);
       check_launch();
     });
   });

@@ -156,6 +156,11 @@ TEST_CASE("gpu: rms_norm and layer_norm with f32 and bf16 parameters") {
                            round_bf16(ops::rms_norm(round_bf16(x), w, 1e-6f)), ref);
   test::require_f32_close("rms_norm f32 no weight", ops::rms_norm(to_gpu(x, DType::F32), Tensor(), 1e-6f),
                           ops::rms_norm(x, Tensor(), 1e-6f), 1e-5);
+  // A width that is not whole 16-byte packs takes the element-wise kernel.
+  Tensor odd = ops::add(test::random_tensor({3, 385}, 17), 0.3f), w_odd = test::random_tensor({385}, 18);
+  test::require_bf16_close(
+      "rms_norm odd width", ops::rms_norm(to_gpu(odd, DType::BF16), to_gpu(w_odd, DType::BF16), 1e-6f),
+      round_bf16(ops::rms_norm(round_bf16(odd), round_bf16(w_odd), 1e-6f)), ops::rms_norm(odd, w_odd, 1e-6f));
   Tensor lref = ops::layer_norm(x, w, b, 1e-5f);
   Tensor lnaive = round_bf16(ops::layer_norm(round_bf16(x), round_bf16(w), round_bf16(b), 1e-5f));
   test::require_bf16_close(
