@@ -20,34 +20,14 @@ struct DeviceRow {
   int64_t batch_stride, token_stride;
 };
 
-template <typename T, int V>
-struct alignas(sizeof(T) * V) Pack {
-  T v[V];
-};
-
-template <typename T, int V>
-__device__ __forceinline__ void load(float (&out)[V], const T* p) {
-  const Pack<T, V> pk = *reinterpret_cast<const Pack<T, V>*>(p);
-#pragma unroll
-  for (int j = 0; j < V; ++j) out[j] = to_f(pk.v[j]);
-}
-
-template <typename T, int V>
-__device__ __forceinline__ void store(T* p, const float (&in)[V]) {
-  Pack<T, V> pk;
-#pragma unroll
-  for (int j = 0; j < V; ++j) pk.v[j] = from_f<T>(in[j]);
-  *reinterpret_cast<Pack<T, V>*>(p) = pk;
-}
-
 // values[j] = table[i + j] + embedding[b, t, i + j].
 template <typename T, int V>
 __device__ __forceinline__ void load_row(float (&out)[V], const DeviceRow<T>& r, int64_t b, int64_t t,
                                          int64_t i) {
-  load<T, V>(out, r.table + i);
+  load_pack<T, V>(out, r.table + i);
   if (r.embedding) {
     float e[V];
-    load<T, V>(e, r.embedding + b * r.batch_stride + t * r.token_stride + i);
+    load_pack<T, V>(e, r.embedding + b * r.batch_stride + t * r.token_stride + i);
 #pragma unroll
     for (int j = 0; j < V; ++j) out[j] += e[j];
   }
@@ -63,7 +43,7 @@ __global__ void rms_norm_modulate_kernel(T* out, const T* x, DeviceRow<T> shift,
   float ss = 0.f;
   for (int64_t i = int64_t(threadIdx.x) * V; i < D; i += int64_t(blockDim.x) * V) {
     float v[V];
-    load<T, V>(v, xr + i);
+    load_pack<T, V>(v, xr + i);
 #pragma unroll
     for (int j = 0; j < V; ++j) ss += v[j] * v[j];
   }
@@ -72,12 +52,12 @@ __global__ void rms_norm_modulate_kernel(T* out, const T* x, DeviceRow<T> shift,
   const float inv = rsqrtf(ss / static_cast<float>(D) + eps);
   for (int64_t i = int64_t(threadIdx.x) * V; i < D; i += int64_t(blockDim.x) * V) {
     float v[V], sh[V], sc[V];
-    load<T, V>(v, xr + i);
+    load_pack<T, V>(v, xr + i);
     load_row<T, V>(sh, shift, b, t, i);
     load_row<T, V>(sc, scale, b, t, i);
 #pragma unroll
     for (int j = 0; j < V; ++j) v[j] = v[j] * inv * (1.f + sc[j]) + sh[j];
-    store<T, V>(orow + i, v);
+    store_pack<T, V>(orow + i, v);
   }
 }
 
@@ -86,12 +66,12 @@ __global__ void add_gated_kernel(T* out, const T* x, const T* y, DeviceRow<T> ga
   const int64_t row = blockIdx.x, b = row / T_, t = row % T_;
   for (int64_t i = int64_t(threadIdx.x) * V; i < D; i += int64_t(blockDim.x) * V) {
     float xv[V], yv[V], g[V];
-    load<T, V>(xv, x + row * D + i);
-    load<T, V>(yv, y + row * D + i);
+    load_pack<T, V>(xv, x + row * D + i);
+    load_pack<T, V>(yv, y + row * D + i);
     load_row<T, V>(g, gate, b, t, i);
 #pragma unroll
     for (int j = 0; j < V; ++j) xv[j] += yv[j] * g[j];
-    store<T, V>(out + row * D + i, xv);
+    store_pack<T, V>(out + row * D + i, xv);
   }
 }
 

@@ -1,7 +1,7 @@
-// Helpers shared by the CUDA kernels: element loads/stores as float for every floating dtype, a
-// dtype switch, the launch check, and the collapsed strided layout used by broadcasting ops.
-// All kernels run on the legacy default stream of the tensor's device (the allocator relies on
-// one stream per device for stream-ordered reuse).
+// Helpers shared by the CUDA kernels: element loads/stores as float for every floating dtype, aligned
+// packed loads/stores, a dtype switch, the launch check, and the collapsed strided layout used by
+// broadcasting ops. All kernels run on the legacy default stream of the tensor's device (the allocator relies
+// on one stream per device for stream-ordered reuse).
 #pragma once
 
 #include <cuda_bf16.h>
@@ -31,6 +31,28 @@ __device__ __forceinline__ float from_f<float>(float v) {
 template <>
 __device__ __forceinline__ bf16 from_f<bf16>(float v) {
   return __float2bfloat16(v);
+}
+
+// V consecutive elements moved as one aligned access (16 bytes for 8 bf16 or 4 float): the pointer
+// must be aligned to sizeof(T) * V.
+template <typename T, int V>
+struct alignas(sizeof(T) * V) Pack {
+  T v[V];
+};
+
+template <typename T, int V>
+__device__ __forceinline__ void load_pack(float (&out)[V], const T* p) {
+  const Pack<T, V> pk = *reinterpret_cast<const Pack<T, V>*>(p);
+#pragma unroll
+  for (int j = 0; j < V; ++j) out[j] = to_f(pk.v[j]);
+}
+
+template <typename T, int V>
+__device__ __forceinline__ void store_pack(T* p, const float (&in)[V]) {
+  Pack<T, V> pk;
+#pragma unroll
+  for (int j = 0; j < V; ++j) pk.v[j] = from_f<T>(in[j]);
+  *reinterpret_cast<Pack<T, V>*>(p) = pk;
 }
 
 // Calls f(T{}) with T the element type of a f32 or bf16 tensor.
