@@ -1,7 +1,7 @@
-// Helpers shared by the CUDA kernels: element loads/stores as float for every floating dtype, a
-// dtype switch, the launch check, and the collapsed strided layout used by broadcasting ops.
-// All kernels run on the legacy default stream of the tensor's device (the allocator relies on
-// one stream per device for stream-ordered reuse).
+// Helpers shared by the CUDA kernels: element loads/stores as float for every floating dtype, aligned
+// packed loads/stores, a dtype switch, the launch check, and the collapsed strided layout used by
+// broadcasting ops. All kernels run on the legacy default stream of the tensor's device (the allocator relies
+// on one stream per device for stream-ordered reuse).
 #pragma once
 
 #include <cuda_bf16.h>

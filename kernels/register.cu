@@ -26,6 +26,8 @@ Tensor linear_gelu_tanh(const Tensor& x, const Tensor& w, const Tensor& bias);  
 Tensor rms_norm_modulate(const Tensor& x, const ops::AdaRow& shift, const ops::AdaRow& scale,
                          float eps);                                          // adaln.cu
 Tensor add_gated(const Tensor& x, const Tensor& y, const ops::AdaRow& gate);  // adaln.cu
+Tensor rms_norm_rope(const Tensor& x, const Tensor& w, float eps, const Tensor& cos, const Tensor& sin,
+                     int layout);  // norm_rope.cu
 Tensor conv1d(const Tensor& x, const Tensor& w, const Tensor& bias,
               const ops::Conv1dOptions& opt);  // conv.cu
 Tensor conv2d(const Tensor& x, const Tensor& w, const Tensor& bias,
@@ -63,6 +65,7 @@ void fill_cuda_ops(CudaOps& table) {
   table.linear_gelu_tanh = &cuda::linear_gelu_tanh;
   table.rms_norm_modulate = &cuda::rms_norm_modulate;
   table.add_gated = &cuda::add_gated;
+  table.rms_norm_rope = &cuda::rms_norm_rope;
   table.conv1d = &cuda::conv1d;
   table.conv2d = &cuda::conv2d;
   table.conv3d = &cuda::conv3d;

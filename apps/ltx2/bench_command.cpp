@@ -1,4 +1,4 @@
-// `ltx2 bench attention|gemm` (see bench_command.h). Inputs are random bf16 tensors made on the
+// `ltx2 bench attention|gemm|memory` (see bench_command.h). Inputs are random bf16 tensors made on the
 // host with a counter hash (fast for the 100M-element attention inputs) and uploaded once; each
 // kernel is timed with device events, one event pair per run, after warm-up runs. Attention runs
 // once per engine (ops::set_attention_engine), so the engines' rows of a shape stand together.
@@ -13,6 +13,9 @@
 #include "core/error.h"
 #include "ops/attention.h"
 #include "ops/linear.h"
+#include "ops/norm.h"
+#include "ops/norm_rope.h"
+#include "ops/rope.h"
 
 namespace ltx2 {
 
@@ -133,6 +136,34 @@ int bench_gemm(const BenchOptions& opt, Device device) {
   return report("gemm", results, opt);
 }
 
+// The memory-bound passes around attention at the model's width: the head split / merge transposes
+// (GPU strided copy) and q/k norm + RoPE, unfused and fused (their bytes moved in the shape column).
+int bench_memory(const BenchOptions& opt, Device device) {
+  std::vector<int64_t> tokens = opt.tokens.empty() ? std::vector<int64_t>{6144, 24576} : opt.tokens;
+  const int64_t H = opt.heads, D = opt.head_dim, dim = H * D;
+  std::vector<Result> results;
+  for (int64_t T : tokens) {
+    const Tensor x = random_bf16({1, T, H, D}, 7, device), w = random_bf16({dim}, 8, device);
+    const Tensor heads_first = x.transpose(1, 2).contiguous();
+    const double mb = 2.0 * x.nbytes() / 1e6;  // read + write
+    const std::string desc = fmt::format("B1 T{} H{} D{} {:.1f}MB", T, H, D, mb);
+    results.push_back(
+        time_kernel("split heads", desc, 0, device, opt, [&] { x.transpose(1, 2).contiguous(); }));
+    results.push_back(
+        time_kernel("merge heads", desc, 0, device, opt, [&] { heads_first.transpose(1, 2).contiguous(); }));
+    const ops::RopeTables rope{random_bf16({1, H, T, D / 2}, 9, device).to(DType::F32),
+                               random_bf16({1, H, T, D / 2}, 10, device).to(DType::F32),
+                               ops::RopeLayout::Split};
+    const Tensor q = x.view({1, T, dim});
+    const std::string rope_desc = fmt::format("B1 T{} dim{} f32 split tables", T, dim);
+    results.push_back(time_kernel("qk norm, rope", rope_desc, 0, device, opt,
+                                  [&] { ops::apply_rope(ops::rms_norm(q, w, 1e-6f), rope); }));
+    results.push_back(time_kernel("qk norm+rope", rope_desc, 0, device, opt,
+                                  [&] { ops::rms_norm_rope(q, w, 1e-6f, rope); }));
+  }
+  return report("memory", results, opt);
+}
+
 }  // namespace
 
 CLI::App* add_bench_command(CLI::App& app, BenchOptions& opt) {
@@ -142,7 +173,8 @@ CLI::App* add_bench_command(CLI::App& app, BenchOptions& opt) {
   bench->require_subcommand(1);
   for (auto* sub :
        {bench->add_subcommand("attention", "Attention on each engine (wgmma, cuDNN), 32 heads x 128"),
-        bench->add_subcommand("gemm", "The transformer block's linear layers (bf16, bias)")}) {
+        bench->add_subcommand("gemm", "The transformer block's linear layers (bf16, bias)"),
+        bench->add_subcommand("memory", "Head split/merge copies and q/k norm + RoPE (unfused, fused)")}) {
     sub->add_option("--device", opt.device, "cuda:N")->capture_default_str();
     sub->add_option("--tokens", opt.tokens, "token counts (default 6144 24576)");
     sub->add_option("--heads", opt.heads, "attention heads")->capture_default_str();
@@ -172,6 +204,7 @@ int run_bench(const CLI::App& bench, const BenchOptions& opt) {
   LTX2_CHECK(device.is_cuda(), "ltx2 bench: --device must be a GPU (cuda:N), got '{}'", opt.device);
   LTX2_CHECK(cuda_built(), "ltx2 bench: this ltx2 was built without the CUDA backend");
   if (bench.got_subcommand("attention")) return bench_attention(opt, device);
+  if (bench.got_subcommand("memory")) return bench_memory(opt, device);
   return bench_gemm(opt, device);
 }
 

@@ -1,4 +1,4 @@
-// `ltx2 bench attention|gemm`: device throughput of the CUDA kernels at the LTX-2 shapes (TFLOP/s,
+// `ltx2 bench attention|gemm|memory`: device throughput of the CUDA kernels at the LTX-2 shapes (TFLOP/s,
 // median milliseconds after warm-up, MFU against the dense bf16 peak), printed and written as JSON.
 #pragma once
 
@@ -20,9 +20,9 @@ struct BenchOptions {
   std::string json_path;
 };
 
-// Adds `bench` with its `attention` and `gemm` subcommands to the app.
+// Adds `bench` with its `attention`, `gemm` and `memory` subcommands to the app.
 CLI::App* add_bench_command(CLI::App& app, BenchOptions& options);
-// Runs whichever of the two subcommands was given; returns the exit code.
+// Runs whichever subcommand was given; returns the exit code.
 int run_bench(const CLI::App& bench, const BenchOptions& options);
 
 }  // namespace ltx2

@@ -52,6 +52,8 @@ struct CudaOps {
   Tensor (*linear_gelu_tanh)(const Tensor& x, const Tensor& w, const Tensor& bias) = nullptr;
   Tensor (*rms_norm_modulate)(const Tensor& x, const AdaRow& shift, const AdaRow& scale, float eps) = nullptr;
   Tensor (*add_gated)(const Tensor& x, const Tensor& y, const AdaRow& gate) = nullptr;
+  Tensor (*rms_norm_rope)(const Tensor& x, const Tensor& w, float eps, const Tensor& cos, const Tensor& sin,
+                          int layout) = nullptr;
 };
 
 // The filled table; throws when this build has no CUDA backend.

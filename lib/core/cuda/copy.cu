@@ -1,6 +1,17 @@
-// Strided, converting copy between two GPU tensors of the same shape (up to 8 dimensions).
+// Strided, converting copy between two GPU tensors of the same shape (up to 8 dimensions). The layout
+// is collapsed first: size-1 dims dropped, and a dim merged into its inner neighbour when it is
+// contiguous over it in both tensors (stride 0 broadcasts merge too). A same-dtype copy then moves raw
+// words: when the innermost collapsed dim has stride 1 in both and its length, every other stride and
+// both base addresses allow, words of 16 (else 8, 4, 2) bytes, e.g. 8 bf16 of a head split
+// [B, T, H, D] -> [B, H, T, D] per thread, and otherwise one element per word. Index math is 32-bit
+// when every offset fits. A copy that converts dtypes (f32, bf16, f16, i32, i64) goes element by
+// element through float32 (integers directly) with 64-bit index math over the collapsed layout.
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <type_traits>
 
 #include "core/cuda/check.h"
 #include "core/cuda/memory.h"
@@ -11,66 +22,200 @@ namespace ltx2 {
 namespace {
 
 constexpr int kMaxDims = 8;
+constexpr int kThreads = 256;
+constexpr int64_t kMaxBlocks = int64_t{1} << 20;  // grid-stride beyond this
 
-struct StridedLayout {
-  int ndim;
+// Outermost dim first; strides in elements (words once widened).
+struct Layout {
+  int ndim = 0;
   int64_t shape[kMaxDims];
   int64_t dst_strides[kMaxDims];
   int64_t src_strides[kMaxDims];
 };
 
-template <typename T>
-__device__ float load_f(const T* p) { return static_cast<float>(*p); }
-template <>
-__device__ float load_f<__nv_bfloat16>(const __nv_bfloat16* p) { return __bfloat162float(*p); }
-template <>
-__device__ float load_f<__half>(const __half* p) { return __half2float(*p); }
+template <typename I>
+struct DeviceLayout {
+  int ndim;
+  I shape[kMaxDims];
+  I dst_strides[kMaxDims];
+  I src_strides[kMaxDims];
+};
 
-template <typename T>
-__device__ void store_f(T* p, float v) { *p = static_cast<T>(v); }
-template <>
-__device__ void store_f<__nv_bfloat16>(__nv_bfloat16* p, float v) { *p = __float2bfloat16(v); }
-template <>
-__device__ void store_f<__half>(__half* p, float v) { *p = __float2half(v); }
+Layout collapse(const Tensor& dst, const Tensor& src) {
+  Layout l;
+  for (int d = dst.dim() - 1; d >= 0; --d) {  // innermost first, reversed at the end
+    const int64_t n = dst.shape()[d], ds = dst.strides()[d], ss = src.strides()[d];
+    if (n == 1) continue;
+    const int last = l.ndim - 1;
+    if (l.ndim > 0 && ds == l.shape[last] * l.dst_strides[last] &&
+        ss == l.shape[last] * l.src_strides[last]) {
+      l.shape[last] *= n;
+      continue;
+    }
+    l.shape[l.ndim] = n;
+    l.dst_strides[l.ndim] = ds;
+    l.src_strides[l.ndim] = ss;
+    ++l.ndim;
+  }
+  if (l.ndim == 0) {  // a single element
+    l.shape[0] = 1;
+    l.dst_strides[0] = l.src_strides[0] = 1;
+    l.ndim = 1;
+  }
+  std::reverse(l.shape, l.shape + l.ndim);
+  std::reverse(l.dst_strides, l.dst_strides + l.ndim);
+  std::reverse(l.src_strides, l.src_strides + l.ndim);
+  return l;
+}
 
-template <typename D, typename S>
-__global__ void strided_copy_kernel(D* dst, const S* src, StridedLayout l, int64_t n) {
-  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n;
-       i += int64_t(gridDim.x) * blockDim.x) {
-    int64_t rem = i, doff = 0, soff = 0;
-    for (int d = l.ndim - 1; d >= 0; --d) {
-      int64_t c = rem % l.shape[d];
-      rem /= l.shape[d];
-      doff += c * l.dst_strides[d];
-      soff += c * l.src_strides[d];
+// The widest word (bytes) a same-dtype copy of elements of `elem` bytes can move, and the layout
+// rescaled to it.
+size_t widen(Layout& l, size_t elem, const void* dst, const void* src) {
+  const int inner = l.ndim - 1;
+  if (l.dst_strides[inner] != 1 || l.src_strides[inner] != 1) return elem;
+  for (size_t word = 16; word > elem; word /= 2) {
+    const int64_t k = static_cast<int64_t>(word / elem);
+    bool ok = word % elem == 0 && l.shape[inner] % k == 0 && reinterpret_cast<uintptr_t>(dst) % word == 0 &&
+              reinterpret_cast<uintptr_t>(src) % word == 0;
+    for (int d = 0; d < inner; ++d) ok = ok && l.dst_strides[d] % k == 0 && l.src_strides[d] % k == 0;
+    if (!ok) continue;
+    l.shape[inner] /= k;
+    for (int d = 0; d < inner; ++d) {
+      l.dst_strides[d] /= k;
+      l.src_strides[d] /= k;
     }
-    if constexpr (std::is_same_v<D, S>) {
-      dst[doff] = src[soff];
-    } else {
-      store_f(dst + doff, load_f(src + soff));
-    }
+    return word;
+  }
+  return elem;
+}
+
+int64_t count(const Layout& l) {
+  int64_t n = 1;
+  for (int d = 0; d < l.ndim; ++d) n *= l.shape[d];
+  return n;
+}
+
+// Whether every index and offset (and the grid-stride loop's next index) fits in int32.
+bool fits_int32(const Layout& l) {
+  int64_t dmax = 0, smax = 0;
+  for (int d = 0; d < l.ndim; ++d) {
+    dmax += (l.shape[d] - 1) * l.dst_strides[d];
+    smax += (l.shape[d] - 1) * l.src_strides[d];
+  }
+  const int64_t limit = INT32_MAX / 2;
+  return count(l) <= limit && dmax <= limit && smax <= limit;
+}
+
+template <typename I>
+DeviceLayout<I> device_layout(const Layout& l) {
+  DeviceLayout<I> d{};
+  d.ndim = l.ndim;
+  for (int i = 0; i < l.ndim; ++i) {
+    d.shape[i] = static_cast<I>(l.shape[i]);
+    d.dst_strides[i] = static_cast<I>(l.dst_strides[i]);
+    d.src_strides[i] = static_cast<I>(l.src_strides[i]);
+  }
+  return d;
+}
+
+// Element i (row-major over the layout) -> its dst and src offsets; the outermost dim needs no division.
+template <typename I>
+__device__ __forceinline__ void offsets(const DeviceLayout<I>& l, I i, I& doff, I& soff) {
+  I rem = i;
+  doff = 0;
+  soff = 0;
+  for (int d = l.ndim - 1; d > 0; --d) {
+    const I c = rem % l.shape[d];
+    rem /= l.shape[d];
+    doff += c * l.dst_strides[d];
+    soff += c * l.src_strides[d];
+  }
+  doff += rem * l.dst_strides[0];
+  soff += rem * l.src_strides[0];
+}
+
+template <typename W, typename I>
+__global__ void copy_words_kernel(W* dst, const W* src, DeviceLayout<I> l, I n) {
+  for (I i = blockIdx.x * I(blockDim.x) + threadIdx.x; i < n; i += I(gridDim.x) * blockDim.x) {
+    I doff, soff;
+    offsets(l, i, doff, soff);
+    dst[doff] = src[soff];
   }
 }
 
+template <typename T>
+__device__ float load_f(const T* p) {
+  return static_cast<float>(*p);
+}
+template <>
+__device__ float load_f<__nv_bfloat16>(const __nv_bfloat16* p) {
+  return __bfloat162float(*p);
+}
+template <>
+__device__ float load_f<__half>(const __half* p) {
+  return __half2float(*p);
+}
+
+template <typename T>
+__device__ void store_f(T* p, float v) {
+  *p = static_cast<T>(v);
+}
+template <>
+__device__ void store_f<__nv_bfloat16>(__nv_bfloat16* p, float v) {
+  *p = __float2bfloat16(v);
+}
+template <>
+__device__ void store_f<__half>(__half* p, float v) {
+  *p = __float2half(v);
+}
+
 template <typename D, typename S>
-void launch(const Tensor& dst, const Tensor& src, const StridedLayout& l) {
-  int64_t n = dst.numel();
-  int threads = 256;
-  int blocks = static_cast<int>(std::min<int64_t>((n + threads - 1) / threads, 65535));
-  strided_copy_kernel<D, S><<<blocks, threads>>>(static_cast<D*>(dst.data_ptr()),
-                                                 static_cast<const S*>(src.data_ptr()), l, n);
+__global__ void convert_kernel(D* dst, const S* src, DeviceLayout<int64_t> l, int64_t n) {
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n;
+       i += int64_t(gridDim.x) * blockDim.x) {
+    int64_t doff, soff;
+    offsets(l, i, doff, soff);
+    if constexpr (std::is_integral_v<D> && std::is_integral_v<S>)
+      dst[doff] = static_cast<D>(src[soff]);
+    else
+      store_f(dst + doff, load_f(src + soff));
+  }
+}
+
+unsigned blocks_for(int64_t n) {
+  return static_cast<unsigned>(std::clamp<int64_t>((n + kThreads - 1) / kThreads, 1, kMaxBlocks));
+}
+
+template <typename W>
+void copy_words(void* dst, const void* src, const Layout& l) {
+  const int64_t n = count(l);
+  if (fits_int32(l))
+    copy_words_kernel<W, int32_t><<<blocks_for(n), kThreads>>>(
+        static_cast<W*>(dst), static_cast<const W*>(src), device_layout<int32_t>(l), static_cast<int32_t>(n));
+  else
+    copy_words_kernel<W, int64_t><<<blocks_for(n), kThreads>>>(
+        static_cast<W*>(dst), static_cast<const W*>(src), device_layout<int64_t>(l), n);
+  LTX2_CUDA_CHECK(cudaGetLastError());
+}
+
+template <typename D, typename S>
+void convert(const Tensor& dst, const Tensor& src, const Layout& l) {
+  const int64_t n = count(l);
+  convert_kernel<D, S><<<blocks_for(n), kThreads>>>(
+      static_cast<D*>(dst.data_ptr()), static_cast<const S*>(src.data_ptr()), device_layout<int64_t>(l), n);
   LTX2_CUDA_CHECK(cudaGetLastError());
 }
 
 template <typename D>
-void dispatch_src(const Tensor& dst, const Tensor& src, const StridedLayout& l) {
+void convert_from(const Tensor& dst, const Tensor& src, const Layout& l) {
   switch (src.dtype()) {
-    case DType::F32: return launch<D, float>(dst, src, l);
-    case DType::BF16: return launch<D, __nv_bfloat16>(dst, src, l);
-    case DType::F16: return launch<D, __half>(dst, src, l);
-    case DType::I32: return launch<D, int32_t>(dst, src, l);
-    case DType::I64: return launch<D, int64_t>(dst, src, l);
-    default: LTX2_FAIL("GPU copy from {} is not supported", dtype_name(src.dtype()));
+    case DType::F32: return convert<D, float>(dst, src, l);
+    case DType::BF16: return convert<D, __nv_bfloat16>(dst, src, l);
+    case DType::F16: return convert<D, __half>(dst, src, l);
+    case DType::I32: return convert<D, int32_t>(dst, src, l);
+    case DType::I64: return convert<D, int64_t>(dst, src, l);
+    default:
+      LTX2_FAIL("GPU copy from {} to {} is not supported", dtype_name(src.dtype()), dtype_name(dst.dtype()));
   }
 }
 
@@ -81,21 +226,26 @@ void cuda_copy_strided(const Tensor& dst, const Tensor& src) {
   LTX2_CHECK(dst.device() == src.device(), "GPU copy across devices {} -> {}", src.device().str(),
              dst.device().str());
   if (dst.numel() == 0) return;
-  StridedLayout l{};
-  l.ndim = dst.dim();
-  for (int d = 0; d < l.ndim; ++d) {
-    l.shape[d] = dst.shape()[d];
-    l.dst_strides[d] = dst.strides()[d];
-    l.src_strides[d] = src.strides()[d];
-  }
+  Layout l = collapse(dst, src);
   LTX2_CUDA_CHECK(cudaSetDevice(dst.device().index));
+  if (dst.dtype() == src.dtype()) {
+    switch (widen(l, dtype_size(dst.dtype()), dst.data_ptr(), src.data_ptr())) {
+      case 16: return copy_words<uint4>(dst.data_ptr(), src.data_ptr(), l);
+      case 8: return copy_words<uint2>(dst.data_ptr(), src.data_ptr(), l);
+      case 4: return copy_words<uint32_t>(dst.data_ptr(), src.data_ptr(), l);
+      case 2: return copy_words<uint16_t>(dst.data_ptr(), src.data_ptr(), l);
+      case 1: return copy_words<uint8_t>(dst.data_ptr(), src.data_ptr(), l);
+      default: LTX2_FAIL("GPU copy of {} elements is not supported", dtype_name(dst.dtype()));
+    }
+  }
   switch (dst.dtype()) {
-    case DType::F32: return dispatch_src<float>(dst, src, l);
-    case DType::BF16: return dispatch_src<__nv_bfloat16>(dst, src, l);
-    case DType::F16: return dispatch_src<__half>(dst, src, l);
-    case DType::I32: return dispatch_src<int32_t>(dst, src, l);
-    case DType::I64: return dispatch_src<int64_t>(dst, src, l);
-    default: LTX2_FAIL("GPU copy to {} is not supported", dtype_name(dst.dtype()));
+    case DType::F32: return convert_from<float>(dst, src, l);
+    case DType::BF16: return convert_from<__nv_bfloat16>(dst, src, l);
+    case DType::F16: return convert_from<__half>(dst, src, l);
+    case DType::I32: return convert_from<int32_t>(dst, src, l);
+    case DType::I64: return convert_from<int64_t>(dst, src, l);
+    default:
+      LTX2_FAIL("GPU copy from {} to {} is not supported", dtype_name(src.dtype()), dtype_name(dst.dtype()));
   }
 }
 

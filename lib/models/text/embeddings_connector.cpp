@@ -8,6 +8,7 @@
 #include "ops/elementwise.h"
 #include "ops/linear.h"
 #include "ops/norm.h"
+#include "ops/norm_rope.h"
 #include "ops/rope.h"
 
 namespace ltx2 {
@@ -50,8 +51,8 @@ EmbeddingsConnector::EmbeddingsConnector(const ConnectorConfig& config, const We
 Tensor EmbeddingsConnector::attention(const Block& blk, const Tensor& x, const ops::RopeTables& rope) const {
   const int64_t B = x.size(0), T = x.size(1), H = config_.heads, hd = config_.head_dim;
   auto heads = [&](const Tensor& t) { return t.view({B, T, H, hd}).permute({0, 2, 1, 3}); };
-  Tensor q = ops::apply_rope(ops::rms_norm(ops::linear(x, blk.to_q_w, blk.to_q_b), blk.q_norm, kEps), rope);
-  Tensor k = ops::apply_rope(ops::rms_norm(ops::linear(x, blk.to_k_w, blk.to_k_b), blk.k_norm, kEps), rope);
+  Tensor q = ops::rms_norm_rope(ops::linear(x, blk.to_q_w, blk.to_q_b), blk.q_norm, kEps, rope);
+  Tensor k = ops::rms_norm_rope(ops::linear(x, blk.to_k_w, blk.to_k_b), blk.k_norm, kEps, rope);
   Tensor v = ops::linear(x, blk.to_v_w, blk.to_v_b);
   float scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(hd)));
   Tensor o =

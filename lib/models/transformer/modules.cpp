@@ -10,12 +10,18 @@
 #include "ops/elementwise.h"
 #include "ops/linear.h"
 #include "ops/norm.h"
+#include "ops/norm_rope.h"
 #include "ops/shape.h"
 
 namespace ltx2::models::transformer {
 
 namespace {
 constexpr int64_t kSinusoidHalf = 128;
+
+// q_norm / k_norm and, when the call gives tables, RoPE in one fused pass.
+Tensor qk_norm(const Tensor& t, const Tensor& weight, float eps, const ops::RopeTables* rope) {
+  return rope ? ops::rms_norm_rope(t, weight, eps, *rope) : ops::rms_norm(t, weight, eps);
+}
 }  // namespace
 
 // The input takes the weight's dtype, as the reference's bf16 model casts the float32 sinusoid and
@@ -89,10 +95,8 @@ Tensor attention_module(const AttentionWeights& w, const Tensor& x, const Tensor
   if (call.perturbation.all) {
     out = v;
   } else {
-    Tensor q = ops::rms_norm(apply_linear(x, w.to_q), w.q_norm, call.eps);
-    Tensor k = ops::rms_norm(apply_linear(context, w.to_k), w.k_norm, call.eps);
-    if (call.q_rope) q = ops::apply_rope(q, *call.q_rope);
-    if (call.k_rope) k = ops::apply_rope(k, *call.k_rope);
+    const Tensor q = qk_norm(apply_linear(x, w.to_q), w.q_norm, call.eps, call.q_rope);
+    const Tensor k = qk_norm(apply_linear(context, w.to_k), w.k_norm, call.eps, call.k_rope);
     out = strategy.attend(call.site, q, k, v, call.heads, call.mask);
     if (call.perturbation.keep.defined()) {
       const Tensor& p = call.perturbation.keep;
