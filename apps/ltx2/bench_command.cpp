@@ -36,33 +36,51 @@ Tensor random_bf16(const Shape& shape, uint64_t seed, Device device) {
   return t.to(DType::BF16).to(device);
 }
 
+// One timed kernel: FLOPs for compute-bound ones, bytes moved (read + written) for memory-bound ones.
+struct Work {
+  double flops = 0, bytes = 0;
+};
 struct Result {
   std::string name, shape;
-  double flops, median_ms, min_ms;
+  Work work;
+  double median_ms, min_ms;
 };
 
-Result time_kernel(const std::string& name, const std::string& shape, double flops, Device device,
+Result time_kernel(const std::string& name, const std::string& shape, Work work, Device device,
                    const BenchOptions& opt, const std::function<void()>& fn) {
   cuda_time_each(device.index, opt.warmup, fn);
   std::vector<float> ms = cuda_time_each(device.index, opt.iterations, fn);
   std::sort(ms.begin(), ms.end());
-  return {name, shape, flops, ms[ms.size() / 2], ms.front()};
+  return {name, shape, work, ms[ms.size() / 2], ms.front()};
 }
 
 int report(const std::string& bench, const std::vector<Result>& results, const BenchOptions& opt) {
-  std::printf("%-14s %-34s %10s %10s %8s\n", "kernel", "shape", "median ms", "TFLOP/s", "MFU");
+  const bool memory = bench == "memory";
+  if (memory)
+    std::printf("%-14s %-34s %10s %10s %8s\n", "kernel", "shape", "median ms", "MB moved", "GB/s");
+  else
+    std::printf("%-14s %-34s %10s %10s %8s\n", "kernel", "shape", "median ms", "TFLOP/s", "MFU");
   nlohmann::json rows = nlohmann::json::array();
   for (const Result& r : results) {
-    double tflops = r.flops / (r.median_ms * 1e-3) / 1e12;
-    std::printf("%-14s %-34s %10.3f %10.1f %7.1f%%\n", r.name.c_str(), r.shape.c_str(), r.median_ms, tflops,
-                100.0 * tflops / opt.peak_tflops);
-    rows.push_back({{"kernel", r.name},
-                    {"shape", r.shape},
-                    {"flops", r.flops},
-                    {"median_ms", r.median_ms},
-                    {"min_ms", r.min_ms},
-                    {"tflops", tflops},
-                    {"mfu", tflops / opt.peak_tflops}});
+    const double seconds = r.median_ms * 1e-3;
+    const double tflops = r.work.flops / seconds / 1e12, gbps = r.work.bytes / seconds / 1e9;
+    if (memory)
+      std::printf("%-14s %-34s %10.3f %10.1f %8.0f\n", r.name.c_str(), r.shape.c_str(), r.median_ms,
+                  r.work.bytes / 1e6, gbps);
+    else
+      std::printf("%-14s %-34s %10.3f %10.1f %7.1f%%\n", r.name.c_str(), r.shape.c_str(), r.median_ms, tflops,
+                  100.0 * tflops / opt.peak_tflops);
+    nlohmann::json row = {
+        {"kernel", r.name}, {"shape", r.shape}, {"median_ms", r.median_ms}, {"min_ms", r.min_ms}};
+    if (memory) {
+      row["bytes"] = r.work.bytes;
+      row["gb_per_s"] = gbps;
+    } else {
+      row["flops"] = r.work.flops;
+      row["tflops"] = tflops;
+      row["mfu"] = tflops / opt.peak_tflops;
+    }
+    rows.push_back(row);
   }
   if (!opt.json_path.empty()) {
     nlohmann::json doc = {{"bench", bench},
@@ -106,8 +124,8 @@ int bench_attention(const BenchOptions& opt, Device device) {
     if (opt.model_layout) desc += " bthd";
     for (ops::AttentionEngine engine : engines) {
       ops::set_attention_engine(engine);
-      results.push_back(time_kernel(fmt::format("attn {}", ops::attention_engine_name(engine)), desc, flops,
-                                    device, opt, [&] { ops::attention(q, k, v); }));
+      results.push_back(time_kernel(fmt::format("attn {}", ops::attention_engine_name(engine)), desc,
+                                    {flops, 0}, device, opt, [&] { ops::attention(q, k, v); }));
     }
   }
   ops::set_attention_engine(saved);
@@ -130,14 +148,14 @@ int bench_gemm(const BenchOptions& opt, Device device) {
       Tensor b = random_bf16({g.n}, 6, device);
       std::string desc = fmt::format("M{} N{} K{} +bias", M, g.n, g.k);
       results.push_back(
-          time_kernel(g.name, desc, 2.0 * M * g.n * g.k, device, opt, [&] { ops::linear(x, w, b); }));
+          time_kernel(g.name, desc, {2.0 * M * g.n * g.k, 0}, device, opt, [&] { ops::linear(x, w, b); }));
     }
   }
   return report("gemm", results, opt);
 }
 
 // The memory-bound passes around attention at the model's width: the head split / merge transposes
-// (GPU strided copy) and q/k norm + RoPE, unfused and fused (their bytes moved in the shape column).
+// (GPU strided copy) and q/k norm + RoPE, unfused and fused, each with the bytes it reads and writes.
 int bench_memory(const BenchOptions& opt, Device device) {
   std::vector<int64_t> tokens = opt.tokens.empty() ? std::vector<int64_t>{6144, 24576} : opt.tokens;
   const int64_t H = opt.heads, D = opt.head_dim, dim = H * D;
@@ -145,20 +163,21 @@ int bench_memory(const BenchOptions& opt, Device device) {
   for (int64_t T : tokens) {
     const Tensor x = random_bf16({1, T, H, D}, 7, device), w = random_bf16({dim}, 8, device);
     const Tensor heads_first = x.transpose(1, 2).contiguous();
-    const double mb = 2.0 * x.nbytes() / 1e6;  // read + write
-    const std::string desc = fmt::format("B1 T{} H{} D{} {:.1f}MB", T, H, D, mb);
+    const double pass = 2.0 * static_cast<double>(x.nbytes());  // x read and written once
+    const std::string desc = fmt::format("B1 T{} H{} D{}", T, H, D);
     results.push_back(
-        time_kernel("split heads", desc, 0, device, opt, [&] { x.transpose(1, 2).contiguous(); }));
-    results.push_back(
-        time_kernel("merge heads", desc, 0, device, opt, [&] { heads_first.transpose(1, 2).contiguous(); }));
+        time_kernel("split heads", desc, {0, pass}, device, opt, [&] { x.transpose(1, 2).contiguous(); }));
+    results.push_back(time_kernel("merge heads", desc, {0, pass}, device, opt,
+                                  [&] { heads_first.transpose(1, 2).contiguous(); }));
     const ops::RopeTables rope{random_bf16({1, H, T, D / 2}, 9, device).to(DType::F32),
                                random_bf16({1, H, T, D / 2}, 10, device).to(DType::F32),
                                ops::RopeLayout::Split};
     const Tensor q = x.view({1, T, dim});
     const std::string rope_desc = fmt::format("B1 T{} dim{} f32 split tables", T, dim);
-    results.push_back(time_kernel("qk norm, rope", rope_desc, 0, device, opt,
+    const double tables = static_cast<double>(rope.cos.nbytes() + rope.sin.nbytes());
+    results.push_back(time_kernel("qk norm, rope", rope_desc, {0, 2 * pass + tables}, device, opt,
                                   [&] { ops::apply_rope(ops::rms_norm(q, w, 1e-6f), rope); }));
-    results.push_back(time_kernel("qk norm+rope", rope_desc, 0, device, opt,
+    results.push_back(time_kernel("qk norm+rope", rope_desc, {0, pass + tables}, device, opt,
                                   [&] { ops::rms_norm_rope(q, w, 1e-6f, rope); }));
   }
   return report("memory", results, opt);

@@ -91,9 +91,10 @@ TEST_CASE("gpu: broadcasting binary ops, bf16, f32 and mixed") {
                     Error);
 }
 
-// Same-shape contiguous operands take the 16-byte-pack kernel; a length that is not whole packs or
-// an operand one element off alignment takes the general one. Both give the CPU's values.
-TEST_CASE("gpu: same-shape binary ops, packed and unpacked") {
+// Same-shape contiguous operands take the 16-byte-pack kernel, a per-row operand the row kernel; a
+// length that is not whole packs or an operand one element off alignment takes the general one. All
+// give the CPU's values.
+TEST_CASE("gpu: same-shape and per-row binary ops, packed and unpacked") {
   for (int64_t n : {4096, 4099}) {
     Tensor a = test::random_tensor({2, n}, 21),
            b = ops::add(ops::unary(test::random_tensor({2, n}, 22), ops::UnaryOp::Abs), 0.5f);
@@ -107,6 +108,19 @@ TEST_CASE("gpu: same-shape binary ops, packed and unpacked") {
       test::require_bf16_close(name + " bf16",
                                ops::binary(to_gpu(a, DType::BF16), to_gpu(b, DType::BF16), bop), naive, ref);
     }
+  }
+  // One value per row (a per-head gate): the row kernel when rows are whole packs, else the general one.
+  for (int64_t inner : {128, 12}) {
+    Tensor x = test::random_tensor({2, 5, 4, inner}, 25), g = test::random_tensor({2, 5, 4, 1}, 26);
+    const std::string name = "per-row " + std::to_string(inner);
+    test::require_f32_close(name, ops::mul(to_gpu(x, DType::F32), to_gpu(g, DType::F32)), ops::mul(x, g),
+                            1e-6);
+    test::require_bf16_close(name + " bf16", ops::mul(to_gpu(x, DType::BF16), to_gpu(g, DType::BF16)),
+                             round_bf16(ops::mul(round_bf16(x), round_bf16(g))), ops::mul(x, g));
+    Tensor strided_g = test::random_tensor({2, 5, 4, 2}, 27).narrow(3, 0, 1);  // row values 2 apart
+    test::require_f32_close(name + " strided gate",
+                            ops::sub(to_gpu(x, DType::F32), to_gpu(strided_g, DType::F32)),
+                            ops::sub(x, strided_g), 1e-6);
   }
   Tensor whole = to_gpu(test::random_tensor({4097}, 23), DType::BF16);
   Tensor off = whole.narrow(0, 1, 4096), other = to_gpu(test::random_tensor({4096}, 24), DType::BF16);
