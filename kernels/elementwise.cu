@@ -89,31 +89,41 @@ __global__ void binary_dense_kernel(T* out, const T* a, const T* b, int64_t pack
   }
 }
 
-// a [rows, inner] contiguous op b[row] (one value per row, e.g. a per-head gate over the head's
-// channels): one 16-byte pack of a a thread per step, b read once per pack.
-template <typename T>
-__global__ void binary_rows_kernel(T* out, const T* a, const T* b, int64_t packs, int64_t packs_per_row,
-                                   int64_t b_row_stride, int op) {
+// a [rows, inner] contiguous op b, where b holds one value per row (a per-head gate over the head's
+// channels: b_col_stride 0) or one row shared or strided across rows (a per-channel modulation:
+// b_col_stride 1). One 16-byte pack of a a thread per step.
+template <typename T, bool kBRow>
+__global__ void binary_2d_kernel(T* out, const T* a, const T* b, int64_t packs, int64_t packs_per_row,
+                                 int64_t b_row_stride, int op) {
   constexpr int V = 16 / sizeof(T);
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < packs;
        i += int64_t(gridDim.x) * blockDim.x) {
-    float x[V];
+    float x[V], y[V];
     load_pack<T, V>(x, a + i * V);
-    const float y = to_f(b[(i / packs_per_row) * b_row_stride]);
+    const int64_t row = i / packs_per_row;
+    if constexpr (kBRow) {
+      load_pack<T, V>(y, b + row * b_row_stride + (i - row * packs_per_row) * V);
+    } else {
+      const float value = to_f(b[row * b_row_stride]);
 #pragma unroll
-    for (int j = 0; j < V; ++j) x[j] = apply_binary(op, x[j], y);
+      for (int j = 0; j < V; ++j) y[j] = value;
+    }
+#pragma unroll
+    for (int j = 0; j < V; ++j) x[j] = apply_binary(op, x[j], y[j]);
     store_pack<T, V>(out + i * V, x);
   }
 }
 
-// Whether the row kernel can run: one dtype, a contiguous [rows, inner] with whole packs per row
-// and aligned, b constant along inner.
-bool rows_fit(const Tensor& out, const Tensor& a, const Tensor& b, const BroadcastLayout& l) {
+// Whether the 2-d kernel can run: one dtype, a contiguous [rows, inner] with whole packs per row
+// and aligned; b constant along inner, or contiguous along it with aligned rows.
+bool two_d_fits(const Tensor& out, const Tensor& a, const Tensor& b, const BroadcastLayout& l) {
   const int64_t V = 16 / static_cast<int64_t>(dtype_size(a.dtype()));
   bool ok = a.dtype() == b.dtype() && l.ndim == 2 && l.a_strides[1] == 1 && l.a_strides[0] == l.shape[1] &&
-            l.b_strides[1] == 0 && l.shape[1] % V == 0;
+            l.shape[1] % V == 0;
   for (const Tensor* t : {&out, &a}) ok = ok && reinterpret_cast<uintptr_t>(t->data_ptr()) % 16 == 0;
-  return ok;
+  const bool b_row =
+      l.b_strides[1] == 1 && l.b_strides[0] % V == 0 && reinterpret_cast<uintptr_t>(b.data_ptr()) % 16 == 0;
+  return ok && (l.b_strides[1] == 0 || b_row);
 }
 
 // Whether the dense kernel can run: one dtype, no broadcast, contiguous, aligned, whole packs.
@@ -190,13 +200,18 @@ Tensor binary(const Tensor& a, const Tensor& b, int op) {
     });
     return out;
   }
-  if (rows_fit(out, ae, be, l)) {
+  if (two_d_fits(out, ae, be, l)) {
     dispatch_float(a.dtype(), "binary op", [&](auto t) {
       using T = decltype(t);
       const int64_t V = 16 / static_cast<int64_t>(sizeof(T)), packs = out.numel() / V;
-      binary_rows_kernel<T><<<grid_for(packs, 256), 256>>>(
-          static_cast<T*>(out.data_ptr()), static_cast<const T*>(ae.data_ptr()),
-          static_cast<const T*>(be.data_ptr()), packs, l.shape[1] / V, l.b_strides[0], op);
+      auto* o = static_cast<T*>(out.data_ptr());
+      auto *pa = static_cast<const T*>(ae.data_ptr()), *pb = static_cast<const T*>(be.data_ptr());
+      if (l.b_strides[1] == 0)
+        binary_2d_kernel<T, false>
+            <<<grid_for(packs, 256), 256>>>(o, pa, pb, packs, l.shape[1] / V, l.b_strides[0], op);
+      else
+        binary_2d_kernel<T, true>
+            <<<grid_for(packs, 256), 256>>>(o, pa, pb, packs, l.shape[1] / V, l.b_strides[0], op);
       check_launch();
     });
     return out;

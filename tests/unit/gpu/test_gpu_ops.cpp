@@ -91,10 +91,10 @@ TEST_CASE("gpu: broadcasting binary ops, bf16, f32 and mixed") {
                     Error);
 }
 
-// Same-shape contiguous operands take the 16-byte-pack kernel, a per-row operand the row kernel; a
-// length that is not whole packs or an operand one element off alignment takes the general one. All
-// give the CPU's values.
-TEST_CASE("gpu: same-shape and per-row binary ops, packed and unpacked") {
+// Same-shape contiguous operands take the 16-byte-pack kernel, a per-row or per-column operand the
+// 2-d kernel; a length that is not whole packs or an operand one element off alignment takes the
+// general one. All give the CPU's values.
+TEST_CASE("gpu: same-shape, per-row and per-column binary ops, packed and unpacked") {
   for (int64_t n : {4096, 4099}) {
     Tensor a = test::random_tensor({2, n}, 21),
            b = ops::add(ops::unary(test::random_tensor({2, n}, 22), ops::UnaryOp::Abs), 0.5f);
@@ -121,6 +121,18 @@ TEST_CASE("gpu: same-shape and per-row binary ops, packed and unpacked") {
     test::require_f32_close(name + " strided gate",
                             ops::sub(to_gpu(x, DType::F32), to_gpu(strided_g, DType::F32)),
                             ops::sub(x, strided_g), 1e-6);
+  }
+  // One row shared by every row (a per-channel modulation), and rows of a wider tensor.
+  for (int64_t inner : {64, 12}) {
+    Tensor x = test::random_tensor({3, 7, inner}, 28), c = test::random_tensor({inner}, 29);
+    Tensor wide = test::random_tensor({3, 7, inner + 8}, 30).narrow(2, 0, inner);
+    const std::string name = "per-column " + std::to_string(inner);
+    test::require_f32_close(name, ops::add(to_gpu(x, DType::F32), to_gpu(c, DType::F32)), ops::add(x, c),
+                            1e-6);
+    test::require_bf16_close(name + " bf16", ops::add(to_gpu(x, DType::BF16), to_gpu(c, DType::BF16)),
+                             round_bf16(ops::add(round_bf16(x), round_bf16(c))), ops::add(x, c));
+    test::require_f32_close(name + " strided rows", ops::mul(to_gpu(x, DType::F32), to_gpu(wide, DType::F32)),
+                            ops::mul(x, wide), 1e-6);
   }
   Tensor whole = to_gpu(test::random_tensor({4097}, 23), DType::BF16);
   Tensor off = whole.narrow(0, 1, 4096), other = to_gpu(test::random_tensor({4096}, 24), DType::BF16);
