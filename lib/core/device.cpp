@@ -33,6 +33,7 @@ void cuda_memset_zero(void*, size_t, int) { no_cuda(); }
 void cuda_memcpy(void*, Device, const void*, Device, size_t) { no_cuda(); }
 void cuda_copy_strided(const Tensor&, const Tensor&) { no_cuda(); }
 CudaMemoryStats cuda_memory_stats(int) { return {}; }
+void cuda_reset_peak_memory(int) {}
 void cuda_empty_cache() {}
 void cuda_synchronize(int) { no_cuda(); }
 std::vector<float> cuda_time_each(int, int, const std::function<void()>&) { no_cuda(); }

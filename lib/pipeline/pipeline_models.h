@@ -44,7 +44,12 @@ struct PipelineOptions {
   std::shared_ptr<const models::transformer::AttentionStrategy> attention =
       std::make_shared<models::transformer::LocalAttention>();
   DType transformer_dtype = DType::F32;
-  Device device = Device::cpu();  // the transformer's; the other models and the latents are on the CPU
+  // The transformer's, the video VAE's, the upsampler's, the audio VAE decoder's and the vocoder's;
+  // the text encoder and the latents between stages stay on the CPU.
+  Device device = Device::cpu();
+  // The video VAE, upsampler, audio decoder and vocoder weights and activations on a GPU `device`
+  // (the CPU backend computes in float32; a BWE vocoder computes in float32 over these weights).
+  DType vae_dtype = DType::BF16;
   // Empty: every tile decoded in this process (video_vae::tiled_decode); a distributed decode
   // plugs in here.
   VideoDecodeFn video_decode;
