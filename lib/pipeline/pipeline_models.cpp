@@ -50,7 +50,7 @@ std::unique_ptr<PipelineModels> PipelineModels::load(const ModelPaths& paths, Pi
 
   m->text = std::make_unique<PromptEncoder>(paths.gemma_root, m->ltx);
   const Device device = m->options.device;
-  const DType vae_dtype = device.is_cuda() ? m->options.vae_dtype : DType::F32;
+  const DType vae_dtype = m->options.vae_dtype.value_or(device.is_cuda() ? DType::BF16 : DType::F32);
   m->video_encoder = std::make_unique<video_vae::VideoEncoder>(
       video_vae::VideoEncoder::from_weights(m->video_vae, vae_dtype, device));
   m->video_decoder = std::make_unique<video_vae::VideoDecoder>(

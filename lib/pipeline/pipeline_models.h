@@ -9,6 +9,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -47,9 +48,10 @@ struct PipelineOptions {
   // The transformer's, the video VAE's, the upsampler's, the audio VAE decoder's and the vocoder's;
   // the text encoder and the latents between stages stay on the CPU.
   Device device = Device::cpu();
-  // The video VAE, upsampler, audio decoder and vocoder weights and activations on a GPU `device`
-  // (the CPU backend computes in float32; a BWE vocoder computes in float32 over these weights).
-  DType vae_dtype = DType::BF16;
+  // The video VAE's, upsampler's, audio decoder's and vocoder's weights and activations (a BWE
+  // vocoder computes in float32 over them). Unset: bf16 on a GPU `device`, float32 on the CPU (bf16
+  // on the CPU rounds after every op: the naive bf16 run the GPU tests compare with).
+  std::optional<DType> vae_dtype;
   // Empty: every tile decoded in this process (video_vae::tiled_decode); a distributed decode
   // plugs in here.
   VideoDecodeFn video_decode;
