@@ -9,6 +9,7 @@
 #include "bench_scaling_command.h"
 #include "bench_sp_command.h"
 #include "bench_transformer_command.h"
+#include "bench_vae_command.h"
 #include "check/check_command.h"
 #include "core/error.h"
 #include "core/log.h"
@@ -53,6 +54,8 @@ int main(int argc, char** argv) {
   auto* bench_scaling = ltx2::add_bench_scaling_command(bench, &bench_scaling_opt);
   ltx2::BenchPipelineOptions bench_pipeline_opt;
   auto* bench_pipeline = ltx2::add_bench_pipeline_command(bench, &bench_pipeline_opt);
+  ltx2::BenchVaeOptions bench_vae_opt;
+  auto* bench_vae = ltx2::add_bench_vae_command(bench, &bench_vae_opt);
   ltx2::MakeTinyOptions make_tiny_opt;
   auto* make_tiny = ltx2::add_make_tiny_command(app, make_tiny_opt);
 
@@ -69,6 +72,7 @@ int main(int argc, char** argv) {
     if (*bench_transformer) return ltx2::run_bench_transformer(bench_transformer_opt);
     if (*bench_scaling) return ltx2::run_bench_scaling(bench_scaling_opt);
     if (*bench_pipeline) return ltx2::run_bench_pipeline(bench_pipeline_opt);
+    if (*bench_vae) return ltx2::run_bench_vae(bench_vae_opt);
     if (*bench) return ltx2::run_bench(*bench, bench_opt);
     if (*make_tiny) return ltx2::run_make_tiny(make_tiny_opt);
     if (*check) {

@@ -50,6 +50,7 @@ void cuda_copy_strided(const Tensor&, const Tensor&) {
 CudaMemoryStats cuda_memory_stats(int) {
   return {};
 }
+void cuda_reset_peak_memory(int) {}
 void cuda_empty_cache() {}
 void cuda_synchronize(int) {
   no_cuda();

@@ -171,6 +171,21 @@ WeightView WeightView::sub(const std::string& prefix) const {
   return v;
 }
 
+WeightView WeightView::placed(DType dtype, Device device) const {
+  WeightView v = *this;
+  v.dtype_ = dtype;
+  v.device_ = device;
+  return v;
+}
+
+Tensor WeightView::load(const std::string& key) const {
+  return load(key, dtype_, device_);
+}
+
+Tensor WeightView::load(const std::string& key, const Shape& expected) const {
+  return load(key, expected, dtype_, device_);
+}
+
 std::string WeightView::resolve(const std::string& key) const {
   if (synth_) {
     std::string full = prefixes_[0] + inner_ + key;

@@ -70,15 +70,22 @@ class WeightView {
   // "vae.decoder." then Comfy-split "decoder."). `component` names it in messages.
   WeightView(std::shared_ptr<const WeightSet> set, std::vector<std::string> prefixes,
              std::string component);
-  // A nested window: "transformer_blocks.3." etc.
+  // A nested window: "transformer_blocks.3." etc. (keeps the placement).
   WeightView sub(const std::string& prefix) const;
+  // The same window whose loads without an explicit dtype go to `dtype` on `device` (a model built
+  // over it lands there whole); a fresh view places f32 on the CPU.
+  WeightView placed(DType dtype, Device device) const;
+  DType dtype() const { return dtype_; }
+  Device device() const { return device_; }
 
   bool has(const std::string& key) const;
   // Loads key as a tensor of `dtype` on `device` (float weights are converted; f32 on the CPU
-  // widens bf16), checking the shape when `expected` is given.
-  Tensor load(const std::string& key, const Shape& expected, DType dtype = DType::F32,
+  // widens bf16), checking the shape when `expected` is given. Without a dtype: the placement's.
+  Tensor load(const std::string& key, const Shape& expected) const;
+  Tensor load(const std::string& key, const Shape& expected, DType dtype,
               Device device = Device::cpu()) const;
-  Tensor load(const std::string& key, DType dtype = DType::F32, Device device = Device::cpu()) const;
+  Tensor load(const std::string& key) const;
+  Tensor load(const std::string& key, DType dtype, Device device = Device::cpu()) const;
   // The stored shape of key (throws naming it when missing).
   Shape shape_of(const std::string& key) const;
   bool synthesizing() const { return synth_ != nullptr; }
@@ -95,6 +102,8 @@ class WeightView {
   std::vector<std::string> prefixes_;
   std::string component_;
   std::string inner_;  // nested prefix added by sub()
+  DType dtype_ = DType::F32;
+  Device device_ = Device::cpu();
 };
 
 }  // namespace ltx2

@@ -49,18 +49,20 @@ std::unique_ptr<PipelineModels> PipelineModels::load(const ModelPaths& paths, Pi
   if (!m->user_loras.empty()) m->transformer_weights->fuse(m->user_loras);
 
   m->text = std::make_unique<PromptEncoder>(paths.gemma_root, m->ltx);
-  m->video_encoder =
-      std::make_unique<video_vae::VideoEncoder>(video_vae::VideoEncoder::from_weights(m->video_vae));
-  m->video_decoder =
-      std::make_unique<video_vae::VideoDecoder>(video_vae::VideoDecoder::from_weights(m->video_vae));
-  m->upsampler = std::make_unique<upsampler::LatentUpsampler>(
-      upsampler::LatentUpsampler::from_weights(WeightSet::open({paths.spatial_upsampler})));
+  const Device device = m->options.device;
+  const DType vae_dtype = m->options.vae_dtype.value_or(device.is_cuda() ? DType::BF16 : DType::F32);
+  m->video_encoder = std::make_unique<video_vae::VideoEncoder>(
+      video_vae::VideoEncoder::from_weights(m->video_vae, vae_dtype, device));
+  m->video_decoder = std::make_unique<video_vae::VideoDecoder>(
+      video_vae::VideoDecoder::from_weights(m->video_vae, vae_dtype, device));
+  m->upsampler = std::make_unique<upsampler::LatentUpsampler>(upsampler::LatentUpsampler::from_weights(
+      WeightSet::open({paths.spatial_upsampler}), vae_dtype, device));
   LTX2_CHECK(cfg.contains("audio_vae") && cfg.contains("vocoder"),
              "{}: metadata config needs 'audio_vae' and 'vocoder' sections", m->ltx->describe());
-  m->audio_decoder = std::make_unique<audio_vae::AudioDecoder>(
-      audio_vae::AudioDecoder::load(parse_audio_vae_decoder_config(cfg.at("audio_vae")), m->ltx));
+  m->audio_decoder = std::make_unique<audio_vae::AudioDecoder>(audio_vae::AudioDecoder::load(
+      parse_audio_vae_decoder_config(cfg.at("audio_vae")), m->ltx, vae_dtype, device));
   m->vocoder = std::make_unique<vocoder::Vocoder>(
-      vocoder::Vocoder::load(parse_vocoder_config(cfg.at("vocoder")), m->ltx));
+      vocoder::Vocoder::load(parse_vocoder_config(cfg.at("vocoder")), m->ltx, vae_dtype, device));
   return m;
 }
 

@@ -19,6 +19,11 @@ void probe(const PipelineCallbacks& cb, const std::string& name, const Tensor& t
   if (cb.probe) cb.probe(name, t);
 }
 
+// A model output as the host-side float32 the latents, probes and writers use (no copy on the CPU).
+Tensor to_host_f32(const Tensor& t) {
+  return t.to(Device::cpu()).to(DType::F32);
+}
+
 MultiModalGuiderParams guider_params(const GuidanceParams& g) {
   MultiModalGuiderParams p;
   p.cfg_scale = static_cast<float>(g.cfg_scale);
@@ -125,14 +130,16 @@ void decode_video(const PipelineModels& m, Tensor latent, LatentNoiseSource& noi
   Tensor timestep;
   if (decoder.config().timestep_conditioning) {
     latent = video_vae::mix_decode_noise(latent, noise.draw(NoiseDraw::Decoder, latent.shape()));
-    timestep = Tensor::scalar(video_vae::kDefaultDecodeTimestep);
+    timestep = Tensor::scalar(video_vae::kDefaultDecodeTimestep).to(decoder.device());
   }
+  // One upload of the whole latent; every tile is sliced from it on the decoder's device.
+  latent = latent.to(decoder.device());
   const auto factors = decoder.config().scale_factors();
   const int64_t height = latent.size(3) * factors.height, width = latent.size(4) * factors.width;
   const video_vae::TileSizeConfig tiling = video_vae::TileSizeConfig::automatic(height, width, factors);
   const video_vae::DecodeTilePlan plan = video_vae::plan_tiled_decode(decoder, latent.shape(), tiling);
   const auto on_chunk = [&](const Tensor& chunk) {
-    if (cb.video_chunk) cb.video_chunk(to_frames(chunk));
+    if (cb.video_chunk) cb.video_chunk(to_frames(to_host_f32(chunk)));
   };
   if (m.options.video_decode)
     m.options.video_decode(decoder, latent, timestep, plan, on_chunk);
@@ -142,8 +149,8 @@ void decode_video(const PipelineModels& m, Tensor latent, LatentNoiseSource& noi
 
 void decode_audio(const PipelineModels& m, const Tensor& latent, const PipelineCallbacks& cb) {
   const Tensor mel = m.audio_decoder->forward(latent);
-  probe(cb, "audio.mel", mel);
-  const Tensor wave = m.vocoder->forward(mel);
+  if (cb.probe) cb.probe("audio.mel", to_host_f32(mel));
+  const Tensor wave = to_host_f32(m.vocoder->forward(mel));
   if (cb.audio) cb.audio(wave.select(0, 0).contiguous(), m.vocoder->output_sampling_rate());
 }
 
@@ -186,8 +193,8 @@ void run_two_stage_flow(PipelineModels& m, const GenerationRequest& r, const Sta
                                         {encoded[1].video_context, encoded[1].audio_context}};
   const StageResult stage1 = run_stage(m, r, std::move(s1), noise, cb);
 
-  const Tensor upsampled =
-      upsampler::upsample_video(*m.upsampler, stage1.video_latent, m.video_encoder->statistics());
+  const Tensor upsampled = to_host_f32(
+      upsampler::upsample_video(*m.upsampler, stage1.video_latent, m.video_encoder->statistics()));
   probe(cb, "upsampled_video_latent", upsampled);
   if (cb.progress) cb.progress("upsample", 0, 1);
 

@@ -176,7 +176,8 @@ class PipelineRunner final : public Runner {
                                .slice(3, th.start, th.stop)
                                .slice(4, tw.start, tw.stop)
                                .contiguous();
-      const Tensor pixels = pipeline::to_frames(decoder.decode(piece, timestep).to(Device::cpu()));
+      const Tensor pixels =
+          pipeline::to_frames(decoder.decode(piece, timestep).to(Device::cpu()).to(DType::F32));
       const int64_t frames = pixels.size(0);
       const size_t frame_bytes = pixels.nbytes() / static_cast<size_t>(frames);
       const int64_t step = std::max<int64_t>(1, static_cast<int64_t>(kTilePieceBytes / frame_bytes));

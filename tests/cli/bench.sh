@@ -22,6 +22,17 @@ out=$(CUDA_VISIBLE_DEVICES=0 "$bin" bench scaling --worlds 2 2>&1); rc=$?
 [ "$rc" -eq 1 ] && echo "$out" | grep -q -- "--worlds 2 but only 1 GPU(s) given" || fail "bench scaling --worlds 2: $rc $out"
 "$bin" bench scaling --worlds 0 >/dev/null 2>&1 && fail "bench scaling accepted --worlds 0"
 
+# `ltx2 bench vae` names a bad model, refuses a CPU device and a machine without a GPU in one line.
+out=$("$bin" bench vae --help 2>&1) && echo "$out" | grep -q "1024x1536x121" || fail "bench vae --help: $out"
+out=$("$bin" bench vae --model 7 2>&1); rc=$?
+[ "$rc" -eq 1 ] && echo "$out" | grep -q -- "--model must be 2.0 or 2.3, got '7'" || fail "bench vae --model 7: $rc $out"
+out=$("$bin" bench vae --device cpu 2>&1); rc=$?
+[ "$rc" -eq 1 ] && [ "$(echo "$out" | wc -l)" -eq 1 ] && echo "$out" | grep -q -- "--device must be a GPU" ||
+  fail "bench vae on cpu: $rc $out"
+out=$(CUDA_VISIBLE_DEVICES= "$bin" bench vae 2>&1); rc=$?
+[ "$rc" -eq 1 ] && [ "$(echo "$out" | wc -l)" -eq 1 ] &&
+  echo "$out" | grep -q "no GPU cuda:0 is visible\|built without the CUDA backend" || fail "bench vae without GPUs: $rc $out"
+
 # `ltx2 bench pipeline` times every phase of the tiny pipeline (the numbers are not checked).
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/ltx2-bench.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT

@@ -97,6 +97,12 @@ CudaMemoryStats cuda_memory_stats(int device) {
   return g_pools[device].stats;
 }
 
+void cuda_reset_peak_memory(int device) {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  DevicePool& pool = g_pools[device];
+  pool.stats.peak_allocated = pool.stats.allocated;
+}
+
 void cuda_empty_cache() {
   std::lock_guard<std::mutex> lock(g_mutex);
   for (auto& [device, pool] : g_pools) {

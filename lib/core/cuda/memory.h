@@ -26,6 +26,8 @@ struct CudaMemoryStats {
   size_t peak_allocated = 0;  // high-water mark of `allocated`
 };
 CudaMemoryStats cuda_memory_stats(int device);
+// Restarts the high-water mark at what is allocated now (a benchmark's per-shape peak).
+void cuda_reset_peak_memory(int device);
 // Returns cached blocks to the driver.
 void cuda_empty_cache();
 

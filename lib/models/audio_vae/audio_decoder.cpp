@@ -4,8 +4,8 @@
 
 #include "core/error.h"
 #include "io/layout.h"
+#include "ops/channel_norm.h"
 #include "ops/elementwise.h"
-#include "ops/norm.h"
 #include "ops/upsample_nearest.h"
 
 namespace ltx2::audio_vae {
@@ -16,8 +16,7 @@ constexpr float kPixelNormEps = 1e-6f;
 
 // x / sqrt(mean over channels of x² + eps) at every (b, t, m).
 Tensor pixel_norm(const Tensor& x) {
-  Tensor channels_last = x.permute({0, 2, 3, 1});
-  return ops::rms_norm(channels_last, Tensor(), kPixelNormEps).permute({0, 3, 1, 2}).contiguous();
+  return ops::pixel_norm(x, kPixelNormEps);
 }
 
 Tensor norm_silu(const Tensor& x) {
@@ -41,13 +40,13 @@ Tensor ResnetBlock::forward(const Tensor& x) const {
 }
 
 AudioDecoder::AudioDecoder(AudioVaeDecoderConfig config, const WeightView& decoder, const WeightView& stats)
-    : config_(std::move(config)) {
+    : config_(std::move(config)), dtype_(decoder.dtype()), device_(decoder.device()) {
   const auto& c = config_;
   const int64_t levels = static_cast<int64_t>(c.ch_mult.size());
   int64_t width = c.ch * c.ch_mult.back();
   // The reference sizes the statistics by `ch` (= z_channels x latent mel bins in LTX-2).
-  stats_std_ = stats.load("std-of-means", {c.ch});
-  stats_mean_ = stats.load("mean-of-means", {c.ch});
+  stats_std_ = stats.load("std-of-means", {c.ch}, dtype_, device_);
+  stats_mean_ = stats.load("mean-of-means", {c.ch}, dtype_, device_);
   conv_in_ = CausalConv2d(decoder, "conv_in", c.z_channels, width, 3, c.causality);
   mid_.emplace_back(decoder.sub("mid.block_1."), width, width, c.causality);
   mid_.emplace_back(decoder.sub("mid.block_2."), width, width, c.causality);
@@ -64,9 +63,11 @@ AudioDecoder::AudioDecoder(AudioVaeDecoderConfig config, const WeightView& decod
   conv_out_ = CausalConv2d(decoder, "conv_out", width, c.out_ch, 3, c.causality);
 }
 
-AudioDecoder AudioDecoder::load(const AudioVaeDecoderConfig& config,
-                                std::shared_ptr<const WeightSet> weights) {
-  WeightView decoder(weights, component_prefixes(Component::AudioDecoder), "audio VAE decoder");
+AudioDecoder AudioDecoder::load(const AudioVaeDecoderConfig& config, std::shared_ptr<const WeightSet> weights,
+                                DType dtype, Device device) {
+  const WeightView decoder =
+      WeightView(weights, component_prefixes(Component::AudioDecoder), "audio VAE decoder")
+          .placed(dtype, device);
   WeightView stats(weights, component_prefixes(Component::AudioStats), "audio VAE statistics");
   return AudioDecoder(config, decoder, stats);
 }
@@ -107,7 +108,7 @@ Tensor AudioDecoder::forward(const Tensor& latent, const Probe& probe) const {
       c.causality == CausalityAxis::None ? T * factor : std::max<int64_t>(T * factor - (factor - 1), 1);
   const int64_t target_m = c.mel_bins > 0 ? c.mel_bins : F;
 
-  Tensor h = un_normalize(latent.to(DType::F32));
+  Tensor h = un_normalize(latent.to(device_).to(dtype_));
   emit("latent_unnormalized", h);
   h = conv_in_.forward(h);
   emit("conv_in", h);
@@ -126,7 +127,7 @@ Tensor AudioDecoder::forward(const Tensor& latent, const Probe& probe) const {
 
   // Crop, then zero-pad at the end, to exactly [B, out_ch, target_t, target_m].
   if (h.size(2) == target_t && h.size(3) == target_m) return h;
-  Tensor out = Tensor::zeros({B, c.out_ch, target_t, target_m});
+  Tensor out = Tensor::zeros({B, c.out_ch, target_t, target_m}, h.dtype(), h.device());
   const int64_t keep_t = std::min(h.size(2), target_t), keep_m = std::min(h.size(3), target_m);
   out.narrow(2, 0, keep_t).narrow(3, 0, keep_m).copy_(h.narrow(2, 0, keep_t).narrow(3, 0, keep_m));
   return out;

@@ -33,16 +33,21 @@ class ResnetBlock {
 
 class AudioDecoder {
  public:
-  // `decoder`: window on audio_vae.decoder.; `stats`: on audio_vae.per_channel_statistics.
+  // `decoder`: window on audio_vae.decoder.; `stats`: on audio_vae.per_channel_statistics. The
+  // model (statistics included) lands where `decoder` is placed (WeightView::placed).
   AudioDecoder(AudioVaeDecoderConfig config, const WeightView& decoder, const WeightView& stats);
-  // Both windows from a weight set with the monolith's prefixes.
-  static AudioDecoder load(const AudioVaeDecoderConfig& config, std::shared_ptr<const WeightSet> weights);
+  // Both windows from a weight set with the monolith's prefixes; every weight as `dtype` on `device`.
+  static AudioDecoder load(const AudioVaeDecoderConfig& config, std::shared_ptr<const WeightSet> weights,
+                           DType dtype = DType::F32, Device device = Device::cpu());
 
-  // latent [B, z_channels, T, F] (normalised, as the transformer produces it) -> [B, out_ch, T', M]
+  // latent [B, z_channels, T, F] (normalised, as the transformer produces it; any device and float
+  // dtype, brought to the model's first) -> [B, out_ch, T', M] on the model's device in its dtype,
   // with T' = max(4T - 3, 1) (4T when not causal in time) and M = mel_bins (F when unset).
   Tensor forward(const Tensor& latent, const Probe& probe = {}) const;
 
   const AudioVaeDecoderConfig& config() const { return config_; }
+  DType dtype() const { return dtype_; }
+  Device device() const { return device_; }
 
  private:
   struct Level {
@@ -54,6 +59,8 @@ class AudioDecoder {
   Tensor upsample(const Level& level, const Tensor& x) const;
 
   AudioVaeDecoderConfig config_;
+  DType dtype_;
+  Device device_;
   Tensor stats_std_, stats_mean_;
   CausalConv2d conv_in_, conv_out_;
   std::vector<ResnetBlock> mid_;

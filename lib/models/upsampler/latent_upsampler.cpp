@@ -32,7 +32,8 @@ LatentUpsampler::ResBlock LatentUpsampler::load_res_block(const WeightView& w) c
           w.load("norm1.bias", {m}),     w.load("norm2.weight", {m}),   w.load("norm2.bias", {m})};
 }
 
-LatentUpsampler::LatentUpsampler(const UpsamplerConfig& config, const WeightView& w) : config_(config) {
+LatentUpsampler::LatentUpsampler(const UpsamplerConfig& config, const WeightView& w)
+    : config_(config), dtype_(w.dtype()), device_(w.device()) {
   const int64_t m = config.mid_channels, c = config.in_channels;
   initial_conv_ = load_conv3d(w, "initial_conv", m, c);
   initial_norm_w_ = w.load("initial_norm.weight", {m});
@@ -53,9 +54,11 @@ LatentUpsampler::LatentUpsampler(const UpsamplerConfig& config, const WeightView
   final_conv_ = load_conv3d(w, "final_conv", c, m);
 }
 
-LatentUpsampler LatentUpsampler::from_weights(const std::shared_ptr<const WeightSet>& set) {
+LatentUpsampler LatentUpsampler::from_weights(const std::shared_ptr<const WeightSet>& set, DType dtype,
+                                              Device device) {
   return LatentUpsampler(UpsamplerConfig::from_metadata(set->config()),
-                         WeightView(set, component_prefixes(Component::LatentUpsampler), "latent upsampler"));
+                         WeightView(set, component_prefixes(Component::LatentUpsampler), "latent upsampler")
+                             .placed(dtype, device));
 }
 
 Tensor LatentUpsampler::conv(const Conv& c, const Tensor& x) const {
@@ -95,7 +98,8 @@ Tensor LatentUpsampler::forward(const Tensor& latent, const video_vae::Trace& tr
   auto note = [&](const std::string& name, const Tensor& t) {
     if (trace) trace(name, t);
   };
-  Tensor x = ops::silu(norm(conv(initial_conv_, latent), initial_norm_w_, initial_norm_b_));
+  Tensor x =
+      ops::silu(norm(conv(initial_conv_, latent.to(device_).to(dtype_)), initial_norm_w_, initial_norm_b_));
   note("initial_block", x);
   for (const auto& r : res_blocks_) x = res_block(r, x);
   note("pre_res_blocks", x);
@@ -110,7 +114,8 @@ Tensor LatentUpsampler::forward(const Tensor& latent, const video_vae::Trace& tr
 
 Tensor upsample_video(const LatentUpsampler& upsampler, const Tensor& latent,
                       const video_vae::LatentStatistics& stats) {
-  return stats.normalize(upsampler.forward(stats.un_normalize(latent)));
+  return stats.normalize(
+      upsampler.forward(stats.un_normalize(latent.to(upsampler.device()).to(upsampler.dtype()))));
 }
 
 }  // namespace ltx2::upsampler

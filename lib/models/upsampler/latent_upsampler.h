@@ -21,13 +21,18 @@ namespace ltx2::upsampler {
 
 class LatentUpsampler {
  public:
+  // The model lands where `weights` is placed (WeightView::placed).
   LatentUpsampler(const UpsamplerConfig& config, const WeightView& weights);
-  // Config from the file's top-level metadata config; bare keys.
-  static LatentUpsampler from_weights(const std::shared_ptr<const WeightSet>& set);
+  // Config from the file's top-level metadata config; bare keys; every weight as `dtype` on `device`.
+  static LatentUpsampler from_weights(const std::shared_ptr<const WeightSet>& set, DType dtype = DType::F32,
+                                      Device device = Device::cpu());
 
-  // Un-normalized latent [B, C, F, H, W] -> [B, C, F, H*num/den, W*num/den].
+  // Un-normalized latent [B, C, F, H, W] (any device, any float dtype; brought to the model's first)
+  // -> [B, C, F, H*num/den, W*num/den] on the model's device, in its dtype.
   Tensor forward(const Tensor& latent, const video_vae::Trace& trace = {}) const;
   const UpsamplerConfig& config() const { return config_; }
+  DType dtype() const { return dtype_; }
+  Device device() const { return device_; }
 
  private:
   struct Conv {
@@ -46,13 +51,16 @@ class LatentUpsampler {
   Tensor upsample(const Tensor& x, const video_vae::Trace& trace) const;
 
   UpsamplerConfig config_;
+  DType dtype_;
+  Device device_;
   Conv initial_conv_, final_conv_, upsampler_conv_;
   Tensor initial_norm_w_, initial_norm_b_;
   std::vector<ResBlock> res_blocks_, post_res_blocks_;
   Tensor blur_kernel_;  // [1, 1, 1, 5, 5], rational resampler with den > 1
 };
 
-// normalize(upsampler(un_normalize(latent))) with the video VAE's statistics.
+// normalize(upsampler(un_normalize(latent))) with the video VAE's statistics (on the upsampler's
+// device; the latent is brought there and to the upsampler's dtype first).
 Tensor upsample_video(const LatentUpsampler& upsampler, const Tensor& latent,
                       const video_vae::LatentStatistics& stats);
 

@@ -19,7 +19,10 @@ Tensor mix_decode_noise(const Tensor& latent, const Tensor& noise, float scale) 
 
 VideoDecoder::VideoDecoder(const VideoDecoderConfig& config, const WeightView& decoder,
                            const WeightView& stats)
-    : config_(config), stats_(stats, config.latent_channels) {
+    : config_(config),
+      dtype_(decoder.dtype()),
+      device_(decoder.device()),
+      stats_(stats.placed(decoder.dtype(), decoder.device()), config.latent_channels) {
   const SpatialPadding pad = config.spatial_padding;
   const bool tc = config.timestep_conditioning;
   int64_t channels = config.feature_channels();
@@ -41,16 +44,19 @@ VideoDecoder::VideoDecoder(const VideoDecoderConfig& config, const WeightView& d
   const int64_t p = config.patch_size;
   conv_out_ = CausalConv3d(decoder, "conv_out", channels, config.out_channels * p * p, pad);
   if (tc) {
-    timestep_scale_multiplier_ = decoder.load("timestep_scale_multiplier", Shape{});
+    // The reference keeps float32 0-d scalars in float32 whatever the build dtype.
+    timestep_scale_multiplier_ = decoder.load("timestep_scale_multiplier", Shape{}, DType::F32, device_);
     last_time_embedder_ = TimestepEmbedder(decoder, "last_time_embedder", 2 * channels);
     last_scale_shift_table_ = decoder.load("last_scale_shift_table", {2, channels});
   }
 }
 
-VideoDecoder VideoDecoder::from_weights(const std::shared_ptr<const WeightSet>& set) {
-  return VideoDecoder(VideoDecoderConfig::from_metadata(set->config()),
-                      WeightView(set, component_prefixes(Component::VideoDecoder), "video VAE decoder"),
-                      WeightView(set, component_prefixes(Component::VideoStats), "video VAE statistics"));
+VideoDecoder VideoDecoder::from_weights(const std::shared_ptr<const WeightSet>& set, DType dtype,
+                                        Device device) {
+  return VideoDecoder(
+      VideoDecoderConfig::from_metadata(set->config()),
+      WeightView(set, component_prefixes(Component::VideoDecoder), "video VAE decoder").placed(dtype, device),
+      WeightView(set, component_prefixes(Component::VideoStats), "video VAE statistics"));
 }
 
 Tensor VideoDecoder::decode(const Tensor& latent, const Tensor& timestep, const Trace& trace) const {
@@ -65,13 +71,13 @@ Tensor VideoDecoder::decode(const Tensor& latent, const Tensor& timestep, const 
     const int64_t B = latent.size(0);
     LTX2_CHECK(timestep.numel() == 1 || timestep.numel() == B, "video VAE decoder: timestep {} for batch {}",
                timestep.str(), B);
-    scaled_t = ops::mul(timestep.contiguous().view({timestep.numel()}).expand({B}).contiguous(),
-                        timestep_scale_multiplier_);
+    const Tensor t = timestep.to(device_).to(DType::F32).contiguous();
+    scaled_t = ops::mul(t.view({t.numel()}).expand({B}).contiguous(), timestep_scale_multiplier_);
   }
   auto note = [&](const std::string& name, const Tensor& t) {
     if (trace) trace(name, t);
   };
-  Tensor x = stats_.un_normalize(latent);
+  Tensor x = stats_.un_normalize(latent.to(device_).to(dtype_));
   note("latent_unnormalized", x);
   x = conv_in_.forward(x, config_.causal);
   note("conv_in", x);

@@ -28,13 +28,21 @@ Tensor mix_decode_noise(const Tensor& latent, const Tensor& noise, float scale =
 
 class VideoDecoder {
  public:
-  // `decoder`: view over the decoder's keys; `stats`: over the per-channel statistics.
+  // `decoder`: view over the decoder's keys; `stats`: over the per-channel statistics. The model
+  // lands where `decoder` is placed (WeightView::placed), except the float32 0-d timestep scale.
   VideoDecoder(const VideoDecoderConfig& config, const WeightView& decoder, const WeightView& stats);
-  // Config from the set's metadata config["vae"]; keys under the layout's decoder prefixes.
-  static VideoDecoder from_weights(const std::shared_ptr<const WeightSet>& set);
+  // Config from the set's metadata config["vae"]; keys under the layout's decoder prefixes; every
+  // weight as `dtype` on `device`.
+  static VideoDecoder from_weights(const std::shared_ptr<const WeightSet>& set, DType dtype = DType::F32,
+                                   Device device = Device::cpu());
 
   // timestep [B] or a scalar: required when the config is timestep conditioned, refused otherwise.
+  // The latent (any device, any float dtype) is brought to the decoder's device and dtype first, the
+  // timestep to its device in float32; the video comes back there, in the decoder's dtype.
   Tensor decode(const Tensor& latent, const Tensor& timestep = {}, const Trace& trace = {}) const;
+
+  DType dtype() const { return dtype_; }
+  Device device() const { return device_; }
 
   const VideoDecoderConfig& config() const { return config_; }
   const LatentStatistics& statistics() const { return stats_; }
@@ -42,6 +50,8 @@ class VideoDecoder {
  private:
   using Block = std::variant<MidBlock3D, DepthToSpaceUpsample>;
   VideoDecoderConfig config_;
+  DType dtype_;
+  Device device_;
   LatentStatistics stats_;
   CausalConv3d conv_in_, conv_out_;
   std::vector<Block> blocks_;         // execution order (reversed decoder_blocks)

@@ -16,7 +16,10 @@ constexpr bool kCausal = true;  // the encoder always pads causally
 
 VideoEncoder::VideoEncoder(const VideoEncoderConfig& config, const WeightView& encoder,
                            const WeightView& stats)
-    : config_(config), stats_(stats, config.latent_channels) {
+    : config_(config),
+      dtype_(encoder.dtype()),
+      device_(encoder.device()),
+      stats_(stats.placed(encoder.dtype(), encoder.device()), config.latent_channels) {
   const SpatialPadding pad = config.spatial_padding;
   const int64_t p = config.patch_size;
   int64_t channels = config.latent_channels;
@@ -35,10 +38,12 @@ VideoEncoder::VideoEncoder(const VideoEncoderConfig& config, const WeightView& e
   conv_out_ = CausalConv3d(encoder, "conv_out", channels, config.conv_out_channels(), pad);
 }
 
-VideoEncoder VideoEncoder::from_weights(const std::shared_ptr<const WeightSet>& set) {
-  return VideoEncoder(VideoEncoderConfig::from_metadata(set->config()),
-                      WeightView(set, component_prefixes(Component::VideoEncoder), "video VAE encoder"),
-                      WeightView(set, component_prefixes(Component::VideoStats), "video VAE statistics"));
+VideoEncoder VideoEncoder::from_weights(const std::shared_ptr<const WeightSet>& set, DType dtype,
+                                        Device device) {
+  return VideoEncoder(
+      VideoEncoderConfig::from_metadata(set->config()),
+      WeightView(set, component_prefixes(Component::VideoEncoder), "video VAE encoder").placed(dtype, device),
+      WeightView(set, component_prefixes(Component::VideoStats), "video VAE statistics"));
 }
 
 Tensor VideoEncoder::encode(const Tensor& video, const Trace& trace) const {
@@ -52,7 +57,7 @@ Tensor VideoEncoder::encode(const Tensor& video, const Trace& trace) const {
     if (trace) trace(name, t);
   };
   const int64_t frames = 1 + (video.size(2) - 1) / f.time * f.time;
-  Tensor x = patchify(video.slice(2, 0, frames), config_.patch_size);
+  Tensor x = patchify(video.slice(2, 0, frames).to(device_).to(dtype_), config_.patch_size);
   x = conv_in_.forward(x, kCausal);
   note("conv_in", x);
   for (size_t i = 0; i < blocks_.size(); ++i) {

@@ -20,23 +20,22 @@ Tensor row(const Tensor& ada, int64_t i) {
 }  // [B, k, C] -> [B, C]
 }  // namespace
 
-Tensor sinusoidal_timestep_embedding(const Tensor& t, int64_t dim) {
-  const int64_t half = dim / 2, B = t.numel();
-  std::vector<float> values(static_cast<size_t>(B * dim));
-  const std::vector<float> ts = t.contiguous().to_vector();
-  for (int64_t b = 0; b < B; ++b) {
-    for (int64_t i = 0; i < half; ++i) {
-      // float32 frequencies and products, as torch computes them.
-      const float freq = std::exp(-std::log(10000.f) * static_cast<float>(i) / static_cast<float>(half));
-      const float arg = ts[b] * freq;
-      values[b * dim + i] = std::cos(arg);
-      values[b * dim + half + i] = std::sin(arg);
-    }
-  }
-  return Tensor::from_vector(values, {B, dim});
+Tensor sinusoid_frequencies(int64_t half) {
+  std::vector<float> f(static_cast<size_t>(half));
+  for (int64_t i = 0; i < half; ++i)
+    f[i] = std::exp(-std::log(10000.f) * static_cast<float>(i) / static_cast<float>(half));
+  return Tensor::from_vector(f, {1, half});
 }
 
-TimestepEmbedder::TimestepEmbedder(const WeightView& w, const std::string& name, int64_t width) {
+Tensor sinusoidal_timestep_embedding(const Tensor& t, const Tensor& frequencies) {
+  LTX2_CHECK(t.dtype() == DType::F32 && frequencies.dtype() == DType::F32,
+             "timestep embedding: t {} and frequencies {} must be float32", t.str(), frequencies.str());
+  const Tensor arg = ops::mul(t.contiguous().view({t.numel(), 1}), frequencies);
+  return ops::cat({ops::unary(arg, ops::UnaryOp::Cos), ops::unary(arg, ops::UnaryOp::Sin)}, 1);
+}
+
+TimestepEmbedder::TimestepEmbedder(const WeightView& w, const std::string& name, int64_t width)
+    : frequencies_(sinusoid_frequencies(kSinusoidDim / 2).to(w.device())) {
   const WeightView e = w.sub(name + ".timestep_embedder.");
   w1_ = e.load("linear_1.weight", {width, kSinusoidDim});
   b1_ = e.load("linear_1.bias", {width});
@@ -45,7 +44,8 @@ TimestepEmbedder::TimestepEmbedder(const WeightView& w, const std::string& name,
 }
 
 Tensor TimestepEmbedder::forward(const Tensor& t) const {
-  Tensor h = ops::linear(sinusoidal_timestep_embedding(t, kSinusoidDim), w1_, b1_);
+  const Tensor sinusoid = sinusoidal_timestep_embedding(t, frequencies_).to(w1_.dtype());
+  Tensor h = ops::linear(sinusoid, w1_, b1_);
   return ops::linear(ops::silu(h), w2_, b2_);
 }
 

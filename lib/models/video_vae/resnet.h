@@ -12,20 +12,25 @@
 
 namespace ltx2::video_vae {
 
-// PixArt-style timestep embedding: <name>.timestep_embedder.linear_{1,2}.{weight,bias}.
+// PixArt-style timestep embedding: <name>.timestep_embedder.linear_{1,2}.{weight,bias}, placed as
+// the view is; the sinusoid is formed in float32 and cast to the weights' dtype, as the reference does.
 class TimestepEmbedder {
  public:
   TimestepEmbedder() = default;
   TimestepEmbedder(const WeightView& w, const std::string& name, int64_t width);
-  // t [B] (already multiplied by the timestep scale) -> [B, width].
+  // t [B] float32 on the weights' device (already multiplied by the timestep scale) -> [B, width].
   Tensor forward(const Tensor& t) const;
 
  private:
   Tensor w1_, b1_, w2_, b2_;
+  Tensor frequencies_;  // [1, 128] float32 on the weights' device
 };
 
-// The 256-d sinusoidal embedding with cosines first: [cos(t f_i), sin(t f_i)], f_i = 10000^(-i/128).
-Tensor sinusoidal_timestep_embedding(const Tensor& t, int64_t dim);
+// f_i = 10000^(-i/half) for i < half, float32 as torch computes them: [1, half] on the CPU.
+Tensor sinusoid_frequencies(int64_t half);
+// The sinusoidal embedding with cosines first: t [B] f32, frequencies [1, half] (same device) ->
+// [B, 2 half] = [cos(t f_i), sin(t f_i)] in float32.
+Tensor sinusoidal_timestep_embedding(const Tensor& t, const Tensor& frequencies);
 
 // x * (1 + scale) + shift with shift, scale [B, C] broadcast over [B, C, F, H, W].
 Tensor modulate(const Tensor& x, const Tensor& shift, const Tensor& scale);

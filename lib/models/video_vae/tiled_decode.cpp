@@ -16,7 +16,7 @@ void tiled_decode(const VideoDecoder& decoder, const Tensor& latent, const Decod
                   const std::function<void(const Tensor& frames)>& on_chunk, const Tensor& timestep) {
   LTX2_CHECK(latent.shape() == plan.latent_shape, "tiled decode: latent {} does not match the plan's {}",
              latent.str(), shape_str(plan.latent_shape));
-  TileBlender blender(plan);
+  TileBlender blender(plan, decoder.device());
   for (size_t i = 0; i < plan.tiles.size(); ++i) {
     const auto& [f, h, w] = plan.tiles[i].axes;
     Tensor piece = latent.slice(2, f.latent_start, f.latent_end)

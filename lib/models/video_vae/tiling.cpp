@@ -178,9 +178,18 @@ DecodeTilePlan plan_tiled_decode(const Shape& latent_shape, int64_t out_channels
   return plan;
 }
 
-TileBlender::TileBlender(const DecodeTilePlan& plan)
-    : plan_(plan), remaining_(plan.temporal_groups, 0), received_(plan.tiles.size(), false) {
-  for (const auto& t : plan_.tiles) remaining_[t.temporal_group]++;
+TileBlender::TileBlender(const DecodeTilePlan& plan, Device device)
+    : plan_(plan),
+      device_(device),
+      min_weight_(Tensor::scalar(kMinWeight).to(device)),
+      remaining_(plan.temporal_groups, 0),
+      received_(plan.tiles.size(), false) {
+  for (const auto& t : plan_.tiles) {
+    remaining_[t.temporal_group]++;
+    const auto& [fa, ha, wa] = t.axes;
+    masks_.push_back({mask_tensor(fa.mask, 0).to(device), mask_tensor(ha.mask, 1).to(device),
+                      mask_tensor(wa.mask, 2).to(device)});
+  }
   if (!plan_.tiles.empty()) current_ = make_buffer(0);
 }
 
@@ -192,15 +201,15 @@ TileBlender::Buffer TileBlender::make_buffer(size_t group) const {
   Buffer b;
   b.start = f->pixel_start;
   b.end = f->pixel_end;
-  b.video = Tensor::zeros({v[0], v[1], b.end - b.start, v[3], v[4]});
-  if (!plan_.masks_complementary) b.weight = Tensor::zeros({1, 1, b.end - b.start, v[3], v[4]});
+  b.video = Tensor::zeros({v[0], v[1], b.end - b.start, v[3], v[4]}, DType::F32, device_);
+  if (!plan_.masks_complementary)
+    b.weight = Tensor::zeros({1, 1, b.end - b.start, v[3], v[4]}, DType::F32, device_);
   return b;
 }
 
 Tensor TileBlender::release(const Buffer& b, int64_t frames) const {
   Tensor chunk = b.video.slice(2, 0, frames);
-  if (b.weight.defined())
-    chunk = ops::div(chunk, ops::maximum(b.weight.slice(2, 0, frames), Tensor::scalar(kMinWeight)));
+  if (b.weight.defined()) chunk = ops::div(chunk, ops::maximum(b.weight.slice(2, 0, frames), min_weight_));
   return chunk.contiguous();
 }
 
@@ -219,7 +228,8 @@ std::vector<Tensor> TileBlender::add(size_t tile_index, const Tensor& decoded) {
              decoded.str(), shape_str(expected));
   received_[tile_index] = true;
 
-  Tensor mask = ops::mul(ops::mul(mask_tensor(fa.mask, 0), mask_tensor(ha.mask, 1)), mask_tensor(wa.mask, 2));
+  const auto& [fm, hm, wm] = masks_[tile_index];
+  const Tensor mask = ops::mul(ops::mul(fm, hm), wm);
   auto region = [&](const Tensor& buffer) {
     return buffer.slice(3, ha.pixel_start, ha.pixel_end).slice(4, wa.pixel_start, wa.pixel_end);
   };

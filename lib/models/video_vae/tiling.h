@@ -75,10 +75,12 @@ DecodeTilePlan plan_tiled_decode(const Shape& latent_shape, int64_t out_channels
 
 // Blends decoded tiles of a plan. Tiles of one temporal group may arrive in any order; groups must
 // arrive in order. add() returns the chunks of finished frames (in time order, possibly none);
-// their concatenation over dim 2 is the whole video once every tile was added.
+// their concatenation over dim 2 is the whole video once every tile was added. The blend buffers
+// and the chunks are float32 on `device` (where the tiles are decoded); the masks are uploaded once,
+// here, so adding a tile copies nothing between host and device.
 class TileBlender {
  public:
-  explicit TileBlender(const DecodeTilePlan& plan);
+  explicit TileBlender(const DecodeTilePlan& plan, Device device = Device::cpu());
   std::vector<Tensor> add(size_t tile_index, const Tensor& decoded);
   bool done() const { return group_ == plan_.temporal_groups; }
 
@@ -91,7 +93,10 @@ class TileBlender {
   Tensor release(const Buffer& b, int64_t frames) const;
 
   DecodeTilePlan plan_;
-  std::vector<size_t> remaining_;  // tiles still missing per group
+  Device device_;
+  std::vector<std::array<Tensor, 3>> masks_;  // per tile and axis: [1, 1, f|1, h|1, w|1] f32 on device_
+  Tensor min_weight_;                         // 0-d on device_
+  std::vector<size_t> remaining_;             // tiles still missing per group
   std::vector<bool> received_;
   size_t group_ = 0;
   Buffer current_;

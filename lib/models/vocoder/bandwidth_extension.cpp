@@ -18,13 +18,9 @@ constexpr double kRolloff = 0.99;
 constexpr int64_t kZeroCrossings = 6;  // lowpass_filter_width
 constexpr float kMelFloor = 1e-5f;
 
-Tensor clamp_unit(const Tensor& x) {
-  return ops::minimum(ops::maximum(x, Tensor::scalar(-1.f)), Tensor::scalar(1.f));
-}
-
 }  // namespace
 
-HannSincResampler::HannSincResampler(int64_t r)
+HannSincResampler::HannSincResampler(int64_t r, Device device)
     : ratio(r), width(static_cast<int64_t>(std::ceil(kZeroCrossings / kRolloff))) {
   LTX2_CHECK(ratio >= 1, "resampler ratio {} must be at least 1", ratio);
   const int64_t taps = 2 * width * ratio + 1;
@@ -39,7 +35,7 @@ HannSincResampler::HannSincResampler(int64_t r)
     const float sinc = t == 0.f ? 1.f : std::sin(pi * t) / (pi * t);
     h[n] = sinc * (c * c) * rolloff / static_cast<float>(ratio);
   }
-  filter = Tensor::from_vector(h, {taps});
+  filter = Tensor::from_vector(h, {taps}).to(device);
 }
 
 Tensor HannSincResampler::forward(const Tensor& x) const {
@@ -50,11 +46,14 @@ Tensor HannSincResampler::forward(const Tensor& x) const {
 
 BandwidthExtension::BandwidthExtension(VocoderBweConfig config, const WeightView& weights)
     : config_(std::move(config)),
-      generator_(config_.generator, weights.sub("bwe_generator.")),
-      resampler_(config_.output_sampling_rate / config_.input_sampling_rate) {
+      generator_(config_.generator, weights.sub("bwe_generator."), DType::F32),
+      resampler_(config_.output_sampling_rate / config_.input_sampling_rate, weights.device()),
+      minus_one_(Tensor::scalar(-1.f).to(weights.device())),
+      one_(Tensor::scalar(1.f).to(weights.device())),
+      mel_floor_(Tensor::scalar(kMelFloor).to(weights.device())) {
   const int64_t freqs = config_.n_fft / 2 + 1;
   forward_basis_ = weights.load("mel_stft.stft_fn.forward_basis", {2 * freqs, 1, config_.n_fft});
-  mel_basis_ = weights.load("mel_stft.mel_basis", {config_.num_mels, freqs});
+  mel_basis_ = weights.load("mel_stft.mel_basis", {config_.num_mels, freqs}).to(DType::F32);
 }
 
 Tensor BandwidthExtension::log_mel(const Tensor& waveform) const {
@@ -71,13 +70,13 @@ Tensor BandwidthExtension::log_mel(const Tensor& waveform) const {
   Tensor magnitude = ops::unary(ops::add(ops::mul(re, re), ops::mul(im, im)), ops::UnaryOp::Sqrt);
   // [N, F, T] -> [N, T, F] @ mel_basisᵀ -> [N, T, mels], already the (time, mel) layout.
   Tensor mel = ops::matmul(magnitude.transpose(1, 2), mel_basis_.transpose(0, 1));
-  mel = ops::unary(ops::maximum(mel, Tensor::scalar(kMelFloor)), ops::UnaryOp::Log);
+  mel = ops::unary(ops::maximum(mel, mel_floor_), ops::UnaryOp::Log);
   return mel.reshape({B, C, mel.size(1), config_.num_mels});
 }
 
 Tensor BandwidthExtension::forward(const Tensor& waveform, const Probe& probe) const {
-  LTX2_CHECK(waveform.dim() == 3 && waveform.size(1) == 2,
-             "bandwidth extension: waveform {} must be [B, 2, L]", waveform.str());
+  LTX2_CHECK(waveform.dim() == 3 && waveform.size(1) == 2 && waveform.dtype() == DType::F32,
+             "bandwidth extension: waveform {} must be float32 [B, 2, L]", waveform.str());
   auto emit = [&](const std::string& name, const Tensor& t) {
     if (probe) probe(name, t);
   };
@@ -94,7 +93,9 @@ Tensor BandwidthExtension::forward(const Tensor& waveform, const Probe& probe) c
   emit("resampler_skip", skip);
   LTX2_CHECK(residual.shape() == skip.shape(),
              "bandwidth extension: residual {} and resampled skip {} differ", residual.str(), skip.str());
-  return clamp_unit(ops::add(residual, skip)).narrow(2, 0, out_len).contiguous();
+  return ops::minimum(ops::maximum(ops::add(residual, skip), minus_one_), one_)
+      .narrow(2, 0, out_len)
+      .contiguous();
 }
 
 }  // namespace ltx2::vocoder

@@ -17,19 +17,21 @@ namespace ltx2::vocoder {
 // The resampler's filter for an integer `ratio` (UpSample1d with window "hann": rolloff 0.99,
 // 6 zero crossings), and its geometry.
 struct HannSincResampler {
-  Tensor filter;  // [2 * width * ratio + 1]
+  Tensor filter;  // [2 * width * ratio + 1] float32 on `device`
   int64_t ratio = 1, width = 0;
-  explicit HannSincResampler(int64_t ratio);
+  explicit HannSincResampler(int64_t ratio, Device device = Device::cpu());
   // [B, C, L] -> [B, C, ratio * L].
   Tensor forward(const Tensor& x) const;
 };
 
 class BandwidthExtension {
  public:
-  // `weights`: the vocoder window (vocoder.), holding bwe_generator.* and mel_stft.*.
+  // `weights`: the vocoder window (vocoder.), holding bwe_generator.* and mel_stft.*, placed where
+  // the model goes; it computes in float32 whatever the weights' dtype (the reference's autocast).
   BandwidthExtension(VocoderBweConfig config, const WeightView& weights);
 
-  // waveform [B, 2, L] at the input rate -> [B, 2, L * ratio] at the output rate. Probe names:
+  // waveform [B, 2, L] float32 at the input rate, on the weights' device -> [B, 2, L * ratio] at the
+  // output rate. Probe names:
   // bwe_mel_in, bwe_residual, resampler_skip, and the BWE generator's as bwe_generator.<name>.
   Tensor forward(const Tensor& waveform, const Probe& probe = {}) const;
 
@@ -39,8 +41,9 @@ class BandwidthExtension {
  private:
   VocoderBweConfig config_;
   Generator generator_;
-  Tensor forward_basis_, mel_basis_;
+  Tensor forward_basis_, mel_basis_;  // mel_basis_ float32 (the STFT matmul's operands match)
   HannSincResampler resampler_;
+  Tensor minus_one_, one_, mel_floor_;  // 0-d float32 on the weights' device
 };
 
 }  // namespace ltx2::vocoder

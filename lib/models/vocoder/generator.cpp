@@ -71,8 +71,13 @@ Tensor ResBlock::forward(const Tensor& x) const {
   return h;
 }
 
-Generator::Generator(VocoderGeneratorConfig config, const WeightView& weights) : config_(std::move(config)) {
+Generator::Generator(VocoderGeneratorConfig config, const WeightView& weights, DType compute)
+    : config_(std::move(config)), compute_(compute), device_(weights.device()) {
   const auto& c = config_;
+  auto constant = [&](float v) { return Tensor::scalar(v).to(compute_).to(device_); };
+  kernel_count_ = constant(static_cast<float>(c.resblock_kernel_sizes.size()));
+  minus_one_ = constant(-1.f);
+  one_ = constant(1.f);
   const int64_t stages = static_cast<int64_t>(c.upsample_rates.size());
   const int64_t kernels = static_cast<int64_t>(c.resblock_kernel_sizes.size());
   const int64_t base = c.upsample_initial_channel;
@@ -105,7 +110,7 @@ Tensor Generator::forward(const Tensor& mel, const Probe& probe, const std::stri
   const bool amp = c.resblock == VocoderResBlock::Amp1;
   const int64_t B = mel.size(0), T = mel.size(2);
   // [B, 2, T, M] -> [B, 2, M, T] -> [B, 2M, T] (channel = stereo channel * M + mel bin).
-  Tensor x = mel.to(DType::F32).transpose(2, 3).reshape({B, kInputChannels, T});
+  Tensor x = mel.to(device_).to(compute_).transpose(2, 3).reshape({B, kInputChannels, T});
   x = conv_pre_.forward(x);
   emit("conv_pre", x);
   const size_t kernels = c.resblock_kernel_sizes.size();
@@ -121,7 +126,7 @@ Tensor Generator::forward(const Tensor& mel, const Probe& probe, const std::stri
     // Every resblock of the stage reads the same input; the stage output is their mean.
     Tensor sum = resblocks_[i * kernels].forward(x);
     for (size_t j = 1; j < kernels; ++j) sum = ops::add(sum, resblocks_[i * kernels + j].forward(x));
-    x = ops::div(sum, Tensor::scalar(static_cast<float>(kernels)));
+    x = ops::div(sum, kernel_count_);
   }
   emit("act_post_in", x);
   x = amp ? act_post_[0].forward(x) : leaky_relu(x, kPostSlope);
@@ -130,7 +135,7 @@ Tensor Generator::forward(const Tensor& mel, const Probe& probe, const std::stri
   emit("conv_post", x);
   if (!c.apply_final_activation) return x;
   if (c.use_tanh_at_final) return ops::tanh(x);
-  return ops::minimum(ops::maximum(x, Tensor::scalar(-1.f)), Tensor::scalar(1.f));
+  return ops::minimum(ops::maximum(x, minus_one_), one_);
 }
 
 }  // namespace ltx2::vocoder

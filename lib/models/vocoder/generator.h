@@ -49,9 +49,14 @@ class Generator {
   // Stereo input: 2 channels x 64 mel bins feed conv_pre.
   static constexpr int64_t kInputChannels = 128;
 
-  Generator(VocoderGeneratorConfig config, const WeightView& weights);
+  // Weights land where `weights` is placed (WeightView::placed); activations are `compute` (the
+  // weights' dtype, or float32 over bf16 weights as the reference's autocast does for the BWE).
+  Generator(VocoderGeneratorConfig config, const WeightView& weights, DType compute);
+  Generator(VocoderGeneratorConfig config, const WeightView& weights)
+      : Generator(std::move(config), weights, weights.dtype()) {}
 
-  // mel [B, 2, T, 64] (time, mel) -> waveform [B, 2, T * hop]. Probe names are `prefix` + conv_pre,
+  // mel [B, 2, T, 64] (time, mel; any device and float dtype, brought to the weights' device and
+  // the compute dtype first) -> waveform [B, 2, T * hop] there. Probe names are `prefix` + conv_pre,
   // ups_{i}_in, ups_{i}, act_post_in, act_post, conv_post.
   Tensor forward(const Tensor& mel, const Probe& probe = {}, const std::string& prefix = "") const;
 
@@ -59,6 +64,9 @@ class Generator {
 
  private:
   VocoderGeneratorConfig config_;
+  DType compute_;
+  Device device_;
+  Tensor kernel_count_, minus_one_, one_;  // 0-d constants in the compute dtype on device_
   Conv1dLayer conv_pre_, conv_post_;
   std::vector<Tensor> ups_weight_, ups_bias_;
   std::vector<ResBlock> resblocks_;             // stage i owns [i * K, (i + 1) * K) for K kernel sizes

@@ -5,12 +5,16 @@
 namespace ltx2::vocoder {
 
 Vocoder::Vocoder(const VocoderConfig& config, const WeightView& weights)
-    : config_(config), generator_(config.generator, config.bwe ? weights.sub("vocoder.") : weights) {
+    : config_(config),
+      generator_(config.generator, config.bwe ? weights.sub("vocoder.") : weights,
+                 config.bwe ? DType::F32 : weights.dtype()) {
   if (config_.bwe) bwe_.emplace(*config_.bwe, weights);
 }
 
-Vocoder Vocoder::load(const VocoderConfig& config, std::shared_ptr<const WeightSet> weights) {
-  return Vocoder(config, WeightView(weights, component_prefixes(Component::Vocoder), "vocoder"));
+Vocoder Vocoder::load(const VocoderConfig& config, std::shared_ptr<const WeightSet> weights, DType dtype,
+                      Device device) {
+  return Vocoder(
+      config, WeightView(weights, component_prefixes(Component::Vocoder), "vocoder").placed(dtype, device));
 }
 
 Tensor Vocoder::forward(const Tensor& mel, const Probe& probe) const {

@@ -17,13 +17,17 @@ namespace ltx2::vocoder {
 
 class Vocoder {
  public:
-  // `weights`: the window on the file's vocoder. prefix.
+  // `weights`: the window on the file's vocoder. prefix, placed where the model goes
+  // (WeightView::placed). With the BWE everything computes in float32 over those weights (the
+  // reference's autocast); without, in the weights' dtype.
   Vocoder(const VocoderConfig& config, const WeightView& weights);
-  static Vocoder load(const VocoderConfig& config, std::shared_ptr<const WeightSet> weights);
+  static Vocoder load(const VocoderConfig& config, std::shared_ptr<const WeightSet> weights,
+                      DType dtype = DType::F32, Device device = Device::cpu());
 
-  // Stereo log-mel [B, 2, T, 64] -> waveform [B, 2, T * samples per frame] in [-1, 1] at
-  // output_sampling_rate(). Probe names: the generator's (conv_pre, ups_{i}, ..., conv_post; with
-  // the BWE prefixed vocoder.), and for the BWE vocoder_out and the extension's.
+  // Stereo log-mel [B, 2, T, 64] (any device and float dtype, brought to the model's first) ->
+  // waveform [B, 2, T * samples per frame] in [-1, 1] at output_sampling_rate(), on the model's
+  // device in its compute dtype. Probe names: the generator's (conv_pre, ups_{i}, ..., conv_post;
+  // with the BWE prefixed vocoder.), and for the BWE vocoder_out and the extension's.
   Tensor forward(const Tensor& mel, const Probe& probe = {}) const;
 
   int64_t output_sampling_rate() const { return config_.output_sampling_rate(); }

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "core/error.h"
+#include "ops/cpu/bf16_widening.h"
 #include "ops/cuda_ops.h"
 
 namespace ltx2::ops {
@@ -23,6 +24,8 @@ int64_t conv1d_output_length(int64_t length, int64_t kernel, const Conv1dOptions
 
 Tensor conv1d(const Tensor& x, const Tensor& w, const Tensor& bias, const Conv1dOptions& opt) {
   LTX2_DISPATCH_CUDA(x.device(), conv1d, x, w, bias, opt);
+  if (cpu::any_bf16({&x, &w, &bias}))
+    return conv1d(cpu::widen(x), cpu::widen(w), cpu::widen(bias), opt).to(x.dtype());
   LTX2_CHECK(x.dtype() == DType::F32 && w.dtype() == DType::F32, "conv1d: f32 expected, got {} and {}",
              x.str(), w.str());
   LTX2_CHECK(

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "core/error.h"
+#include "ops/cpu/bf16_widening.h"
 #include "ops/cuda_ops.h"
 #include "ops/shape.h"
 
@@ -18,6 +19,8 @@ constexpr int64_t kParallelWork = int64_t{1} << 21;
 
 Tensor conv2d(const Tensor& x, const Tensor& w, const Tensor& bias, const Conv2dPadding& padding) {
   LTX2_DISPATCH_CUDA(x.device(), conv2d, x, w, bias, padding);
+  if (cpu::any_bf16({&x, &w, &bias}))
+    return conv2d(cpu::widen(x), cpu::widen(w), cpu::widen(bias), padding).to(x.dtype());
   LTX2_CHECK(x.dtype() == DType::F32 && w.dtype() == DType::F32, "conv2d: f32 expected, got {} and {}",
              x.str(), w.str());
   LTX2_CHECK(padding.top >= 0 && padding.bottom >= 0 && padding.left >= 0 && padding.right >= 0,

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "ops/cpu/bf16_widening.h"
 #include "ops/cuda_ops.h"
 
 namespace ltx2::ops {
@@ -105,6 +106,8 @@ void accumulate(const float* w, const float* col, float* acc, int64_t Cout, int6
 
 Tensor conv3d(const Tensor& x, const Tensor& w, const Tensor& bias, const Conv3dParams& params) {
   LTX2_DISPATCH_CUDA(x.device(), conv3d, x, w, bias, params);
+  if (cpu::any_bf16({&x, &w, &bias}))
+    return conv3d(cpu::widen(x), cpu::widen(w), cpu::widen(bias), params).to(x.dtype());
   LTX2_CHECK(x.dtype() == DType::F32 && w.dtype() == DType::F32,
              "conv3d: CPU path takes f32 tensors, got {} and {}", x.str(), w.str());
   LTX2_CHECK(x.dim() == 5 && w.dim() == 5 && x.size(1) == w.size(1),

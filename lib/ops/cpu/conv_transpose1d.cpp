@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "core/error.h"
+#include "ops/cpu/bf16_widening.h"
 #include "ops/cuda_ops.h"
 
 namespace ltx2::ops {
@@ -37,6 +38,8 @@ ConvTranspose1dShape conv_transpose1d_shape(const Tensor& x, const Tensor& w, co
 Tensor conv_transpose1d(const Tensor& x, const Tensor& w, const Tensor& bias,
                         const ConvTranspose1dOptions& opt) {
   LTX2_DISPATCH_CUDA(x.device(), conv_transpose1d, x, w, bias, opt);
+  if (cpu::any_bf16({&x, &w, &bias}))
+    return conv_transpose1d(cpu::widen(x), cpu::widen(w), cpu::widen(bias), opt).to(x.dtype());
   LTX2_CHECK(x.dtype() == DType::F32 && w.dtype() == DType::F32,
              "conv_transpose1d: f32 expected, got {} and {}", x.str(), w.str());
   const ConvTranspose1dShape shape = conv_transpose1d_shape(x, w, bias, opt);

@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "core/error.h"
+#include "ops/cpu/bf16_widening.h"
 #include "ops/cuda_ops.h"
 #include "ops/shape.h"
 
@@ -40,6 +41,7 @@ const char* pad_mode_name(PadMode mode) {
 Tensor edge_pad(const Tensor& x, int dim, int64_t before, int64_t after, PadMode mode) {
   LTX2_DISPATCH_CUDA(x.device(), edge_pad, x, dim, before, after, static_cast<int>(mode));
   if (mode == PadMode::Zeros) return pad(x, dim, before, after, 0.f);
+  if (cpu::any_bf16({&x})) return edge_pad(cpu::widen(x), dim, before, after, mode).to(x.dtype());
   LTX2_CHECK(x.dtype() == DType::F32, "edge_pad: f32 expected, got {}", x.str());
   if (dim < 0) dim += x.dim();
   LTX2_CHECK(dim >= 0 && dim < x.dim(), "edge_pad: dim out of range for {}", x.str());

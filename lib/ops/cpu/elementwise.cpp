@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "core/error.h"
+#include "ops/cpu/bf16_widening.h"
 #include "ops/cuda_ops.h"
 
 namespace ltx2::ops {
@@ -56,6 +57,9 @@ void binary_loop(const Tensor& ae, const Tensor& be, Tensor& out, F f) {
 
 Tensor binary(const Tensor& a, const Tensor& b, BinaryOp op) {
   LTX2_DISPATCH_CUDA(a.device(), binary, a, b, static_cast<int>(op));
+  if (cpu::any_bf16({&a, &b}))
+    return binary(cpu::widen(a), cpu::widen(b), op)
+        .to(a.dtype() == DType::F32 || b.dtype() == DType::F32 ? DType::F32 : DType::BF16);
   LTX2_CHECK(a.dtype() == DType::F32 && b.dtype() == DType::F32, "binary op: f32 expected, got {} and {}",
              a.str(), b.str());
   Shape shape = broadcast_shapes(a.shape(), b.shape());
@@ -101,6 +105,7 @@ float apply_unary(UnaryOp op, float v, float alpha) {
 
 Tensor unary(const Tensor& x, UnaryOp op, float alpha) {
   LTX2_DISPATCH_CUDA(x.device(), unary, x, static_cast<int>(op), alpha);
+  if (cpu::any_bf16({&x})) return unary(cpu::widen(x), op, alpha).to(x.dtype());
   LTX2_CHECK(x.dtype() == DType::F32, "unary op: f32 expected, got {}", x.str());
   Tensor xc = x.contiguous();
   Tensor out = Tensor::empty(x.shape());

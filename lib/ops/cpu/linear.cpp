@@ -5,6 +5,7 @@
 #include <omp.h>
 
 #include "core/error.h"
+#include "ops/cpu/bf16_widening.h"
 #include "ops/cuda_ops.h"
 #include "ops/elementwise.h"
 
@@ -40,6 +41,8 @@ void require_f32(const Tensor& t, const char* op) {
 
 Tensor linear(const Tensor& x, const Tensor& w, const Tensor& bias) {
   LTX2_DISPATCH_CUDA(x.device(), linear, x, w, bias);
+  if (cpu::any_bf16({&x, &w, &bias}))
+    return linear(cpu::widen(x), cpu::widen(w), cpu::widen(bias)).to(x.dtype());
   require_f32(x, "linear");
   require_f32(w, "linear");
   LTX2_CHECK(w.dim() == 2 && x.dim() >= 1 && x.size(-1) == w.size(1),
@@ -63,6 +66,7 @@ Tensor linear_gelu_tanh(const Tensor& x, const Tensor& w, const Tensor& bias) {
 
 Tensor matmul(const Tensor& a, const Tensor& b) {
   LTX2_DISPATCH_CUDA(a.device(), matmul, a, b);
+  if (cpu::any_bf16({&a, &b})) return matmul(cpu::widen(a), cpu::widen(b)).to(a.dtype());
   require_f32(a, "matmul");
   require_f32(b, "matmul");
   LTX2_CHECK(a.dim() >= 2 && b.dim() >= 2 && a.size(-1) == b.size(-2),

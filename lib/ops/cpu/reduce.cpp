@@ -5,12 +5,14 @@
 #include <limits>
 
 #include "core/error.h"
+#include "ops/cpu/bf16_widening.h"
 #include "ops/cuda_ops.h"
 
 namespace ltx2::ops {
 
 Tensor reduce(const Tensor& x, int dim, bool keepdim, ReduceOp op) {
   LTX2_DISPATCH_CUDA(x.device(), reduce, x, dim, keepdim, static_cast<int>(op));
+  if (cpu::any_bf16({&x})) return reduce(cpu::widen(x), dim, keepdim, op).to(x.dtype());
   LTX2_CHECK(x.dtype() == DType::F32, "reduce: f32 expected, got {}", x.str());
   int d = dim < 0 ? dim + x.dim() : dim;
   LTX2_CHECK(d >= 0 && d < x.dim(), "reduce: dimension {} of {}", dim, x.str());

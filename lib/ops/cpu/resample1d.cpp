@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "ops/cpu/bf16_widening.h"
 #include "ops/cuda_ops.h"
 
 namespace ltx2::ops {
@@ -42,6 +43,8 @@ void replicate_pad(const float* row, int64_t L, int64_t pad_left, int64_t pad_ri
 Tensor upsample1d(const Tensor& x, const Tensor& filter, int64_t ratio, int64_t pad, int64_t crop_left,
                   int64_t crop_right) {
   LTX2_DISPATCH_CUDA(x.device(), upsample1d, x, filter, ratio, pad, crop_left, crop_right);
+  if (cpu::any_bf16({&x, &filter}))
+    return upsample1d(cpu::widen(x), cpu::widen(filter), ratio, pad, crop_left, crop_right).to(x.dtype());
   Rows r = prepare(x, filter, "upsample1d");
   LTX2_CHECK(ratio >= 1 && pad >= 0 && crop_left >= 0 && crop_right >= 0,
              "upsample1d: bad arguments (ratio {}, pad {}, crop {}/{})", ratio, pad, crop_left, crop_right);
@@ -76,6 +79,8 @@ Tensor upsample1d(const Tensor& x, const Tensor& filter, int64_t ratio, int64_t 
 Tensor lowpass_downsample1d(const Tensor& x, const Tensor& filter, int64_t stride, int64_t pad_left,
                             int64_t pad_right) {
   LTX2_DISPATCH_CUDA(x.device(), lowpass_downsample1d, x, filter, stride, pad_left, pad_right);
+  if (cpu::any_bf16({&x, &filter}))
+    return lowpass_downsample1d(cpu::widen(x), cpu::widen(filter), stride, pad_left, pad_right).to(x.dtype());
   Rows r = prepare(x, filter, "lowpass_downsample1d");
   LTX2_CHECK(stride >= 1 && pad_left >= 0 && pad_right >= 0,
              "lowpass_downsample1d: bad arguments (stride {}, pads {}/{})", stride, pad_left, pad_right);

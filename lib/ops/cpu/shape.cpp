@@ -35,8 +35,9 @@ Tensor pad(const Tensor& x, int dim, int64_t before, int64_t after, float value)
   LTX2_CHECK(d >= 0 && d < x.dim() && before >= 0 && after >= 0, "pad: bad arguments for {}", x.str());
   Shape shape = x.shape();
   shape[d] += before + after;
-  Tensor out = Tensor::full(shape, value, x.dtype(), Device::cpu());
-  if (!x.device().is_cpu()) out = out.to(x.device());
+  // Zeros are set on the device itself; another value is filled on the host and copied over.
+  Tensor out = value == 0.f ? Tensor::zeros(shape, x.dtype(), x.device())
+                            : Tensor::full(shape, value, x.dtype(), x.device());
   out.narrow(d, before, x.size(d)).copy_(x);
   return out;
 }

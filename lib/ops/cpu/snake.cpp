@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "core/error.h"
+#include "ops/cpu/bf16_widening.h"
 #include "ops/cuda_ops.h"
 
 namespace ltx2::ops {
@@ -17,6 +18,8 @@ constexpr int64_t kParallelWork = int64_t{1} << 18;
 
 Tensor snake_beta(const Tensor& x, const Tensor& log_alpha, const Tensor& log_beta) {
   LTX2_DISPATCH_CUDA(x.device(), snake_beta, x, log_alpha, log_beta);
+  if (cpu::any_bf16({&x, &log_alpha, &log_beta}))
+    return snake_beta(cpu::widen(x), cpu::widen(log_alpha), cpu::widen(log_beta)).to(x.dtype());
   LTX2_CHECK(x.dtype() == DType::F32 && x.dim() == 3, "snake_beta: f32 [B, C, L] expected, got {}", x.str());
   const int64_t B = x.size(0), C = x.size(1), L = x.size(2);
   LTX2_CHECK(log_alpha.dtype() == DType::F32 && log_alpha.numel() == C && log_beta.dtype() == DType::F32 &&

@@ -2,6 +2,7 @@
 #include "ops/upsample_nearest.h"
 
 #include "core/error.h"
+#include "ops/cpu/bf16_widening.h"
 #include "ops/cuda_ops.h"
 
 namespace ltx2::ops {
@@ -14,6 +15,7 @@ constexpr int64_t kParallelWork = int64_t{1} << 18;
 
 Tensor upsample_nearest2d(const Tensor& x, int64_t factor) {
   LTX2_DISPATCH_CUDA(x.device(), upsample_nearest2d, x, factor);
+  if (cpu::any_bf16({&x})) return upsample_nearest2d(cpu::widen(x), factor).to(x.dtype());
   LTX2_CHECK(x.dtype() == DType::F32 && x.dim() == 4, "upsample_nearest2d: f32 [B, C, H, W] expected, got {}",
              x.str());
   LTX2_CHECK(factor >= 1, "upsample_nearest2d: factor {} must be at least 1", factor);

@@ -51,6 +51,18 @@ inline void require_bf16_close(const std::string& what, const Tensor& gpu_out, c
   REQUIRE(gpu_err <= 2 * naive_err + atol);
 }
 
+// The golden README's rule for a model's bf16 GPU output against the fixture's float32 `ref`: error
+// at most `factor` x the naive bf16 computation's plus `atol`. CHECK (not REQUIRE), so that every
+// output of a case reports its errors.
+inline void check_bf16_rule(const std::string& what, const Tensor& gpu_out, const Tensor& naive,
+                            const Tensor& ref, double factor = 2.0, double atol = 1e-3) {
+  const double gpu_err = max_error(gpu_out, ref), naive_err = max_error(naive, ref);
+  INFO(what << ": GPU error " << gpu_err << ", naive bf16 error " << naive_err << ", ratio "
+            << gpu_err / naive_err);
+  REQUIRE(std::isfinite(naive_err));
+  CHECK(gpu_err <= factor * naive_err + atol);
+}
+
 // softmax(round(round(q kᵀ) * scale) + mask) v with bf16 rounding after every step: the naive
 // bf16 attention the attention kernels are judged against (add_mask may be undefined).
 inline Tensor naive_bf16_attention(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& add_mask,

@@ -99,3 +99,19 @@ TEST_CASE("weights: synthesis records every loaded tensor with its full name, de
   REQUIRE(test::max_abs_diff(a, b) == 0.f);
   REQUIRE(test::max_abs_diff(a, c) > 0.f);
 }
+
+TEST_CASE("weights: a placed view loads in its dtype by default, sub-views keep the placement") {
+  auto set = WeightSet::open({test::golden_dir("video_vae_decoder") + "/weights.safetensors"});
+  const WeightView plain(set, component_prefixes(Component::VideoDecoder), "video VAE decoder");
+  const WeightView placed = plain.placed(DType::BF16, Device::cpu()).sub("conv_in.");
+  REQUIRE(plain.dtype() == DType::F32);
+  REQUIRE(placed.dtype() == DType::BF16);
+  const Shape s = placed.shape_of("conv.bias");
+  const Tensor b = placed.load("conv.bias", s);
+  REQUIRE(b.dtype() == DType::BF16);
+  REQUIRE(placed.load("conv.bias").dtype() == DType::BF16);
+  // An explicit dtype still wins.
+  REQUIRE(placed.load("conv.bias", s, DType::F32).dtype() == DType::F32);
+  REQUIRE(test::max_abs_diff(b.to(DType::F32),
+                             plain.sub("conv_in.").load("conv.bias").to(DType::BF16).to(DType::F32)) == 0.f);
+}

@@ -4,6 +4,7 @@
 
 #include "core/error.h"
 #include "ops/attention.h"
+#include "ops/conv3d.h"
 #include "ops/elementwise.h"
 #include "ops/linear.h"
 #include "ops/norm.h"
@@ -161,4 +162,25 @@ TEST_CASE("ops: cat and pad") {
   REQUIRE(p.item({0, 0}) == -1.f);
   REQUIRE(p.item({1, 2}) == a.item({0, 2}));
   REQUIRE_THROWS_AS(ops::cat({a, test::random_tensor({3, 1}, 1)}, 1), Error);
+}
+
+TEST_CASE("ops: bf16 operands on the CPU compute in float32 and round the result to bf16") {
+  auto bf16 = [](const Tensor& t) { return t.to(DType::BF16); };
+  auto rounded = [](const Tensor& t) { return t.to(DType::BF16).to(DType::F32); };
+  const Tensor x = rounded(test::random_tensor({1, 3, 2, 4, 4}, 1)),
+               w = rounded(test::random_tensor({2, 3, 1, 3, 3}, 2));
+  const Tensor b = rounded(test::random_tensor({2}, 3));
+  ops::Conv3dParams p;
+  p.padding = {0, 1, 1};
+  const Tensor y = ops::conv3d(bf16(x), bf16(w), bf16(b), p);
+  REQUIRE(y.dtype() == DType::BF16);
+  REQUIRE(test::max_abs_diff(y.to(DType::F32), rounded(ops::conv3d(x, w, b, p))) == 0.f);
+  // A float32 operand promotes a binary op's result, as on the GPU; unary ops keep their dtype.
+  REQUIRE(ops::add(bf16(x), x).dtype() == DType::F32);
+  REQUIRE(ops::mul(bf16(x), bf16(x)).dtype() == DType::BF16);
+  const Tensor s = ops::silu(bf16(x));
+  REQUIRE(s.dtype() == DType::BF16);
+  REQUIRE(test::max_abs_diff(s.to(DType::F32), rounded(ops::silu(x))) == 0.f);
+  REQUIRE(ops::linear(bf16(x.view({6, 16})), bf16(test::random_tensor({5, 16}, 4)), Tensor()).dtype() ==
+          DType::BF16);
 }

@@ -1,0 +1,187 @@
+// `ltx2 bench vae` (see bench_vae_command.h). The decoder is the real one's config (vae-audio.md
+// §3, the LTX-2.0 or LTX-2.3 block lists) built by its own loader over a WeightSynthesizer, every
+// weight bf16 on the device; the latent is random bf16 on the device. Each decode is bracketed by
+// device events; the median of --iterations after --warmup is reported, with the peak allocated
+// device memory of that shape (weights included, as torch's max_memory_allocated counts them).
+#include "bench_vae_command.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <memory>
+#include <nlohmann/json.hpp>
+
+#include "bench_transformer_model.h"
+#include "core/cuda/events.h"
+#include "core/cuda/memory.h"
+#include "core/error.h"
+#include "io/configs/video_vae_config.h"
+#include "io/weights.h"
+#include "models/video_vae/decoder.h"
+#include "models/video_vae/tiled_decode.h"
+#include "runtime/launcher.h"
+
+namespace ltx2 {
+
+namespace {
+
+using nlohmann::json;
+
+// The checkpoints' metadata config["vae"] decoder fields (vae-audio.md §3.1).
+json decoder_metadata(const std::string& model) {
+  // Built element by element: a braced list of [string, value] pairs would read as a JSON object.
+  auto block = [](const char* kind, json params) {
+    json b = json::array();
+    b.push_back(kind);
+    b.push_back(std::move(params));
+    return b;
+  };
+  auto res = [&](int layers) { return block("res_x", {{"num_layers", layers}, {"inject_noise", false}}); };
+  auto up = [&](const char* kind, int multiplier, bool residual) {
+    json params = {{"multiplier", multiplier}};
+    if (residual) params["residual"] = true;
+    return block(kind, std::move(params));
+  };
+  json vae = {{"_class_name", "CausalVideoAutoencoder"},
+              {"dims", 3},
+              {"latent_channels", 128},
+              {"out_channels", 3},
+              {"patch_size", 4},
+              {"norm_layer", "pixel_norm"},
+              {"causal_decoder", false},
+              {"timestep_conditioning", false},
+              {"decoder_base_channels", 128}};
+  if (model == "2.0") {
+    vae["decoder_blocks"] =
+        json::array({res(5), up("compress_all", 2, true), res(5), up("compress_all", 2, true), res(5),
+                     up("compress_all", 2, true), res(5)});
+    vae["spatial_padding_mode"] = "reflect";
+  } else if (model == "2.3") {
+    vae["decoder_blocks"] =
+        json::array({res(4), up("compress_space", 2, false), res(6), up("compress_time", 2, false), res(4),
+                     up("compress_all", 1, false), res(2), up("compress_all", 2, false), res(2)});
+    vae["spatial_padding_mode"] = "zeros";
+  } else {
+    LTX2_FAIL("ltx2 bench vae: --model must be 2.0 or 2.3, got '{}'", model);
+  }
+  return {{"vae", vae}};
+}
+
+// The reference's measured ms (vae-audio.md §11, one H200, bf16); 0 where it has none.
+double reference_ms(const std::string& model, const std::string& shape, bool tiled) {
+  if (model == "2.3") return !tiled && shape == "stage1" ? 357 : 0;
+  if (tiled) return shape == "stage1" ? 493 : 2470;
+  return shape == "stage1" ? 409 : 1860;
+}
+
+double median(std::vector<float> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+double gib(size_t bytes) {
+  return static_cast<double>(bytes) / (1024.0 * 1024.0 * 1024.0);
+}
+
+}  // namespace
+
+CLI::App* add_bench_vae_command(CLI::App* bench, BenchVaeOptions* opt) {
+  auto* sub = bench->add_subcommand("vae",
+                                    "One full-size video VAE decode (the real decoder config, random "
+                                    "bf16 weights) at 512x768x121 and 1024x1536x121");
+  sub->add_option("--model", opt->model, "decoder config: 2.0 (LTX-2 19B) or 2.3")->capture_default_str();
+  sub->add_option(
+      "--shape", opt->shapes,
+      "stage1 (512x768x121, latent 16x16x24) and/or full (1024x1536x121, 16x32x48); default both");
+  sub->add_option("--tiling", opt->tiling, "none (one decode) or auto (the pipeline's tiles)")
+      ->check(CLI::IsMember({"none", "auto"}))
+      ->capture_default_str();
+  sub->add_option("--device", opt->device, "cuda:N")->capture_default_str();
+  sub->add_option("--warmup", opt->warmup, "untimed decodes first")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
+  sub->add_option("--iterations", opt->iterations, "timed decodes")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  sub->add_option("--json", opt->json_path, "also write the results to this JSON file");
+  return sub;
+}
+
+int run_bench_vae(const BenchVaeOptions& opt) {
+  const VideoDecoderConfig config = VideoDecoderConfig::from_metadata(decoder_metadata(opt.model));
+  std::vector<bench_model::Shape3> shapes;
+  for (const std::string& s : opt.shapes.empty() ? std::vector<std::string>{"stage1", "full"} : opt.shapes)
+    shapes.push_back(bench_model::shape_named(s));
+  const Device device = Device::parse(opt.device);
+  LTX2_CHECK(device.is_cuda(), "ltx2 bench vae: --device must be a GPU (cuda:N), got '{}'", opt.device);
+  LTX2_CHECK(cuda_built(), "ltx2 bench vae: this ltx2 was built without the CUDA backend");
+  LTX2_CHECK(device.index < runtime::visible_gpu_count(),
+             "ltx2 bench vae: no GPU {} is visible (CUDA_VISIBLE_DEVICES or driver)", opt.device);
+  const bool tiled = opt.tiling == "auto";
+
+  auto synth = std::make_shared<WeightSynthesizer>(11);
+  const video_vae::VideoDecoder decoder(
+      config, WeightView(synth, "vae.decoder.", "video VAE decoder").placed(DType::BF16, device),
+      WeightView(synth, "vae.per_channel_statistics.", "video VAE statistics"));
+  synth.reset();  // the host copies of the synthesized weights
+  cuda_synchronize(device.index);
+  const size_t weight_bytes = cuda_memory_stats(device.index).allocated;
+  std::printf("ltx2 bench vae: LTX-%s video decoder, bf16 weights (%.2f GiB on %s), %s\n", opt.model.c_str(),
+              gib(weight_bytes), opt.device.c_str(),
+              tiled ? "the pipeline's automatic tiling" : "untiled (one decode of the whole latent)");
+  std::printf("%-7s %-18s %-15s %10s %9s %8s %9s\n", "shape", "video", "latent", "median ms", "peak GiB",
+              "ref ms", "ours/ref");
+
+  const auto factors = config.scale_factors();
+  json rows = json::array();
+  for (const bench_model::Shape3& shape : shapes) {
+    const Shape latent_shape = {1, config.latent_channels, shape.frames, shape.height, shape.width};
+    const Tensor latent = bench_model::random_bf16(latent_shape, 3, 1.f, device);
+    const int64_t frames = 1 + factors.time * (shape.frames - 1), height = shape.height * factors.height,
+                  width = shape.width * factors.width;
+    const video_vae::TileSizeConfig tiles = video_vae::TileSizeConfig::automatic(height, width, factors);
+    auto decode = [&] {
+      if (tiled)
+        video_vae::tiled_decode(decoder, latent, tiles);
+      else
+        decoder.decode(latent);
+    };
+    cuda_synchronize(device.index);
+    cuda_reset_peak_memory(device.index);
+    cuda_time_each(device.index, opt.warmup, decode);
+    const double ms = median(cuda_time_each(device.index, opt.iterations, decode));
+    const size_t peak = cuda_memory_stats(device.index).peak_allocated;
+    const double ref = reference_ms(opt.model, shape.name, tiled);
+    const std::string video = fmt::format("{}x{}x{}", height, width, frames);
+    const std::string lat = fmt::format("{}x{}x{}", shape.frames, shape.height, shape.width);
+    std::printf("%-7s %-18s %-15s %10.1f %9.2f %8s %9s\n", shape.name.c_str(), video.c_str(), lat.c_str(), ms,
+                gib(peak), ref > 0 ? fmt::format("{:.0f}", ref).c_str() : "-",
+                ref > 0 ? fmt::format("{:.3f}", ms / ref).c_str() : "-");
+    rows.push_back({{"shape", shape.name},
+                    {"video", {frames, height, width}},
+                    {"latent", {config.latent_channels, shape.frames, shape.height, shape.width}},
+                    {"tiling", opt.tiling},
+                    {"median_ms", ms},
+                    {"peak_allocated_gib", gib(peak)},
+                    {"weights_gib", gib(weight_bytes)},
+                    {"reference_ms", ref > 0 ? json(ref) : json(nullptr)},
+                    {"ratio_to_reference", ref > 0 ? json(ms / ref) : json(nullptr)}});
+  }
+  if (!opt.json_path.empty()) {
+    json doc = {{"bench", "vae"},
+                {"model", opt.model},
+                {"device", opt.device},
+                {"warmup", opt.warmup},
+                {"iterations", opt.iterations},
+                {"weights", "synthesized (bf16) through the decoder's loader"},
+                {"results", rows}};
+    std::ofstream out(opt.json_path);
+    LTX2_CHECK(out.good(), "ltx2 bench vae: cannot write --json file '{}'", opt.json_path);
+    out << doc.dump(2) << "\n";
+  }
+  return 0;
+}
+
+}  // namespace ltx2

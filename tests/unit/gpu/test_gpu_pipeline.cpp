@@ -1,0 +1,69 @@
+// The distilled pipeline with PipelineOptions::device = cuda:0 on the golden pipeline_distilled
+// checkpoint (128x192, 9 frames, no image): the
+// transformer runs on the GPU (float32, the options' default), the video VAE decoder, the
+// upsampler, the audio decoder and the vocoder there in bf16; the upsampled latent, the frames and
+// the waveform come back to the host in float32. Judged by the bf16 rule (gpu_compare.h) against
+// the CPU float32 run, with the CPU run whose VAE side is placed as bf16 (vae_dtype: every op
+// rounds its result) as the naive bf16 computation.
+#include <optional>
+
+#include "gpu_compare.h"
+#include "ops/shape.h"
+#include "pipeline/distilled_pipeline.h"
+#include "support/test_util.h"
+
+using namespace ltx2;
+
+namespace {
+
+struct Outputs {
+  Tensor upsampled, frames, waveform;
+};
+
+Outputs run(Device device, std::optional<DType> vae_dtype) {
+  const std::string golden = test::golden_dir("pipeline_distilled");
+  ModelPaths paths;
+  paths.checkpoint = golden + "/checkpoint.safetensors";
+  paths.gemma_root = golden + "/gemma";
+  paths.spatial_upsampler = golden + "/spatial_upsampler.safetensors";
+  pipeline::PipelineOptions options;
+  options.device = device;
+  options.vae_dtype = vae_dtype;
+  pipeline::DistilledPipeline pipe(paths, options);
+  test::ScratchDir dir("gpu_pipeline");
+  GenerationRequest r;
+  r.prompt = "a fox";
+  r.height = 128;
+  r.width = 192;
+  r.num_frames = 9;
+  r.output_path = dir.file("out.mp4");
+  Outputs out;
+  std::vector<Tensor> chunks;
+  pipeline::PipelineCallbacks cb;
+  cb.video_chunk = [&](const Tensor& frames) { chunks.push_back(frames); };
+  cb.audio = [&](const Tensor& waveform, int64_t) { out.waveform = waveform; };
+  cb.probe = [&](const std::string& name, const Tensor& t) {
+    if (name == "upsampled_video_latent") out.upsampled = t.clone();
+  };
+  pipe.run(r, cb);
+  out.frames = ops::cat(chunks, 0);
+  return out;
+}
+
+void require_host_f32(const Tensor& t) {
+  REQUIRE(t.defined());
+  REQUIRE(t.device().is_cpu());
+  REQUIRE(t.dtype() == DType::F32);
+}
+
+}  // namespace
+
+TEST_CASE("gpu: the distilled pipeline runs the VAE side on its GPU in bf16 (2x rule against the CPU)") {
+  const Outputs ref = run(Device::cpu(), std::nullopt);
+  const Outputs naive = run(Device::cpu(), DType::BF16);
+  const Outputs gpu = run(test::gpu(), std::nullopt);
+  for (const Tensor* t : {&gpu.upsampled, &gpu.frames, &gpu.waveform}) require_host_f32(*t);
+  test::check_bf16_rule("upsampled latent", gpu.upsampled, naive.upsampled, ref.upsampled);
+  test::check_bf16_rule("frames", gpu.frames, naive.frames, ref.frames);
+  test::check_bf16_rule("waveform", gpu.waveform, naive.waveform, ref.waveform);
+}
