@@ -45,6 +45,9 @@ struct PipelineOptions {
       std::make_shared<models::transformer::LocalAttention>();
   DType transformer_dtype = DType::F32;
   Device device = Device::cpu();  // the transformer's; the other models and the latents are on the CPU
+  // The prompt encoder (Gemma and the embeddings processor) in transformer_dtype on `device`, its
+  // contexts left there for the transformer; false: float32 on the CPU.
+  bool text_encoder_on_device = false;
   // Empty: every tile decoded in this process (video_vae::tiled_decode); a distributed decode
   // plugs in here.
   VideoDecodeFn video_decode;

@@ -23,6 +23,7 @@
 
 using namespace ltx2;
 using namespace ltx2::models::transformer;
+using test::check_bf16_rule;
 using test::round_bf16;
 
 namespace {
@@ -45,15 +46,6 @@ class RoundingAttention : public AttentionStrategy {
         LocalAttention().attend(site, round_bf16(q), round_bf16(k), round_bf16(v), heads, mask));
   }
 };
-
-// The rule of the file header; CHECK (not REQUIRE) so that every output's errors are reported.
-void check_bf16_rule(const std::string& what, const Tensor& gpu_out, const Tensor& naive, const Tensor& ref,
-                     double factor) {
-  const double gpu_err = test::max_error(gpu_out, ref), naive_err = test::max_error(naive, ref);
-  INFO(what << ": GPU error " << gpu_err << ", naive bf16 error " << naive_err);
-  REQUIRE(std::isfinite(naive_err));
-  CHECK(gpu_err <= factor * naive_err + 1e-3);
-}
 
 bool rounded_field(const std::string& n) {
   return n == "latent" || n == "context";
