@@ -9,8 +9,9 @@
 // pipeline_distilled stores its text weights in bf16 already, so there the naive computation is the
 // CPU float32 prompt encoder on the files as they are, outputs rounded.
 // f32: the GPU result meets the case's own float32 tolerance (|d| <= atol + rtol |ref|), as the CPU
-// models do in `ltx2 check`.
+// models do in `ltx2 check`. Every comparison prints its errors (ctest -V shows them).
 #include <cmath>
+#include <cstdio>
 #include <fstream>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -30,10 +31,16 @@
 #include "support/test_util.h"
 
 using namespace ltx2;
-using test::check_bf16_rule;
 using test::round_bf16;
 
 namespace {
+
+// The README rule (gpu_compare.h), with both errors printed for the record even when it passes.
+void check_bf16_rule(const std::string& what, const Tensor& gpu_out, const Tensor& naive, const Tensor& ref) {
+  std::printf("%s: GPU bf16 error %.4g, naive bf16 error %.4g\n", what.c_str(), test::max_error(gpu_out, ref),
+              test::max_error(naive, ref));
+  test::check_bf16_rule(what, gpu_out, naive, ref);
+}
 
 struct GoldenFiles {
   std::string dir;
@@ -78,6 +85,7 @@ void check_f32_tolerance(const std::string& what, const Tensor& got, const Tenso
     const double d = std::fabs(double(g[i]) - double(r[i])) / (atol + rtol * std::fabs(double(r[i])));
     worst = std::isnan(d) ? INFINITY : std::max(worst, d);
   }
+  std::printf("%s: f32 on the GPU, worst |d| / (atol + rtol |ref|) = %.4g\n", what.c_str(), worst);
   INFO(what << ": f32 on the GPU, worst |d| / (atol + rtol |ref|) = " << worst);
   CHECK(worst <= 1.0);
 }
@@ -119,8 +127,8 @@ struct TextOut {
   Tensor video, audio, mask, video_projected, audio_projected;  // host f32; projections when recorded
 };
 
-// Runs the processor (and the case's caption projections) in `dtype` on `device` over `set`, the
-// hidden states given as `place`d [B, T, D] tensors.
+// Runs the processor (and the case's caption projections) in `dtype` on `device` over `set`, on the
+// case's hidden states moved there in `dtype` (rounded to bf16 first when `round_inputs`).
 TextOut run_processor(const GoldenFiles& g, const std::shared_ptr<const WeightSet>& set, DType dtype,
                       Device device, bool round_inputs) {
   const EmbeddingsProcessor processor(set, dtype, device);
