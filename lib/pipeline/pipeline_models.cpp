@@ -48,8 +48,11 @@ std::unique_ptr<PipelineModels> PipelineModels::load(const ModelPaths& paths, Pi
     m->user_loras.push_back({read_lora_file(l.path), static_cast<float>(l.strength)});
   if (!m->user_loras.empty()) m->transformer_weights->fuse(m->user_loras);
 
-  m->text = std::make_unique<PromptEncoder>(paths.gemma_root, m->ltx);
   const Device device = m->options.device;
+  const bool text_on_device = m->options.text_encoder_on_device;
+  m->text = std::make_unique<PromptEncoder>(paths.gemma_root, m->ltx, kGemmaTokenizerMaxLength,
+                                            text_on_device ? m->options.transformer_dtype : DType::F32,
+                                            text_on_device ? device : Device::cpu());
   const DType vae_dtype = m->options.vae_dtype.value_or(device.is_cuda() ? DType::BF16 : DType::F32);
   m->video_encoder = std::make_unique<video_vae::VideoEncoder>(
       video_vae::VideoEncoder::from_weights(m->video_vae, vae_dtype, device));

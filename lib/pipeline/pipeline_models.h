@@ -45,13 +45,16 @@ struct PipelineOptions {
   std::shared_ptr<const models::transformer::AttentionStrategy> attention =
       std::make_shared<models::transformer::LocalAttention>();
   DType transformer_dtype = DType::F32;
-  // The transformer's, the video VAE's, the upsampler's, the audio VAE decoder's and the vocoder's;
-  // the text encoder and the latents between stages stay on the CPU.
+  // The transformer's, the video VAE's, the upsampler's, the audio VAE decoder's and the vocoder's
+  // (and the text encoder's with text_encoder_on_device); the latents between stages stay on the CPU.
   Device device = Device::cpu();
   // The video VAE's, upsampler's, audio decoder's and vocoder's weights and activations (a BWE
   // vocoder computes in float32 over them). Unset: bf16 on a GPU `device`, float32 on the CPU (bf16
   // on the CPU rounds after every op: the naive bf16 run the GPU tests compare with).
   std::optional<DType> vae_dtype;
+  // The prompt encoder (Gemma and the embeddings processor) in transformer_dtype on `device`, its
+  // contexts left there for the transformer; false: float32 on the CPU.
+  bool text_encoder_on_device = false;
   // Empty: every tile decoded in this process (video_vae::tiled_decode); a distributed decode
   // plugs in here.
   VideoDecodeFn video_decode;

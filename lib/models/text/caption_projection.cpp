@@ -6,11 +6,12 @@
 
 namespace ltx2 {
 
-CaptionProjection::CaptionProjection(const WeightView& w, int64_t in_channels, int64_t inner)
-    : w1_(w.load("linear_1.weight", {inner, in_channels})),
-      b1_(w.load("linear_1.bias", {inner})),
-      w2_(w.load("linear_2.weight", {inner, inner})),
-      b2_(w.load("linear_2.bias", {inner})) {}
+CaptionProjection::CaptionProjection(const WeightView& w, int64_t in_channels, int64_t inner, DType dtype,
+                                     Device device)
+    : w1_(w.load("linear_1.weight", {inner, in_channels}, dtype, device)),
+      b1_(w.load("linear_1.bias", {inner}, dtype, device)),
+      w2_(w.load("linear_2.weight", {inner, inner}, dtype, device)),
+      b2_(w.load("linear_2.bias", {inner}, dtype, device)) {}
 
 Tensor CaptionProjection::forward(const Tensor& x) const {
   return ops::linear(ops::gelu_tanh(ops::linear(x, w1_, b1_)), w2_, b2_);

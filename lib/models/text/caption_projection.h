@@ -10,8 +10,9 @@ namespace ltx2 {
 
 class CaptionProjection {
  public:
-  // `w`: window onto "caption_projection." or "audio_caption_projection.".
-  CaptionProjection(const WeightView& w, int64_t in_channels, int64_t inner);
+  // `w`: window onto "caption_projection." or "audio_caption_projection.", loaded in `dtype` on `device`.
+  CaptionProjection(const WeightView& w, int64_t in_channels, int64_t inner, DType dtype = DType::F32,
+                    Device device = Device::cpu());
   Tensor forward(const Tensor& x) const;
 
  private:

@@ -17,32 +17,36 @@ namespace {
 constexpr float kEps = 1e-6f;
 }
 
-EmbeddingsConnector::EmbeddingsConnector(const ConnectorConfig& config, const WeightView& w)
+EmbeddingsConnector::EmbeddingsConnector(const ConnectorConfig& config, const WeightView& w, DType dtype,
+                                         Device device)
     : config_(config) {
   const int64_t inner = config.inner_dim(), ff = 4 * inner;
-  registers_ = w.load("learnable_registers", {config.registers, inner});
+  auto load = [&](const WeightView& v, const std::string& key, const Shape& shape) {
+    return v.load(key, shape, dtype, device);
+  };
+  registers_ = load(w, "learnable_registers", {config.registers, inner});
   for (int64_t i = 0; i < config.layers; ++i) {
     WeightView b = w.sub("transformer_1d_blocks." + std::to_string(i) + ".");
     Block blk;
-    blk.to_q_w = b.load("attn1.to_q.weight", {inner, inner});
-    blk.to_q_b = b.load("attn1.to_q.bias", {inner});
-    blk.to_k_w = b.load("attn1.to_k.weight", {inner, inner});
-    blk.to_k_b = b.load("attn1.to_k.bias", {inner});
-    blk.to_v_w = b.load("attn1.to_v.weight", {inner, inner});
-    blk.to_v_b = b.load("attn1.to_v.bias", {inner});
-    blk.out_w = b.load("attn1.to_out.0.weight", {inner, inner});
-    blk.out_b = b.load("attn1.to_out.0.bias", {inner});
-    blk.q_norm = b.load("attn1.q_norm.weight", {inner});
-    blk.k_norm = b.load("attn1.k_norm.weight", {inner});
+    blk.to_q_w = load(b, "attn1.to_q.weight", {inner, inner});
+    blk.to_q_b = load(b, "attn1.to_q.bias", {inner});
+    blk.to_k_w = load(b, "attn1.to_k.weight", {inner, inner});
+    blk.to_k_b = load(b, "attn1.to_k.bias", {inner});
+    blk.to_v_w = load(b, "attn1.to_v.weight", {inner, inner});
+    blk.to_v_b = load(b, "attn1.to_v.bias", {inner});
+    blk.out_w = load(b, "attn1.to_out.0.weight", {inner, inner});
+    blk.out_b = load(b, "attn1.to_out.0.bias", {inner});
+    blk.q_norm = load(b, "attn1.q_norm.weight", {inner});
+    blk.k_norm = load(b, "attn1.k_norm.weight", {inner});
     if (config.gated_attention) {
-      blk.gate_w = b.load("attn1.to_gate_logits.weight", {config.heads, inner});
-      blk.gate_b = b.load("attn1.to_gate_logits.bias", {config.heads});
+      blk.gate_w = load(b, "attn1.to_gate_logits.weight", {config.heads, inner});
+      blk.gate_b = load(b, "attn1.to_gate_logits.bias", {config.heads});
     }
-    blk.ff_in_w = b.load("ff.net.0.proj.weight", {ff, inner});
-    blk.ff_out_w = b.load("ff.net.2.weight", {inner, ff});
+    blk.ff_in_w = load(b, "ff.net.0.proj.weight", {ff, inner});
+    blk.ff_out_w = load(b, "ff.net.2.weight", {inner, ff});
     if (config.ff_bias) {
-      blk.ff_in_b = b.load("ff.net.0.proj.bias", {ff});
-      blk.ff_out_b = b.load("ff.net.2.bias", {inner});
+      blk.ff_in_b = load(b, "ff.net.0.proj.bias", {ff});
+      blk.ff_out_b = load(b, "ff.net.2.bias", {inner});
     }
     blocks_.push_back(std::move(blk));
   }
@@ -74,11 +78,21 @@ Tensor EmbeddingsConnector::forward(const Tensor& x, const Tensor& mask) const {
   LTX2_CHECK(T % R == 0, "connector: sequence length {} must be a multiple of the {} learnable registers", T,
              R);
 
+  // Each run of pad rows t..t+n-1 within one register period takes registers t % R .. by one copy.
   Tensor h = x.contiguous().clone();
-  std::vector<int64_t> m = mask.contiguous().to_vector_i64();
-  for (int64_t b = 0; b < B; ++b)
-    for (int64_t t = 0; t < T; ++t)
-      if (!m[b * T + t]) h.select(0, b).select(0, t).copy_(registers_.select(0, t % R));
+  std::vector<int64_t> m = mask.to(Device::cpu()).contiguous().to_vector_i64();
+  for (int64_t b = 0; b < B; ++b) {
+    for (int64_t t = 0; t < T;) {
+      if (m[b * T + t]) {
+        ++t;
+        continue;
+      }
+      int64_t n = 1;
+      while (t + n < T && !m[b * T + t + n] && (t + n) % R != 0) ++n;
+      h.select(0, b).narrow(0, t, n).copy_(registers_.narrow(0, t % R, n));
+      t += n;
+    }
+  }
 
   ops::RopeSpec spec;
   spec.dim = inner;
@@ -87,7 +101,10 @@ Tensor EmbeddingsConnector::forward(const Tensor& x, const Tensor& mask) const {
   spec.max_pos = {config_.max_pos};
   spec.grid =
       config_.double_precision_rope ? ops::RopeGridPrecision::Float64 : ops::RopeGridPrecision::Float32;
+  // Formed on the host (positions 0..T-1 are known there), then moved.
   ops::RopeTables rope = ops::rope_tables(Tensor::arange(T).view({1, 1, T}), spec);
+  rope.cos = rope.cos.to(h.device());
+  rope.sin = rope.sin.to(h.device());
   for (const Block& blk : blocks_) {
     h = ops::add(h, attention(blk, ops::rms_norm(h, Tensor(), kEps), rope));
     Tensor n = ops::rms_norm(h, Tensor(), kEps);

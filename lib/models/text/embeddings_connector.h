@@ -18,12 +18,14 @@ namespace ltx2 {
 
 class EmbeddingsConnector {
  public:
-  // `w`: window onto one connector ("video_embeddings_connector." / "audio_embeddings_connector.").
-  EmbeddingsConnector(const ConnectorConfig& config, const WeightView& w);
+  // `w`: window onto one connector ("video_embeddings_connector." / "audio_embeddings_connector."),
+  // loaded in `dtype` on `device`.
+  EmbeddingsConnector(const ConnectorConfig& config, const WeightView& w, DType dtype = DType::F32,
+                      Device device = Device::cpu());
 
   const ConnectorConfig& config() const { return config_; }
-  // x [B, T, inner] f32, mask [B, T] int64 (0 = pad row to replace). T must be a multiple of the
-  // register count.
+  // x [B, T, inner] in the weights' dtype on their device, mask [B, T] int64 (0 = pad row to
+  // replace; read on the host). T must be a multiple of the register count.
   Tensor forward(const Tensor& x, const Tensor& mask) const;
 
  private:

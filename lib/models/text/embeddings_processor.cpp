@@ -12,13 +12,20 @@ WeightView connector_view(const std::shared_ptr<const WeightSet>& set, const std
   return WeightView(set, component_prefixes(Component::Transformer), name).sub(name + ".");
 }
 
-// x [B, T, F] with each row's tokens gathered by `order` (B*T source indices).
+// x [B, T, F] with each row's tokens gathered by `order` (B*T source indices), one copy per run
+// of consecutive source rows (a left-padded row is two runs).
 Tensor gather_rows(const Tensor& x, const std::vector<int64_t>& order) {
   const int64_t B = x.size(0), T = x.size(1);
-  Tensor out = Tensor::empty(x.shape());
-  for (int64_t b = 0; b < B; ++b)
-    for (int64_t t = 0; t < T; ++t)
-      out.select(0, b).select(0, t).copy_(x.select(0, b).select(0, order[b * T + t]));
+  Tensor out = Tensor::empty(x.shape(), x.dtype(), x.device());
+  for (int64_t b = 0; b < B; ++b) {
+    const int64_t* src = order.data() + b * T;
+    for (int64_t t = 0; t < T;) {
+      int64_t n = 1;
+      while (t + n < T && src[t + n] == src[t] + n) ++n;
+      out.select(0, b).narrow(0, t, n).copy_(x.select(0, b).narrow(0, src[t], n));
+      t += n;
+    }
+  }
   return out;
 }
 
@@ -27,7 +34,7 @@ Tensor gather_rows(const Tensor& x, const std::vector<int64_t>& order) {
 std::vector<int64_t> right_pad_order(const Tensor& mask) {
   LTX2_CHECK(mask.dim() == 2, "right_pad_order: mask must be [B, T], got {}", mask.str());
   const int64_t B = mask.size(0), T = mask.size(1);
-  std::vector<int64_t> m = mask.contiguous().to_vector_i64(), order;
+  std::vector<int64_t> m = mask.to(Device::cpu()).contiguous().to_vector_i64(), order;
   order.reserve(B * T);
   for (int64_t b = 0; b < B; ++b) {
     for (int64_t t = 0; t < T; ++t)
@@ -38,7 +45,8 @@ std::vector<int64_t> right_pad_order(const Tensor& mask) {
   return order;
 }
 
-EmbeddingsProcessor::EmbeddingsProcessor(const std::shared_ptr<const WeightSet>& weights)
+EmbeddingsProcessor::EmbeddingsProcessor(const std::shared_ptr<const WeightSet>& weights, DType dtype,
+                                         Device device)
     : EmbeddingsProcessor(
           [&] {
             LTX2_CHECK(weights->config().contains("transformer"),
@@ -46,15 +54,18 @@ EmbeddingsProcessor::EmbeddingsProcessor(const std::shared_ptr<const WeightSet>&
                        weights->describe());
             return parse_text_projection_config(weights->config().at("transformer"));
           }(),
-          weights) {}
+          weights, dtype, device) {}
 
 EmbeddingsProcessor::EmbeddingsProcessor(const TextProjectionConfig& config,
-                                         const std::shared_ptr<const WeightSet>& weights)
+                                         const std::shared_ptr<const WeightSet>& weights, DType dtype,
+                                         Device device)
     : config_(config),
-      extractor_(config, WeightView(weights, component_prefixes(Component::TextConnector), "text projection")
-                             .sub("text_embedding_projection.")),
-      video_(config.video, connector_view(weights, "video_embeddings_connector")),
-      audio_(config.audio, connector_view(weights, "audio_embeddings_connector")) {
+      extractor_(config,
+                 WeightView(weights, component_prefixes(Component::TextConnector), "text projection")
+                     .sub("text_embedding_projection."),
+                 dtype, device),
+      video_(config.video, connector_view(weights, "video_embeddings_connector"), dtype, device),
+      audio_(config.audio, connector_view(weights, "audio_embeddings_connector"), dtype, device) {
   LTX2_CHECK(extractor_.video_width() == config.video.inner_dim() &&
                  extractor_.audio_width() == config.audio.inner_dim(),
              "{}: text features are {} (video) / {} (audio) wide but the connectors expect {} / {}",
@@ -69,7 +80,7 @@ TextContext EmbeddingsProcessor::process(const std::vector<Tensor>& states, cons
 TextContext EmbeddingsProcessor::connect(const TextFeatures& features, const Tensor& mask) const {
   std::vector<int64_t> order = right_pad_order(mask);
   const int64_t B = mask.size(0), T = mask.size(1);
-  std::vector<int64_t> m = mask.contiguous().to_vector_i64(), sorted(B * T);
+  std::vector<int64_t> m = mask.to(Device::cpu()).contiguous().to_vector_i64(), sorted(B * T);
   for (int64_t i = 0; i < B * T; ++i) sorted[i] = m[(i / T) * T + order[i]] != 0;
   Tensor sorted_mask = Tensor::from_vector_i64(sorted, {B, T});
   TextContext out;

@@ -20,9 +20,9 @@
 namespace ltx2 {
 
 struct TextContext {
-  Tensor video;  // [B, T, video connector inner]
+  Tensor video;  // [B, T, video connector inner] (the processor's dtype and device)
   Tensor audio;  // [B, T, audio connector inner]
-  Tensor mask;   // [B, T] int64, all ones
+  Tensor mask;   // [B, T] int64, all ones (host)
 };
 
 // Per row, the source index of each output row: valid positions in order, then pad positions.
@@ -31,14 +31,17 @@ std::vector<int64_t> right_pad_order(const Tensor& mask);
 class EmbeddingsProcessor {
  public:
   // `weights`: the LTX checkpoint (monolith or split transformer/text-encoder files), whose metadata
-  // config.transformer describes the text side.
-  explicit EmbeddingsProcessor(const std::shared_ptr<const WeightSet>& weights);
-  EmbeddingsProcessor(const TextProjectionConfig& config, const std::shared_ptr<const WeightSet>& weights);
+  // config.transformer describes the text side. Every weight is loaded in `dtype` on `device`.
+  explicit EmbeddingsProcessor(const std::shared_ptr<const WeightSet>& weights, DType dtype = DType::F32,
+                               Device device = Device::cpu());
+  EmbeddingsProcessor(const TextProjectionConfig& config, const std::shared_ptr<const WeightSet>& weights,
+                      DType dtype = DType::F32, Device device = Device::cpu());
 
   const TextProjectionConfig& config() const { return config_; }
   const FeatureExtractor& feature_extractor() const { return extractor_; }
 
-  // states: the Gemma hidden states [B, T, D]; mask [B, T] int64 (left-padded or any order).
+  // states: the Gemma hidden states [B, T, D] on the weights' device; mask [B, T] int64 (left-padded
+  // or any order; read on the host). Contexts in the weights' dtype on their device.
   TextContext process(const std::vector<Tensor>& states, const Tensor& mask) const;
   // The part after the feature extractor (features [B, T, F] in the mask's order).
   TextContext connect(const TextFeatures& features, const Tensor& mask) const;

@@ -25,8 +25,10 @@ struct TextFeatures {
 
 class FeatureExtractor {
  public:
-  // `w`: window onto "text_embedding_projection." keys (aggregate_embed / video_ / audio_aggregate_embed).
-  FeatureExtractor(const TextProjectionConfig& config, const WeightView& w);
+  // `w`: window onto "text_embedding_projection." keys (aggregate_embed / video_ / audio_aggregate_embed),
+  // loaded in `dtype` on `device`.
+  FeatureExtractor(const TextProjectionConfig& config, const WeightView& w, DType dtype = DType::F32,
+                   Device device = Device::cpu());
 
   int64_t hidden_size() const { return hidden_; }
   int64_t num_states() const { return num_states_; }
@@ -35,11 +37,14 @@ class FeatureExtractor {
   // Refuses a Gemma whose width or depth differs from what these weights were trained on.
   void check_gemma(const GemmaConfig& gemma, const std::string& gemma_source) const;
 
-  // states: num_states() tensors [B, T, D]; mask [B, T] int64 (1 = token).
+  // states: num_states() tensors [B, T, D] on the weights' device (any float dtype); mask [B, T]
+  // int64 (1 = token), read on the host. Results in the weights' dtype on their device.
   TextFeatures forward(const std::vector<Tensor>& states, const Tensor& mask) const;
 
  private:
   FeatureExtractorKind kind_;
+  DType dtype_;
+  Device device_;
   int64_t hidden_ = 0, num_states_ = 0;
   Tensor aggregate_w_;                            // V1
   Tensor video_w_, video_b_, audio_w_, audio_b_;  // V2

@@ -1,9 +1,12 @@
 // Gemma 3 text decoder (see gemma3.h). Float32 math on the reference's rounding points: the RoPE
-// inverse frequencies and angles in float32 as HF forms them, norms in float32.
+// inverse frequencies and angles in float32 as HF forms them, norms in float32. Everything that
+// depends only on the tokens (embedding rows, RoPE tables, masks) is formed on the host once per
+// forward and moved to the model's device before the layers run.
 #include "models/text/gemma3.h"
 
 #include <cmath>
 #include <filesystem>
+#include <limits>
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
@@ -21,14 +24,16 @@ using json = nlohmann::json;
 
 namespace {
 
-Tensor load_norm_plus_one(const WeightView& w, const std::string& key, int64_t dim) {
-  return ops::add(w.load(key, {dim}), 1.f);
+// Float32 whatever the model dtype: HF's Gemma3RMSNorm multiplies by 1.0 + weight.float().
+Tensor load_norm_plus_one(const WeightView& w, const std::string& key, int64_t dim, Device device) {
+  return ops::add(w.load(key, {dim}), 1.f).to(device);
 }
 
 // HF default/linear RoPE for positions 0..T-1: inv_freq[i] = 1 / base^(2i/hd) (float32), divided by
 // the linear factor; angle = t * inv_freq[i]. HF's rotate_half is the split layout with every head
 // sharing the frequencies: tables [1, 1, T, hd/2], widened to the head count where applied.
-ops::RopeTables gemma_rope_tables(int64_t tokens, int64_t head_dim, double base, double linear_factor) {
+ops::RopeTables gemma_rope_tables(int64_t tokens, int64_t head_dim, double base, double linear_factor,
+                                  Device device) {
   int64_t half = head_dim / 2;
   std::vector<float> inv_freq(half);
   for (int64_t i = 0; i < half; ++i) {
@@ -48,7 +53,7 @@ ops::RopeTables gemma_rope_tables(int64_t tokens, int64_t head_dim, double base,
       sp[t * half + i] = static_cast<float>(std::sin(static_cast<double>(angle)));
     }
   }
-  return {c, s, ops::RopeLayout::Split};
+  return {c.to(device), s.to(device), ops::RopeLayout::Split};
 }
 
 // [B, T, heads * hd] rotated per head by the shared tables.
@@ -57,21 +62,33 @@ Tensor rotate_heads(const Tensor& x, const ops::RopeTables& t, int64_t heads) {
   return ops::apply_rope(x, {t.cos.expand(s), t.sin.expand(s), ops::RopeLayout::Split});
 }
 
-// [B, 1, T, T] u8: key k visible to query q iff it is a token, k <= q, and (sliding) k > q - window.
-// A query row that sees no key (a left pad) attends to nothing and yields zeros, as torch >= 2.5's
-// SDPA does; those rows are discarded downstream.
-Tensor attention_mask(const Tensor& mask, bool sliding, int64_t window) {
-  int64_t B = mask.size(0), T = mask.size(1);
-  std::vector<int64_t> m = mask.contiguous().to_vector_i64();
-  Tensor out = Tensor::empty({B, 1, T, T}, DType::U8);
-  uint8_t* p = out.data<uint8_t>();
+// Key k is visible to query q iff it is a token, k <= q, and (sliding) k > q - window. The mask
+// is additive [B, 1, T, T] float32: 0, or the lowest float (HF eager's finfo.min) rather than
+// -inf, because the CUDA attention at head dims other than 64/128 adds float masks before a plain
+// softmax, where a row with every key at -inf would turn to NaN and spread through P.V. `seen`
+// [B, 1, T, 1] (model dtype) is 1 where the query row sees a key: a row that sees none (a left pad)
+// is multiplied to zeros, as torch >= 2.5's SDPA yields; those rows are discarded downstream.
+struct AttentionMask {
+  Tensor additive, seen;
+};
+
+AttentionMask attention_mask(const std::vector<int64_t>& m, int64_t B, int64_t T, bool sliding,
+                             int64_t window, DType dtype, Device device) {
+  Tensor additive = Tensor::empty({B, 1, T, T});
+  std::vector<float> seen(B * T, 0.f);
+  float* p = additive.data<float>();
+  const float excluded = std::numeric_limits<float>::lowest();
   for (int64_t b = 0; b < B; ++b) {
     for (int64_t q = 0; q < T; ++q) {
-      uint8_t* row = p + (b * T + q) * T;
-      for (int64_t k = 0; k < T; ++k) row[k] = m[b * T + k] != 0 && k <= q && (!sliding || k > q - window);
+      float* row = p + (b * T + q) * T;
+      for (int64_t k = 0; k < T; ++k) {
+        const bool visible = m[b * T + k] != 0 && k <= q && (!sliding || k > q - window);
+        row[k] = visible ? 0.f : excluded;
+        if (visible) seen[b * T + q] = 1.f;
+      }
     }
   }
-  return out;
+  return {additive.to(device), Tensor::from_vector(seen, {B, 1, T, 1}).to(dtype).to(device)};
 }
 
 // [B, Hkv, T, hd] -> [B, Hkv * rep, T, hd], each KV head serving `rep` consecutive query heads.
@@ -83,7 +100,8 @@ Tensor repeat_kv(const Tensor& x, int64_t rep) {
 
 }  // namespace
 
-Gemma3TextModel::Gemma3TextModel(const GemmaConfig& config, const WeightView& w) : config_(config) {
+Gemma3TextModel::Gemma3TextModel(const GemmaConfig& config, const WeightView& w, DType dtype, Device device)
+    : config_(config), dtype_(dtype), device_(device) {
   const int64_t D = config.hidden_size, I = config.intermediate_size, hd = config.head_dim;
   const int64_t qd = config.num_heads * hd, kvd = config.num_kv_heads * hd;
   // While synthesizing (make-tiny) there is no stored file to view: load the table like any other.
@@ -95,27 +113,28 @@ Gemma3TextModel::Gemma3TextModel(const GemmaConfig& config, const WeightView& w)
                shape_str(w.shape_of("embed_tokens.weight")), config.vocab_size, D);
     embed_raw_ = w.set().raw(w.resolve("embed_tokens.weight"));
   }
-  DType stored = embed_raw_.dtype();
+  // HF casts the scale to the embedding's dtype: the stored one, or bf16 when the model runs in it.
+  const bool bf16 = embed_raw_.dtype() == DType::BF16 || dtype == DType::BF16;
   float scale = static_cast<float>(std::sqrt(static_cast<double>(D)));
-  embed_scale_ = stored == DType::BF16 ? bf16_to_f32(f32_to_bf16(scale)) : scale;
-  final_norm_ = load_norm_plus_one(w, "norm.weight", D);
+  embed_scale_ = bf16 ? bf16_to_f32(f32_to_bf16(scale)) : scale;
+  final_norm_ = load_norm_plus_one(w, "norm.weight", D, device);
   for (int64_t i = 0; i < config.num_layers; ++i) {
     WeightView l = w.sub("layers." + std::to_string(i) + ".");
     Layer L;
     L.sliding = config.layer_is_sliding[i];
-    L.input_norm = load_norm_plus_one(l, "input_layernorm.weight", D);
-    L.post_attn_norm = load_norm_plus_one(l, "post_attention_layernorm.weight", D);
-    L.pre_ff_norm = load_norm_plus_one(l, "pre_feedforward_layernorm.weight", D);
-    L.post_ff_norm = load_norm_plus_one(l, "post_feedforward_layernorm.weight", D);
-    L.q_proj = l.load("self_attn.q_proj.weight", {qd, D});
-    L.k_proj = l.load("self_attn.k_proj.weight", {kvd, D});
-    L.v_proj = l.load("self_attn.v_proj.weight", {kvd, D});
-    L.o_proj = l.load("self_attn.o_proj.weight", {D, qd});
-    L.q_norm = load_norm_plus_one(l, "self_attn.q_norm.weight", hd);
-    L.k_norm = load_norm_plus_one(l, "self_attn.k_norm.weight", hd);
-    L.gate_proj = l.load("mlp.gate_proj.weight", {I, D});
-    L.up_proj = l.load("mlp.up_proj.weight", {I, D});
-    L.down_proj = l.load("mlp.down_proj.weight", {D, I});
+    L.input_norm = load_norm_plus_one(l, "input_layernorm.weight", D, device);
+    L.post_attn_norm = load_norm_plus_one(l, "post_attention_layernorm.weight", D, device);
+    L.pre_ff_norm = load_norm_plus_one(l, "pre_feedforward_layernorm.weight", D, device);
+    L.post_ff_norm = load_norm_plus_one(l, "post_feedforward_layernorm.weight", D, device);
+    L.q_proj = l.load("self_attn.q_proj.weight", {qd, D}, dtype, device);
+    L.k_proj = l.load("self_attn.k_proj.weight", {kvd, D}, dtype, device);
+    L.v_proj = l.load("self_attn.v_proj.weight", {kvd, D}, dtype, device);
+    L.o_proj = l.load("self_attn.o_proj.weight", {D, qd}, dtype, device);
+    L.q_norm = load_norm_plus_one(l, "self_attn.q_norm.weight", hd, device);
+    L.k_norm = load_norm_plus_one(l, "self_attn.k_norm.weight", hd, device);
+    L.gate_proj = l.load("mlp.gate_proj.weight", {I, D}, dtype, device);
+    L.up_proj = l.load("mlp.up_proj.weight", {I, D}, dtype, device);
+    L.down_proj = l.load("mlp.down_proj.weight", {D, I}, dtype, device);
     layers_.push_back(std::move(L));
   }
 }
@@ -157,24 +176,25 @@ Gemma3TextModel::Source Gemma3TextModel::locate(const std::string& root) {
   return {config, set};
 }
 
-std::unique_ptr<Gemma3TextModel> Gemma3TextModel::open(const std::string& root) {
+std::unique_ptr<Gemma3TextModel> Gemma3TextModel::open(const std::string& root, DType dtype, Device device) {
   Source src = locate(root);
-  return std::make_unique<Gemma3TextModel>(src.config, src.view());
+  return std::make_unique<Gemma3TextModel>(src.config, src.view(), dtype, device);
 }
 
+// The rows are gathered and scaled on the host (the table stays in the file), then moved.
 Tensor Gemma3TextModel::embed(const Tensor& ids) const {
   int64_t B = ids.size(0), T = ids.size(1), D = config_.hidden_size;
-  std::vector<int64_t> v = ids.contiguous().to_vector_i64();
+  std::vector<int64_t> v = ids.to(Device::cpu()).contiguous().to_vector_i64();
   Tensor out = Tensor::empty({B, T, D});
   for (int64_t i = 0; i < B * T; ++i) {
     LTX2_CHECK(v[i] >= 0 && v[i] < config_.vocab_size, "gemma: token id {} is outside the vocabulary of {}",
                v[i], config_.vocab_size);
     out.select(0, i / T).select(0, i % T).copy_(embed_raw_.select(0, v[i]));
   }
-  return ops::mul(out, embed_scale_);
+  return ops::mul(out, embed_scale_).to(dtype_).to(device_);
 }
 
-Tensor Gemma3TextModel::attention(const Layer& L, const Tensor& x, const Tensor& mask,
+Tensor Gemma3TextModel::attention(const Layer& L, const Tensor& x, const Tensor& mask, const Tensor& seen,
                                   const ops::RopeTables& rope) const {
   const int64_t B = x.size(0), T = x.size(1), hd = config_.head_dim;
   const int64_t H = config_.num_heads, Hkv = config_.num_kv_heads;
@@ -190,20 +210,22 @@ Tensor Gemma3TextModel::attention(const Layer& L, const Tensor& x, const Tensor&
   Tensor k = heads(L.k_proj, Hkv, L.k_norm);
   Tensor v = heads(L.v_proj, Hkv, Tensor());
   float scale = static_cast<float>(1.0 / std::sqrt(config_.query_pre_attn_scalar));
-  Tensor o = ops::attention(q, repeat_kv(k, H / Hkv), repeat_kv(v, H / Hkv), mask, scale);
+  Tensor o = ops::mul(ops::attention(q, repeat_kv(k, H / Hkv), repeat_kv(v, H / Hkv), mask, scale), seen);
   return ops::linear(o.permute({0, 2, 1, 3}).reshape({B, T, H * hd}), L.o_proj);
 }
 
 std::vector<Tensor> Gemma3TextModel::forward(const Tensor& ids, const Tensor& mask) const {
   LTX2_CHECK(ids.dim() == 2 && mask.shape() == ids.shape(), "gemma: ids {} and mask {} must both be [B, T]",
              ids.str(), mask.str());
-  const int64_t T = ids.size(1);
+  const int64_t B = ids.size(0), T = ids.size(1);
   const float eps = static_cast<float>(config_.rms_norm_eps);
-  ops::RopeTables local = gemma_rope_tables(T, config_.head_dim, config_.rope_local_theta, 1.0);
-  ops::RopeTables global =
-      gemma_rope_tables(T, config_.head_dim, config_.rope_global_theta, config_.rope_global_linear_factor);
-  Tensor local_mask = attention_mask(mask, true, config_.sliding_window);
-  Tensor global_mask = attention_mask(mask, false, 0);
+  const ops::RopeTables local =
+      gemma_rope_tables(T, config_.head_dim, config_.rope_local_theta, 1.0, device_);
+  const ops::RopeTables global = gemma_rope_tables(T, config_.head_dim, config_.rope_global_theta,
+                                                   config_.rope_global_linear_factor, device_);
+  const std::vector<int64_t> m = mask.to(Device::cpu()).contiguous().to_vector_i64();
+  const AttentionMask local_mask = attention_mask(m, B, T, true, config_.sliding_window, dtype_, device_);
+  const AttentionMask global_mask = attention_mask(m, B, T, false, 0, dtype_, device_);
 
   std::vector<Tensor> states;
   Tensor h = embed(ids);
@@ -211,7 +233,8 @@ std::vector<Tensor> Gemma3TextModel::forward(const Tensor& ids, const Tensor& ma
   for (size_t i = 0; i < layers_.size(); ++i) {
     const Layer& L = layers_[i];
     const ops::RopeTables& rope = L.sliding ? local : global;
-    Tensor a = attention(L, ops::rms_norm(h, L.input_norm, eps), L.sliding ? local_mask : global_mask, rope);
+    const AttentionMask& am = L.sliding ? local_mask : global_mask;
+    Tensor a = attention(L, ops::rms_norm(h, L.input_norm, eps), am.additive, am.seen, rope);
     h = ops::add(h, ops::rms_norm(a, L.post_attn_norm, eps));
     Tensor n = ops::rms_norm(h, L.pre_ff_norm, eps);
     Tensor m = ops::linear(ops::mul(ops::gelu_tanh(ops::linear(n, L.gate_proj)), ops::linear(n, L.up_proj)),

@@ -22,8 +22,11 @@ namespace ltx2 {
 class Gemma3TextModel {
  public:
   // Loads the language-model tensors through `weights` (keys relative to the text model, e.g.
-  // "layers.0.self_attn.q_proj.weight"), checking every shape against `config`.
-  Gemma3TextModel(const GemmaConfig& config, const WeightView& weights);
+  // "layers.0.self_attn.q_proj.weight"), checking every shape against `config`. The projections
+  // are held in `dtype` on `device`; the norm weights stay float32 (the reference forms 1 + w and
+  // normalises in float32); the embedding table stays in the file (rows gathered on the host).
+  Gemma3TextModel(const GemmaConfig& config, const WeightView& weights, DType dtype = DType::F32,
+                  Device device = Device::cpu());
 
   // A Gemma root: a Hugging Face folder (config.json + model.safetensors or a sharded index), or a
   // single text-encoder .safetensors file whose metadata carries the config ("gemma_config", or
@@ -35,11 +38,13 @@ class Gemma3TextModel {
     WeightView view() const;
   };
   static Source locate(const std::string& root);
-  static std::unique_ptr<Gemma3TextModel> open(const std::string& root);
+  static std::unique_ptr<Gemma3TextModel> open(const std::string& root, DType dtype = DType::F32,
+                                               Device device = Device::cpu());
 
   const GemmaConfig& config() const { return config_; }
 
-  // ids, mask: [B, T] int64 (mask 1 = token, 0 = pad). Returns num_layers + 1 tensors [B, T, D] f32.
+  // ids, mask: [B, T] int64 on any device (read on the host; mask 1 = token, 0 = pad). Returns
+  // num_layers + 1 tensors [B, T, D] in the model's dtype on its device.
   std::vector<Tensor> forward(const Tensor& ids, const Tensor& mask) const;
 
  private:
@@ -50,13 +55,16 @@ class Gemma3TextModel {
     Tensor gate_proj, up_proj, down_proj;
   };
   GemmaConfig config_;
+  DType dtype_;
+  Device device_;
   Tensor embed_raw_;   // stored dtype, rows gathered on demand
   float embed_scale_;  // sqrt(hidden) rounded to the embedding's stored dtype, as HF does
   Tensor final_norm_;  // 1 + w
   std::vector<Layer> layers_;
 
   Tensor embed(const Tensor& ids) const;
-  Tensor attention(const Layer& layer, const Tensor& x, const Tensor& mask,
+  // mask: the additive mask [B, 1, T, T]; seen: [B, 1, T, 1] 1 where the query row sees a key.
+  Tensor attention(const Layer& layer, const Tensor& x, const Tensor& mask, const Tensor& seen,
                    const ops::RopeTables& rope) const;
 };
 

@@ -66,16 +66,16 @@ void check_gemma_version(const WeightSet& ltx, const GemmaConfig& gemma, const s
 }
 
 PromptEncoder::PromptEncoder(const std::string& gemma_root, std::shared_ptr<const WeightSet> ltx_checkpoint,
-                             int64_t max_length) {
+                             int64_t max_length, DType dtype, Device device) {
   tokenizer_ = std::make_unique<GemmaTokenizer>(gemma_root, max_length);
-  processor_ = std::make_unique<EmbeddingsProcessor>(ltx_checkpoint);
+  processor_ = std::make_unique<EmbeddingsProcessor>(ltx_checkpoint, dtype, device);
   Gemma3TextModel::Source gemma = Gemma3TextModel::locate(gemma_root);
   processor_->feature_extractor().check_gemma(gemma.config, gemma_root);
   check_gemma_version(*ltx_checkpoint, gemma.config, gemma_root);
   LTX2_CHECK(tokenizer_->bos_id() == gemma.config.bos_token_id,
              "{}: tokenizer.model has <bos> = {} but config.json says bos_token_id {}", gemma_root,
              tokenizer_->bos_id(), gemma.config.bos_token_id);
-  gemma_ = std::make_unique<Gemma3TextModel>(gemma.config, gemma.view());
+  gemma_ = std::make_unique<Gemma3TextModel>(gemma.config, gemma.view(), dtype, device);
 }
 
 std::vector<EncodedPrompt> PromptEncoder::encode(const std::vector<std::string>& prompts) const {

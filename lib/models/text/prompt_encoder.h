@@ -20,9 +20,9 @@ namespace ltx2 {
 
 struct EncodedPrompt {
   TokenizedPrompt tokens;
-  Tensor video_context;  // [1, T, video inner], right-padded order
+  Tensor video_context;  // [1, T, video inner], right-padded order, the encoder's dtype and device
   Tensor audio_context;  // [1, T, audio inner]
-  Tensor context_mask;   // [1, T] int64, all ones
+  Tensor context_mask;   // [1, T] int64, all ones (host)
 };
 
 // The reference's Gemma version rule: a checkpoint naming its Gemma (metadata
@@ -32,8 +32,10 @@ void check_gemma_version(const WeightSet& ltx, const GemmaConfig& gemma, const s
 
 class PromptEncoder {
  public:
+  // Gemma and the embeddings processor run in `dtype` on `device` (the tokens stay on the host).
   PromptEncoder(const std::string& gemma_root, std::shared_ptr<const WeightSet> ltx_checkpoint,
-                int64_t max_length = kGemmaTokenizerMaxLength);
+                int64_t max_length = kGemmaTokenizerMaxLength, DType dtype = DType::F32,
+                Device device = Device::cpu());
 
   // All prompts go through Gemma as one batch (positive and negative together), then each is
   // processed on its own; results in the order given.

@@ -76,3 +76,49 @@ TEST_CASE("feature extractor: a Gemma of the wrong shape is refused with both sh
   REQUIRE_THROWS_WITH(processor.process(two, Tensor::from_vector_i64(std::vector<int64_t>(128, 1), {1, 128})),
                       Contains("got 2 hidden states, expects 4"));
 }
+
+TEST_CASE("connector: scattered pad rows and runs across a register period take register t % 128") {
+  auto set = WeightSet::open({test::golden_dir("connector_19b") + "/weights.safetensors"});
+  TextProjectionConfig config =
+      parse_text_projection_config(json::parse(set->metadata_value("config"))["transformer"]);
+  const WeightView view =
+      WeightView(set, component_prefixes(Component::Transformer), "t").sub("video_embeddings_connector.");
+  EmbeddingsConnector connector(config.video, view);
+  const int64_t T = 256, inner = config.video.inner_dim();
+  const Tensor registers = view.load("learnable_registers", {128, inner});
+  std::vector<int64_t> m(T, 1);
+  for (int64_t t : {0, 5, 6, 7, 126, 127, 128, 129, 255}) m[t] = 0;
+  const Tensor x = test::random_tensor({1, T, inner}, 7);
+  Tensor filled = x.clone();
+  for (int64_t t = 0; t < T; ++t)
+    if (!m[t]) filled.select(0, 0).select(0, t).copy_(registers.select(0, t % 128));
+  const Tensor got = connector.forward(x, Tensor::from_vector_i64(m, {1, T}));
+  const Tensor want = connector.forward(filled, Tensor::from_vector_i64(std::vector<int64_t>(T, 1), {1, T}));
+  REQUIRE(test::max_abs_diff(got, want) == 0.0f);
+}
+
+TEST_CASE("embeddings processor: scattered pads are gathered into right-pad order row by row") {
+  auto set = WeightSet::open({test::golden_dir("connector_22b") + "/weights.safetensors"});
+  EmbeddingsProcessor processor(set);
+  const int64_t T = 256, Fv = processor.config().video.inner_dim(), Fa = processor.config().audio.inner_dim();
+  std::vector<int64_t> m(2 * T, 1);
+  for (int64_t t : {0, 1, 9, 10, 11, 40, 200, 255}) m[t] = 0;
+  for (int64_t t = 0; t < 30; ++t) m[T + 3 * t] = 0;
+  const Tensor mask = Tensor::from_vector_i64(m, {2, T});
+  const TextFeatures features{Tensor(), test::random_tensor({2, T, Fv}, 8),
+                              test::random_tensor({2, T, Fa}, 9)};
+  // The same rows moved one at a time, handed over with the mask already in right-pad order.
+  const std::vector<int64_t> order = right_pad_order(mask);
+  TextFeatures sorted{Tensor(), Tensor::empty({2, T, Fv}), Tensor::empty({2, T, Fa})};
+  std::vector<int64_t> sorted_mask(2 * T);
+  for (int64_t i = 0; i < 2 * T; ++i) {
+    const int64_t b = i / T, t = i % T, src = order[i];
+    sorted.video.select(0, b).select(0, t).copy_(features.video.select(0, b).select(0, src));
+    sorted.audio.select(0, b).select(0, t).copy_(features.audio.select(0, b).select(0, src));
+    sorted_mask[i] = m[b * T + src];
+  }
+  const TextContext got = processor.connect(features, mask);
+  const TextContext want = processor.connect(sorted, Tensor::from_vector_i64(sorted_mask, {2, T}));
+  REQUIRE(test::max_abs_diff(got.video, want.video) == 0.0f);
+  REQUIRE(test::max_abs_diff(got.audio, want.audio) == 0.0f);
+}
