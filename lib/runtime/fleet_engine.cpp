@@ -74,6 +74,10 @@ class PipelineRunner final : public Runner {
                    parallel::AxisTiling{w > 0 ? w : large, overlap}};
     pipeline::PipelineOptions options;
     options.device = ctx.device;
+    if (ctx.device.is_cuda()) {  // GPU ranks run every model in bf16 on their GPU, as the reference does
+      options.transformer_dtype = DType::BF16;
+      options.text_encoder_on_device = true;
+    }
     if (stage2_tdp_ && ctx.world_size > 1) options.stage2_sigmas = {0.625f, 0.4f, 0.0f};
     options.transformer_forward = [this](const std::string& stage, const tr::Transformer& model,
                                          const tr::Modality* video, const tr::Modality* audio,
