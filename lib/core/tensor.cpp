@@ -168,6 +168,8 @@ constexpr bool matches(DType t) {
 template <typename T>
 T* Tensor::data() const {
   LTX2_CHECK(matches<T>(dtype_), "tensor {} accessed with the wrong element type", str());
+  // A host loop over GPU memory would crash the process instead of naming the tensor.
+  LTX2_CHECK(device().is_cpu(), "tensor {} on {} read as host memory", str(), device().str());
   return static_cast<T*>(data_ptr());
 }
 template float* Tensor::data<float>() const;

@@ -78,7 +78,8 @@ class Tensor {
   const std::shared_ptr<Storage>& storage() const { return storage_; }
 
   void* data_ptr() const;
-  // Typed pointer to the first element; throws if T does not match the dtype.
+  // Typed pointer to the first element; throws if T does not match the dtype or the tensor is not
+  // in host memory.
   template <typename T>
   T* data() const;
 

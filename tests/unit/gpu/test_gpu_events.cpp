@@ -58,3 +58,9 @@ TEST_CASE("gpu: an op profile counts each op kind once, nested ops for the outer
   OpProfile again(0);  // the first one is gone, so another may record
   REQUIRE(again.finish().empty());
 }
+
+TEST_CASE("gpu: a GPU tensor's typed host pointer is refused, naming the tensor") {
+  Tensor t = test::to_gpu(test::random_tensor({4, 4}, 1), DType::F32);
+  REQUIRE_THROWS_WITH(t.data<float>(), Catch::Matchers::Contains("read as host memory"));
+  REQUIRE(t.data_ptr() != nullptr);  // the untyped device pointer stays available to kernels
+}

@@ -31,16 +31,10 @@
 #include "support/test_util.h"
 
 using namespace ltx2;
+using test::check_bf16_rule;
 using test::round_bf16;
 
 namespace {
-
-// The README rule (gpu_compare.h), with both errors printed for the record even when it passes.
-void check_bf16_rule(const std::string& what, const Tensor& gpu_out, const Tensor& naive, const Tensor& ref) {
-  std::printf("%s: GPU bf16 error %.4g, naive bf16 error %.4g\n", what.c_str(), test::max_error(gpu_out, ref),
-              test::max_error(naive, ref));
-  test::check_bf16_rule(what, gpu_out, naive, ref);
-}
 
 struct GoldenFiles {
   std::string dir;
