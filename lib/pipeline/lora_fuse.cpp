@@ -25,7 +25,9 @@ Tensor fuse_lora_weight(const Tensor& weight,
     LTX2_CHECK(pair->up.size(0) == weight.size(0) && pair->down.size(1) == weight.size(1),
                "LoRA fusion: weight '{}' {} does not match lora_B {} @ lora_A {}", name,
                shape_str(weight.shape()), shape_str(pair->up.shape()), shape_str(pair->down.shape()));
-    const Tensor up = to_bf16_values(pair->up), down = to_bf16_values(pair->down);
+    // The pair goes to the weight's device (a GPU transformer fuses there, not on the host).
+    const Tensor up = to_bf16_values(pair->up.to(weight.device()));
+    const Tensor down = to_bf16_values(pair->down.to(weight.device()));
     if (!delta.defined()) {
       delta = to_bf16_values(ops::matmul(to_bf16_values(ops::mul(up, strength)), down));
     } else {

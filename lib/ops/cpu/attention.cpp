@@ -1,6 +1,7 @@
 // CPU scaled dot-product attention: one query row at a time (scores, masked softmax, weighted sum
 // of values), rows spread over threads. Float32 throughout, like the reference's SDPA MATH path.
 #include "ops/attention.h"
+#include "ops/cpu/bf16_widening.h"
 
 #include <cmath>
 #include <limits>
@@ -13,6 +14,8 @@ namespace ltx2::ops {
 
 Tensor attention(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& mask, float scale) {
   LTX2_DISPATCH_CUDA(q.device(), attention, q, k, v, mask, scale);
+  if (cpu::any_bf16({&q, &k, &v, &mask}))
+    return attention(cpu::widen(q), cpu::widen(k), cpu::widen(v), cpu::widen(mask), scale).to(q.dtype());
   LTX2_CHECK(q.dim() == 4 && k.dim() == 4 && v.dim() == 4, "attention: q, k, v must be 4-d, got {} {} {}",
              q.str(), k.str(), v.str());
   LTX2_CHECK(q.dtype() == DType::F32 && k.dtype() == DType::F32 && v.dtype() == DType::F32,

@@ -57,6 +57,7 @@ void binary_loop(const Tensor& ae, const Tensor& be, Tensor& out, F f) {
 
 Tensor binary(const Tensor& a, const Tensor& b, BinaryOp op) {
   LTX2_DISPATCH_CUDA(a.device(), binary, a, b, static_cast<int>(op));
+  LTX2_CHECK(b.device().is_cpu(), "binary op: operands on {} and {}", a.device().str(), b.device().str());
   if (cpu::any_bf16({&a, &b}))
     return binary(cpu::widen(a), cpu::widen(b), op)
         .to(a.dtype() == DType::F32 || b.dtype() == DType::F32 ? DType::F32 : DType::BF16);

@@ -1,5 +1,6 @@
 // CPU RMSNorm and LayerNorm over the last dimension, float32 statistics.
 #include "ops/norm.h"
+#include "ops/cpu/bf16_widening.h"
 
 #include <cmath>
 
@@ -18,6 +19,7 @@ void check_affine(const Tensor& x, const Tensor& p, const char* what) {
 
 Tensor rms_norm(const Tensor& x, const Tensor& w, float eps) {
   LTX2_DISPATCH_CUDA(x.device(), rms_norm, x, w, eps);
+  if (cpu::any_bf16({&x, &w})) return rms_norm(cpu::widen(x), cpu::widen(w), eps).to(x.dtype());
   LTX2_CHECK(x.dtype() == DType::F32, "rms_norm: f32 expected, got {}", x.str());
   check_affine(x, w, "rms_norm");
   Tensor xc = x.contiguous(), wc = w.defined() ? w.contiguous() : Tensor();
@@ -40,6 +42,8 @@ Tensor rms_norm(const Tensor& x, const Tensor& w, float eps) {
 
 Tensor layer_norm(const Tensor& x, const Tensor& w, const Tensor& b, float eps) {
   LTX2_DISPATCH_CUDA(x.device(), layer_norm, x, w, b, eps);
+  if (cpu::any_bf16({&x, &w, &b}))
+    return layer_norm(cpu::widen(x), cpu::widen(w), cpu::widen(b), eps).to(x.dtype());
   LTX2_CHECK(x.dtype() == DType::F32, "layer_norm: f32 expected, got {}", x.str());
   check_affine(x, w, "layer_norm");
   check_affine(x, b, "layer_norm");

@@ -1,6 +1,7 @@
 // CPU RoPE: frequency grid, cos/sin tables (the reference of the CUDA tables, which are formed on the
 // device from device positions with the grid formed here), and the rotation of q/k.
 #include "ops/rope.h"
+#include "ops/cpu/bf16_widening.h"
 
 #include <cmath>
 #include <numbers>
@@ -143,6 +144,9 @@ RopeTables rope_tables(const Tensor& positions_in, const RopeSpec& spec) {
 Tensor apply_rope(const Tensor& x_in, const RopeTables& tables) {
   LTX2_DISPATCH_CUDA(x_in.device(), apply_rope, x_in, tables.cos, tables.sin,
                      static_cast<int>(tables.layout));
+  if (cpu::any_bf16({&x_in, &tables.cos, &tables.sin}))
+    return apply_rope(cpu::widen(x_in), {cpu::widen(tables.cos), cpu::widen(tables.sin), tables.layout})
+        .to(x_in.dtype());
   LTX2_CHECK(x_in.dim() == 3 && x_in.dtype() == DType::F32, "apply_rope: x must be f32 [B, T, dim], got {}",
              x_in.str());
   const Tensor x = x_in.contiguous();

@@ -7,6 +7,7 @@
 #include "io/configs/gemma_config.h"
 #include "io/safetensors.h"
 #include "models/text/gemma3.h"
+#include "ops/elementwise.h"
 #include "support/catch.h"
 #include "support/test_util.h"
 #include "text_fixtures.h"
@@ -153,4 +154,21 @@ TEST_CASE("gemma: a config that does not match the weights is refused naming the
   cfg["text_config"]["intermediate_size"] = 96;
   write_text(dir.file("config.json"), cfg.dump());
   REQUIRE_THROWS_WITH(Gemma3TextModel::open(dir.path()), Contains("mlp.gate_proj.weight"));
+}
+
+// Placed in bf16 on the CPU, every op rounds its result to bf16 (ops/cpu/bf16_widening.h): the naive
+// bf16 run the GPU's bf16 Gemma is judged against. It must stay close to the fixture (so that the
+// GPU rule built on it can still fail) and differ from the float32 run.
+TEST_CASE("gemma: placed in bf16 on the CPU, the decoder stays within bf16 error of the fixture") {
+  auto model = Gemma3TextModel::open(tiny_weights(), DType::BF16, Device::cpu());
+  std::vector<Tensor> states = model->forward(test::io_tensor("gemma3_tiny", "in.input_ids"),
+                                              test::io_tensor("gemma3_tiny", "in.attention_mask"));
+  REQUIRE(states.back().dtype() == DType::BF16);
+  for (Tensor& s : states) s = s.to(DType::F32);
+  const float scale = test::max_abs_diff(test::io_tensor("gemma3_tiny", "out.hidden_states"),
+                                         ops::mul(test::io_tensor("gemma3_tiny", "out.hidden_states"), 0.f));
+  const float err = max_valid_row_diff(states);
+  INFO("bf16 error " << err << " of outputs up to " << scale);
+  REQUIRE(err > 2e-4f);
+  REQUIRE(err < 0.05f * scale);
 }
