@@ -74,17 +74,6 @@ inline Tensor naive_bf16_attention(const Tensor& q, const Tensor& k, const Tenso
   return round_bf16(ops::matmul(p, round_bf16(v)));
 }
 
-// The golden README's rule for a model output in bf16 (the GPU result's error against the fixture
-// at most `factor` times the naive bf16 computation's, plus atol), with CHECK rather than REQUIRE so
-// that every output of a case reports its errors.
-inline void check_bf16_rule(const std::string& what, const Tensor& gpu_out, const Tensor& naive,
-                            const Tensor& ref, double factor = 2.0, double atol = 1e-3) {
-  const double gpu_err = max_error(gpu_out, ref), naive_err = max_error(naive, ref);
-  INFO(what << ": GPU error " << gpu_err << ", naive bf16 error " << naive_err);
-  REQUIRE(std::isfinite(naive_err));
-  CHECK(gpu_err <= factor * naive_err + atol);
-}
-
 // f32 on the GPU against f32 on the CPU.
 inline void require_f32_close(const std::string& what, const Tensor& gpu_out, const Tensor& ref,
                               double atol) {
