@@ -13,6 +13,10 @@
 // cuBLASLt's bias epilogue runs along D's rows, which here are output positions, because the
 // chunk is written straight into the NCDHW output as the column-major [n, Cout / groups] block
 // with leading dimension P, one batched GEMM over the groups. Output dtype = input dtype.
+//
+// In builds with cuDNN, groups-1 convolutions of bf16 operands run cuDNN's convolution instead
+// (kernels/cudnn/conv_cudnn.h) unless ops::conv_engine() is Gemm; conv1d and conv2d as conv3d
+// with unit leading axes. Whatever cuDNN refuses falls back to the implicit GEMM.
 #include <algorithm>
 #include <climits>
 
@@ -21,6 +25,9 @@
 #include "ops/conv1d.h"
 #include "ops/conv2d.h"
 #include "ops/conv3d.h"
+#ifdef LTX2_WITH_CUDNN
+#include "kernels/cudnn/conv_cudnn.h"
+#endif
 
 namespace ltx2::cuda {
 
@@ -191,6 +198,55 @@ void check_operands(const Tensor& x, const Tensor& w, const Tensor& bias, int64_
     LTX2_CHECK(bias.numel() == cout, "{}: bias {} for {} output channels", op, bias.str(), cout);
 }
 
+#ifdef LTX2_WITH_CUDNN
+// y[b][c][p] += bias[c] in place, over `plane` positions per channel.
+template <typename T>
+__global__ void add_channel_bias(T* y, const T* bias, int64_t n, int64_t channels, int64_t plane) {
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n;
+       i += int64_t(gridDim.x) * blockDim.x)
+    y[i] = from_f<T>(to_f(y[i]) + to_f(bias[(i / plane) % channels]));
+}
+#endif
+
+// y = conv(x, w) + bias through cuDNN when the engine mode lets it and cuDNN can run it; whether it
+// ran. The operands are seen as 5-D (the geometry's unit leading axes); `post` is the zeros after
+// each axis.
+bool conv_by_cudnn(const Tensor& y, const Tensor& x, const Tensor& w, const Tensor& bias,
+                   const ConvGeometry& g, const int64_t (&post)[3], const char* op) {
+#ifdef LTX2_WITH_CUDNN
+  if (ops::conv_engine() == ops::ConvEngine::Gemm || g.groups != 1) return false;
+  // cuDNN takes bf16 only: no contiguous copies for anything else.
+  if (x.dtype() != DType::BF16 || w.dtype() != DType::BF16 || (bias.defined() && bias.dtype() != DType::BF16))
+    return false;
+  auto five_d = [](const Tensor& t, const int(&extents)[3]) {
+    return t.contiguous().view({t.size(0), t.size(1), extents[0], extents[1], extents[2]});
+  };
+  const Tensor y5 = five_d(y, g.out);
+  CudnnConvWindow window{};
+  for (int i = 0; i < 3; ++i) {
+    window.pre[i] = g.pad[i];
+    window.post[i] = post[i];
+    window.stride[i] = g.stride[i];
+    window.dilation[i] = g.dilation[i];
+  }
+  const Tensor b = bias.defined() ? bias.contiguous() : bias;
+  const CudnnConv done = cudnn_conv3d(y5, five_d(x, g.in), five_d(w, g.kernel), b, window, op);
+  if (done == CudnnConv::BiasLeft) {
+    const int64_t n = y5.numel(), channels = y5.size(1), plane = n / (y5.size(0) * channels);
+    dispatch_float(y5.dtype(), op, [&](auto t) {
+      using T = decltype(t);
+      add_channel_bias<T><<<grid_for(n, kThreads), kThreads>>>(
+          static_cast<T*>(y5.data_ptr()), static_cast<const T*>(b.data_ptr()), n, channels, plane);
+      check_launch();
+    });
+  }
+  return done != CudnnConv::NotRun;
+#else
+  (void)y, (void)x, (void)w, (void)bias, (void)g, (void)post, (void)op;
+  return false;
+#endif
+}
+
 }  // namespace
 
 Tensor conv3d(const Tensor& x, const Tensor& w, const Tensor& bias, const ops::Conv3dParams& params) {
@@ -213,6 +269,8 @@ Tensor conv3d(const Tensor& x, const Tensor& w, const Tensor& bias, const ops::C
   if (y.numel() == 0) return y;
   ConvGeometry g =
       make_geometry(in, kernel, out, stride, pad, dilation, x.size(1), 1, bias.defined(), "conv3d");
+  // Padding on both sides: cuDNN's output extent rounds down like ours.
+  if (conv_by_cudnn(y, x, w, bias, g, pad, "conv3d")) return y;
   implicit_gemm_conv(y, x, w, bias, g, x.size(0), x.size(1), "conv3d");
   return y;
 }
@@ -235,6 +293,8 @@ Tensor conv2d(const Tensor& x, const Tensor& w, const Tensor& bias, const ops::C
   if (y.numel() == 0) return y;
   ConvGeometry g =
       make_geometry(in, kernel, out, stride, pad, dilation, x.size(1), 1, bias.defined(), "conv2d");
+  const int64_t post[3] = {0, padding.bottom, padding.right};
+  if (conv_by_cudnn(y, x, w, bias, g, post, "conv2d")) return y;
   implicit_gemm_conv(y, x, w, bias, g, x.size(0), x.size(1), "conv2d");
   return y;
 }
@@ -259,6 +319,8 @@ Tensor conv1d(const Tensor& x, const Tensor& w, const Tensor& bias, const ops::C
   if (y.numel() == 0) return y;
   ConvGeometry g =
       make_geometry(in, kernel, out, stride, pad, dilation, cin, opt.groups, bias.defined(), "conv1d");
+  const int64_t post[3] = {0, 0, opt.pad_right};
+  if (conv_by_cudnn(y, x, w, bias, g, post, "conv1d")) return y;
   implicit_gemm_conv(y, x, w, bias, g, x.size(0), cin, "conv1d");
   return y;
 }

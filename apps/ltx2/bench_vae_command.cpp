@@ -21,6 +21,7 @@
 #include "io/weights.h"
 #include "models/video_vae/decoder.h"
 #include "models/video_vae/tiled_decode.h"
+#include "ops/conv3d.h"
 #include "runtime/launcher.h"
 
 namespace ltx2 {
@@ -76,6 +77,14 @@ double reference_ms(const std::string& model, const std::string& shape, bool til
   return shape == "stage1" ? 409 : 1860;
 }
 
+// The convolution engine mode (LTX2_CONV) and what it means in this build; the engine each shape
+// runs on is logged when that shape first runs.
+const char* conv_engines_line() {
+  if (ops::conv_engine() == ops::ConvEngine::Gemm) return "gemm (implicit GEMM only)";
+  return ops::cudnn_conv_built() ? "cuDNN where it can run, else the implicit GEMM (one log line per shape)"
+                                 : "implicit GEMM (this build has no cuDNN)";
+}
+
 double median(std::vector<float> v) {
   std::sort(v.begin(), v.end());
   return v[v.size() / 2];
@@ -128,9 +137,10 @@ int run_bench_vae(const BenchVaeOptions& opt) {
   synth.reset();  // the host copies of the synthesized weights
   cuda_synchronize(device.index);
   const size_t weight_bytes = cuda_memory_stats(device.index).allocated;
-  std::printf("ltx2 bench vae: LTX-%s video decoder, bf16 weights (%.2f GiB on %s), %s\n", opt.model.c_str(),
-              gib(weight_bytes), opt.device.c_str(),
-              tiled ? "the pipeline's automatic tiling" : "untiled (one decode of the whole latent)");
+  std::printf("ltx2 bench vae: LTX-%s video decoder, bf16 weights (%.2f GiB on %s), %s, convolutions: %s\n",
+              opt.model.c_str(), gib(weight_bytes), opt.device.c_str(),
+              tiled ? "the pipeline's automatic tiling" : "untiled (one decode of the whole latent)",
+              conv_engines_line());
   std::printf("%-7s %-18s %-15s %10s %9s %8s %9s\n", "shape", "video", "latent", "median ms", "peak GiB",
               "ref ms", "ours/ref");
 
@@ -175,6 +185,7 @@ int run_bench_vae(const BenchVaeOptions& opt) {
                 {"device", opt.device},
                 {"warmup", opt.warmup},
                 {"iterations", opt.iterations},
+                {"conv_engine", ops::conv_engine_name(ops::conv_engine())},
                 {"weights", "synthesized (bf16) through the decoder's loader"},
                 {"results", rows}};
     std::ofstream out(opt.json_path);

@@ -14,7 +14,6 @@
 // so releasing it right after the launch is safe.
 #include "kernels/cudnn/attention_cudnn.h"
 
-#include <cudnn.h>
 #include <spdlog/spdlog.h>
 
 #include <array>
@@ -28,60 +27,11 @@
 
 #include "core/cuda/check.h"
 #include "core/error.h"
+#include "kernels/cudnn/cudnn_backend.h"
 
 namespace ltx2::cuda {
 
 namespace {
-
-// The status's name and cuDNN's own words for its last failure.
-std::string last_cudnn_error(cudnnStatus_t status) {
-  char detail[512] = {0};
-  cudnnGetLastErrorString(detail, sizeof(detail));
-  return fmt::format("{}: {}", cudnnGetErrorString(status), detail);
-}
-
-[[noreturn]] void throw_cudnn(const char* file, int line, const char* expr, cudnnStatus_t status) {
-  throw_error(file, line, fmt::format("cuDNN error in {}: {}", expr, last_cudnn_error(status)));
-}
-
-#define LTX2_CUDNN_CHECK(expr)                                                  \
-  do {                                                                          \
-    cudnnStatus_t s_ = (expr);                                                  \
-    if (s_ != CUDNN_STATUS_SUCCESS) throw_cudnn(__FILE__, __LINE__, #expr, s_); \
-  } while (0)
-
-// One backend descriptor, destroyed with its owner.
-class Desc {
- public:
-  explicit Desc(cudnnBackendDescriptorType_t type) {
-    LTX2_CUDNN_CHECK(cudnnBackendCreateDescriptor(type, &d_));
-  }
-  ~Desc() {
-    if (d_) cudnnBackendDestroyDescriptor(d_);
-  }
-  Desc(Desc&& o) noexcept : d_(std::exchange(o.d_, nullptr)) {}
-  Desc& operator=(Desc&&) = delete;
-  Desc(const Desc&) = delete;
-
-  cudnnBackendDescriptor_t get() const { return d_; }
-  template <typename T>
-  Desc& set(cudnnBackendAttributeName_t name, cudnnBackendAttributeType_t type, const T* values,
-            int64_t count = 1) {
-    LTX2_CUDNN_CHECK(cudnnBackendSetAttribute(d_, name, type, count, values));
-    return *this;
-  }
-  Desc& set_desc(cudnnBackendAttributeName_t name, const Desc& other) {
-    cudnnBackendDescriptor_t raw = other.get();
-    return set(name, CUDNN_TYPE_BACKEND_DESCRIPTOR, &raw);
-  }
-  Desc& finalize() {
-    LTX2_CUDNN_CHECK(cudnnBackendFinalize(d_));
-    return *this;
-  }
-
- private:
-  cudnnBackendDescriptor_t d_ = nullptr;
-};
 
 using Dims = std::array<int64_t, 4>;
 
@@ -105,16 +55,8 @@ enum Uid : int64_t {
 
 Desc tensor(int64_t uid, cudnnDataType_t type, const Dims& dims, const Dims& strides, bool is_virtual,
             bool by_value = false) {
-  const int64_t alignment = 16;
-  Desc t(CUDNN_BACKEND_TENSOR_DESCRIPTOR);
-  t.set(CUDNN_ATTR_TENSOR_UNIQUE_ID, CUDNN_TYPE_INT64, &uid)
-      .set(CUDNN_ATTR_TENSOR_DATA_TYPE, CUDNN_TYPE_DATA_TYPE, &type)
-      .set(CUDNN_ATTR_TENSOR_DIMENSIONS, CUDNN_TYPE_INT64, dims.data(), 4)
-      .set(CUDNN_ATTR_TENSOR_STRIDES, CUDNN_TYPE_INT64, strides.data(), 4)
-      .set(CUDNN_ATTR_TENSOR_BYTE_ALIGNMENT, CUDNN_TYPE_INT64, &alignment)
-      .set(CUDNN_ATTR_TENSOR_IS_VIRTUAL, CUDNN_TYPE_BOOLEAN, &is_virtual);
-  if (by_value) t.set(CUDNN_ATTR_TENSOR_IS_BY_VALUE, CUDNN_TYPE_BOOLEAN, &by_value);
-  return std::move(t.finalize());
+  return tensor_desc(uid, type, {dims.begin(), dims.end()}, {strides.begin(), strides.end()}, is_virtual,
+                     by_value);
 }
 
 Desc matmul(const Desc& a, const Desc& b, const Desc& c) {
@@ -126,21 +68,6 @@ Desc matmul(const Desc& a, const Desc& b, const Desc& c) {
       .set_desc(CUDNN_ATTR_OPERATION_MATMUL_BDESC, b)
       .set_desc(CUDNN_ATTR_OPERATION_MATMUL_CDESC, c)
       .set_desc(CUDNN_ATTR_OPERATION_MATMUL_DESC, mm);
-  return std::move(op.finalize());
-}
-
-// y = x <mode> b (b null for unary modes).
-Desc pointwise(cudnnPointwiseMode_t mode, const Desc& x, const Desc* b, const Desc& y) {
-  const cudnnDataType_t compute = CUDNN_DATA_FLOAT;
-  Desc pw(CUDNN_BACKEND_POINTWISE_DESCRIPTOR);
-  pw.set(CUDNN_ATTR_POINTWISE_MODE, CUDNN_TYPE_POINTWISE_MODE, &mode)
-      .set(CUDNN_ATTR_POINTWISE_MATH_PREC, CUDNN_TYPE_DATA_TYPE, &compute)
-      .finalize();
-  Desc op(CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR);
-  op.set_desc(CUDNN_ATTR_OPERATION_POINTWISE_PW_DESCRIPTOR, pw)
-      .set_desc(CUDNN_ATTR_OPERATION_POINTWISE_XDESC, x)
-      .set_desc(CUDNN_ATTR_OPERATION_POINTWISE_YDESC, y);
-  if (b) op.set_desc(CUDNN_ATTR_OPERATION_POINTWISE_BDESC, *b);
   return std::move(op.finalize());
 }
 
@@ -159,59 +86,6 @@ Desc reduction(cudnnReduceTensorOp_t mode, const Desc& x, const Desc& y) {
 
 Dims strides_of(const Tensor& t) {
   return {t.stride(0), t.stride(1), t.stride(2), t.stride(3)};
-}
-
-// A finalized execution plan and every descriptor it was built from (kept alive with it).
-struct Plan {
-  std::vector<Desc> keep;
-  cudnnBackendDescriptor_t plan = nullptr;  // owned by `keep`
-  int64_t workspace = 0;
-};
-
-// The first engine configuration of the heuristic's list (mode A, then the fallback list) whose
-// plan finalizes; null when none does, with `why` saying what each list gave.
-std::unique_ptr<Plan> finalize_plan(cudnnHandle_t handle, const Desc& graph, std::string& why) {
-  for (cudnnBackendHeurMode_t mode : {CUDNN_HEUR_MODE_A, CUDNN_HEUR_MODE_FALLBACK}) {
-    const char* list = mode == CUDNN_HEUR_MODE_A ? "heuristic A" : "fallback list";
-    Desc heur(CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR);
-    heur.set_desc(CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH, graph)
-        .set(CUDNN_ATTR_ENGINEHEUR_MODE, CUDNN_TYPE_HEUR_MODE, &mode);
-    if (cudnnStatus_t st = cudnnBackendFinalize(heur.get()); st != CUDNN_STATUS_SUCCESS) {
-      why += fmt::format("{}{} fails ({})", why.empty() ? "" : "; ", list, last_cudnn_error(st));
-      continue;
-    }
-    int64_t count = 0;
-    LTX2_CUDNN_CHECK(cudnnBackendGetAttribute(heur.get(), CUDNN_ATTR_ENGINEHEUR_RESULTS,
-                                              CUDNN_TYPE_BACKEND_DESCRIPTOR, 0, &count, nullptr));
-    std::vector<Desc> configs;
-    std::vector<cudnnBackendDescriptor_t> raw;
-    for (int64_t i = 0; i < count; ++i) {
-      configs.emplace_back(CUDNN_BACKEND_ENGINECFG_DESCRIPTOR);
-      raw.push_back(configs.back().get());
-    }
-    LTX2_CUDNN_CHECK(cudnnBackendGetAttribute(heur.get(), CUDNN_ATTR_ENGINEHEUR_RESULTS,
-                                              CUDNN_TYPE_BACKEND_DESCRIPTOR, count, &count, raw.data()));
-    std::string first_failure = "none";
-    for (int64_t i = 0; i < count; ++i) {
-      Desc plan(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR);
-      plan.set(CUDNN_ATTR_EXECUTION_PLAN_HANDLE, CUDNN_TYPE_HANDLE, &handle)
-          .set_desc(CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, configs[i]);
-      if (cudnnStatus_t st = cudnnBackendFinalize(plan.get()); st != CUDNN_STATUS_SUCCESS) {
-        if (i == 0) first_failure = last_cudnn_error(st);
-        continue;
-      }
-      auto out = std::make_unique<Plan>();
-      LTX2_CUDNN_CHECK(cudnnBackendGetAttribute(plan.get(), CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE,
-                                                CUDNN_TYPE_INT64, 1, &count, &out->workspace));
-      out->plan = plan.get();
-      out->keep.push_back(std::move(configs[i]));
-      out->keep.push_back(std::move(plan));
-      return out;
-    }
-    why += fmt::format("{}{}: {} configurations, none finalizes (the first: {})", why.empty() ? "" : "; ",
-                       list, count, first_failure);
-  }
-  return nullptr;
 }
 
 // The attention graph for these operands (their shapes and strides; the data pointers come with
@@ -251,21 +125,12 @@ std::unique_ptr<Plan> build_plan(cudnnHandle_t handle, const Tensor& q, const Te
   ops.push_back(pointwise(CUDNN_POINTWISE_DIV, t(kExp), &t(kRowSum), t(kProbs)));
   ops.push_back(matmul(t(kProbs), t(kV), t(kO)));
 
-  std::vector<cudnnBackendDescriptor_t> raw_ops;
-  for (const Desc& op : ops) raw_ops.push_back(op.get());
-  Desc graph(CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR);
-  graph
-      .set(CUDNN_ATTR_OPERATIONGRAPH_OPS, CUDNN_TYPE_BACKEND_DESCRIPTOR, raw_ops.data(),
-           static_cast<int64_t>(raw_ops.size()))
-      .set(CUDNN_ATTR_OPERATIONGRAPH_HANDLE, CUDNN_TYPE_HANDLE, &handle);
-  if (cudnnStatus_t st = cudnnBackendFinalize(graph.get()); st != CUDNN_STATUS_SUCCESS) {
-    why = "the operation graph does not finalize (" + last_cudnn_error(st) + ")";
-    return nullptr;
-  }
-  std::unique_ptr<Plan> plan = finalize_plan(handle, graph, why);
+  std::unique_ptr<Desc> graph = operation_graph(handle, ops, why);
+  if (!graph) return nullptr;
+  std::unique_ptr<Plan> plan = finalize_plan(handle, *graph, why);
   if (!plan) return nullptr;
   for (Desc& op : ops) d.push_back(std::move(op));
-  d.push_back(std::move(graph));
+  d.push_back(std::move(*graph));
   for (Desc& desc : d) plan->keep.push_back(std::move(desc));
   return plan;
 }
@@ -298,20 +163,13 @@ bool layout_supported(const Tensor& q, const Tensor& k, const Tensor& v, const T
 
 struct Engine {
   std::mutex mutex;
-  std::map<int, cudnnHandle_t> handles;
   std::map<PlanKey, std::unique_ptr<Plan>> plans;  // null: cuDNN has no engine for the key
 };
 
-// Never destroyed: the plans and handles would otherwise be released after the CUDA runtime.
+// Never destroyed: the plans would otherwise be released after the CUDA runtime.
 Engine& engine() {
   static Engine* e = new Engine;
   return *e;
-}
-
-cudnnHandle_t handle_for(Engine& e, int device) {
-  cudnnHandle_t& h = e.handles[device];
-  if (!h) LTX2_CUDNN_CHECK(cudnnCreate(&h));  // on the current device, the stream left NULL
-  return h;
 }
 
 }  // namespace
@@ -322,10 +180,9 @@ bool cudnn_attention(const Tensor& q, const Tensor& k, const Tensor& v, const Te
   Engine& e = engine();
   const PlanKey key = plan_key(q, k, v, out);
   const Plan* plan = nullptr;
-  cudnnHandle_t handle = nullptr;
+  cudnnHandle_t handle = cudnn_handle(q.device().index);
   {
     std::lock_guard<std::mutex> lock(e.mutex);
-    handle = handle_for(e, q.device().index);
     auto found = e.plans.find(key);
     if (found == e.plans.end()) {
       const auto start = std::chrono::steady_clock::now();
@@ -352,17 +209,8 @@ bool cudnn_attention(const Tensor& q, const Tensor& k, const Tensor& v, const Te
   }
   if (!plan) return false;
 
-  Tensor workspace;
-  if (plan->workspace > 0) workspace = Tensor::empty({plan->workspace}, DType::U8, q.device());
-  void* workspace_ptr = plan->workspace > 0 ? workspace.data_ptr() : nullptr;
-  int64_t uids[] = {kQ, kK, kV, kO, kScale};
-  void* pointers[] = {q.data_ptr(), k.data_ptr(), v.data_ptr(), out.data_ptr(), &scale};
-  Desc pack(CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR);
-  pack.set(CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, CUDNN_TYPE_INT64, uids, 5)
-      .set(CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, CUDNN_TYPE_VOID_PTR, pointers, 5)
-      .set(CUDNN_ATTR_VARIANT_PACK_WORKSPACE, CUDNN_TYPE_VOID_PTR, &workspace_ptr)
-      .finalize();
-  LTX2_CUDNN_CHECK(cudnnBackendExecute(handle, plan->plan, pack.get()));
+  LTX2_CUDNN_CHECK(execute_plan(handle, *plan, q.device(), {kQ, kK, kV, kO, kScale},
+                                {q.data_ptr(), k.data_ptr(), v.data_ptr(), out.data_ptr(), &scale}));
   return true;
 }
 

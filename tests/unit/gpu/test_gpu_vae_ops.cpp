@@ -1,6 +1,7 @@
 // The CUDA ops of the video VAE, latent upsampler, audio VAE and vocoders against their CPU ops on
 // random inputs: convolutions (every stride, padding, dilation and group option, the chunked
-// im2col path), pixel/group norm, border padding, resampling, Snake-Beta, nearest upsampling and
+// im2col path; conv2d and conv1d under both engine modes, test_gpu_conv_engines.cpp has cuDNN's
+// own cases), pixel/group norm, border padding, resampling, Snake-Beta, nearest upsampling and
 // depth-to-space. bf16 under the FlashAttention-style rule of gpu_compare.h (the naive bf16
 // computation: inputs rounded to bf16, the CPU op, the output rounded), f32 against a tight
 // absolute tolerance; pure data movement must match exactly.
@@ -69,6 +70,15 @@ struct SmallColumnBudget {
   ~SmallColumnBudget() { ops::set_conv_column_budget(previous); }
 };
 
+// Sets the convolution engine mode for one scope.
+struct ConvEngineScope {
+  ops::ConvEngine saved = ops::conv_engine();
+  explicit ConvEngineScope(ops::ConvEngine engine) { ops::set_conv_engine(engine); }
+  ~ConvEngineScope() { ops::set_conv_engine(saved); }
+};
+
+constexpr ops::ConvEngine kConvEngines[] = {ops::ConvEngine::Gemm, ops::ConvEngine::Auto};
+
 Tensor conv3d_op(const std::vector<Tensor>& in, ops::Conv3dParams p) {
   return ops::conv3d(in[0], in[1], in[2], p);
 }
@@ -95,6 +105,7 @@ TEST_CASE("gpu: conv3d (implicit GEMM) over strides, paddings, kernels and bias"
        {0, 0, 0}},
       {"depthwise blur", {6, 1, 3, 10, 12}, {1, 1, 1, 5, 5}, false, {1, 2, 2}, {0, 2, 2}},
   };
+  ConvEngineScope gemm(ops::ConvEngine::Gemm);
   uint64_t seed = 100;
   for (const Case& c : cases) {
     const Tensor x = test::random_tensor(c.x, ++seed), w = test::random_tensor(c.w, ++seed);
@@ -112,6 +123,7 @@ TEST_CASE("gpu: conv3d in many chunks of output positions") {
   const Tensor b = test::random_tensor({7}, 122);
   ops::Conv3dParams p;
   p.padding = {0, 1, 1};
+  ConvEngineScope gemm(ops::ConvEngine::Gemm);
   // K = 5 * 27 + 1 -> 136 rows: 2 KiB of f32 columns is 3 positions, rounded up to one chunk of 8.
   for (int64_t budget : {int64_t{2048}, int64_t{136 * 4 * 40}}) {
     SmallColumnBudget small(budget);
@@ -140,15 +152,20 @@ TEST_CASE("gpu: conv2d with symmetric, causal and no padding, chunked") {
   const Tensor x = test::random_tensor({2, 4, 9, 11}, 140), w = test::random_tensor({6, 4, 3, 3}, 141);
   const Tensor b = test::random_tensor({6}, 142);
   const ops::Conv2dPadding pads[] = {{1, 1, 1, 1}, {2, 0, 1, 1}, {0, 0, 0, 0}, {0, 2, 2, 0}};
-  for (const auto& pad : pads) {
-    const std::string name = "conv2d pad " + std::to_string(pad.top) + "/" + std::to_string(pad.bottom) +
-                             "/" + std::to_string(pad.left) + "/" + std::to_string(pad.right);
-    compare(
-        name, {x, w, b}, [&](const auto& in) { return ops::conv2d(in[0], in[1], in[2], pad); }, 1e-4);
-    compare(
-        name + " no bias", {x, w, Tensor()},
-        [&](const auto& in) { return ops::conv2d(in[0], in[1], in[2], pad); }, 1e-4);
+  for (const auto engine : kConvEngines) {
+    ConvEngineScope scope(engine);
+    for (const auto& pad : pads) {
+      const std::string name = std::string(ops::conv_engine_name(engine)) + " conv2d pad " +
+                               std::to_string(pad.top) + "/" + std::to_string(pad.bottom) + "/" +
+                               std::to_string(pad.left) + "/" + std::to_string(pad.right);
+      compare(
+          name, {x, w, b}, [&](const auto& in) { return ops::conv2d(in[0], in[1], in[2], pad); }, 1e-4);
+      compare(
+          name + " no bias", {x, w, Tensor()},
+          [&](const auto& in) { return ops::conv2d(in[0], in[1], in[2], pad); }, 1e-4);
+    }
   }
+  ConvEngineScope gemm(ops::ConvEngine::Gemm);
   SmallColumnBudget small(1024);
   compare(
       "conv2d chunked", {x, w, b}, [&](const auto& in) { return ops::conv2d(in[0], in[1], in[2], pads[1]); },
@@ -171,15 +188,19 @@ TEST_CASE("gpu: conv1d over stride, padding, dilation and groups") {
       {"two groups", {2, 8, 30}, {6, 4, 3}, true, {1, 1, 1, 1, 2}},
       {"depthwise", {1, 8, 20}, {8, 1, 3}, false, {1, 1, 1, 1, 8}},
   };
-  uint64_t seed = 150;
-  for (const Case& c : cases) {
-    const Tensor x = test::random_tensor(c.x, ++seed), w = test::random_tensor(c.w, ++seed);
-    const Tensor b = c.bias ? test::random_tensor({c.w[0]}, ++seed) : Tensor();
-    const ops::Conv1dOptions opt = c.opt;
-    compare(
-        std::string("conv1d ") + c.name, {x, w, b},
-        [&](const auto& in) { return ops::conv1d(in[0], in[1], in[2], opt); }, 1e-4);
+  for (const auto engine : kConvEngines) {
+    ConvEngineScope scope(engine);
+    uint64_t seed = 150;
+    for (const Case& c : cases) {
+      const Tensor x = test::random_tensor(c.x, ++seed), w = test::random_tensor(c.w, ++seed);
+      const Tensor b = c.bias ? test::random_tensor({c.w[0]}, ++seed) : Tensor();
+      const ops::Conv1dOptions opt = c.opt;
+      compare(
+          std::string(ops::conv_engine_name(engine)) + " conv1d " + c.name, {x, w, b},
+          [&](const auto& in) { return ops::conv1d(in[0], in[1], in[2], opt); }, 1e-4);
+    }
   }
+  ConvEngineScope gemm(ops::ConvEngine::Gemm);
   // Groups and several chunks together: every chunk is one GEMM batched over the groups.
   const Tensor x = test::random_tensor({2, 8, 70}, 170), w = test::random_tensor({6, 4, 3}, 171);
   const Tensor b = test::random_tensor({6}, 172);

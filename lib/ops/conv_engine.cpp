@@ -1,0 +1,55 @@
+// The convolution engine mode of the CUDA backend (ops/conv3d.h): process-wide, read from LTX2_CONV
+// on first use, set by benches and tests. The engines themselves are in kernels/.
+#include <atomic>
+#include <cstdlib>
+
+#include "core/error.h"
+#include "ops/conv3d.h"
+
+namespace ltx2::ops {
+
+namespace {
+
+std::atomic<ConvEngine>& mode() {
+  static std::atomic<ConvEngine> m{[] {
+    const char* env = std::getenv("LTX2_CONV");
+    return env && *env ? parse_conv_engine(env, "LTX2_CONV") : ConvEngine::Auto;
+  }()};
+  return m;
+}
+
+}  // namespace
+
+ConvEngine conv_engine() {
+  return mode().load();
+}
+
+void set_conv_engine(ConvEngine engine) {
+  mode().store(engine);
+}
+
+ConvEngine parse_conv_engine(const std::string& name, const std::string& what) {
+  if (name == "auto") return ConvEngine::Auto;
+  if (name == "gemm") return ConvEngine::Gemm;
+  if (name == "cudnn") return ConvEngine::Cudnn;
+  LTX2_FAIL("{}: unknown convolution engine '{}' (auto, gemm or cudnn)", what, name);
+}
+
+const char* conv_engine_name(ConvEngine engine) {
+  switch (engine) {
+    case ConvEngine::Auto: return "auto";
+    case ConvEngine::Gemm: return "gemm";
+    case ConvEngine::Cudnn: return "cudnn";
+  }
+  return "auto";
+}
+
+bool cudnn_conv_built() {
+#ifdef LTX2_WITH_CUDNN
+  return true;
+#else
+  return false;
+#endif
+}
+
+}  // namespace ltx2::ops
