@@ -16,6 +16,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 
+#include "bench_stats.h"
 #include "bench_transformer_model.h"
 #include "core/cuda/events.h"
 #include "core/cuda/memory.h"
@@ -30,6 +31,9 @@
 namespace ltx2 {
 
 namespace {
+
+using bench_stats::gib;
+using bench_stats::median;
 
 namespace tr = models::transformer;
 using nlohmann::json;
@@ -145,15 +149,6 @@ json op_profile(int device, const std::function<void()>& forward) {
   std::printf("    %-30s %19.1f ms %5.1f%%\n", "(between ops)", forward_ms - in_ops,
               100 * (forward_ms - in_ops) / forward_ms);
   return out;
-}
-
-double median(std::vector<float> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
-
-double gib(size_t bytes) {
-  return static_cast<double>(bytes) / (1024.0 * 1024.0 * 1024.0);
 }
 
 }  // namespace

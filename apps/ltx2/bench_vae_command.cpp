@@ -13,6 +13,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 
+#include "bench_stats.h"
 #include "bench_transformer_model.h"
 #include "core/cuda/events.h"
 #include "core/cuda/memory.h"
@@ -27,6 +28,9 @@
 namespace ltx2 {
 
 namespace {
+
+using bench_stats::gib;
+using bench_stats::median;
 
 using nlohmann::json;
 
@@ -83,15 +87,6 @@ const char* conv_engines_line() {
   if (ops::conv_engine() == ops::ConvEngine::Gemm) return "gemm (implicit GEMM only)";
   return ops::cudnn_conv_built() ? "cuDNN where it can run, else the implicit GEMM (one log line per shape)"
                                  : "implicit GEMM (this build has no cuDNN)";
-}
-
-double median(std::vector<float> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
-
-double gib(size_t bytes) {
-  return static_cast<double>(bytes) / (1024.0 * 1024.0 * 1024.0);
 }
 
 }  // namespace

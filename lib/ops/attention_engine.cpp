@@ -1,21 +1,15 @@
 // The attention engine mode of the CUDA backend (ops/attention.h): process-wide, read from
 // LTX2_ATTENTION on first use, set by benches and tests. The engines themselves are in kernels/.
-#include <atomic>
-#include <cstdlib>
-
 #include "core/error.h"
 #include "ops/attention.h"
+#include "ops/engine_setting.h"
 
 namespace ltx2::ops {
 
 namespace {
 
 std::atomic<AttentionEngine>& mode() {
-  static std::atomic<AttentionEngine> m{[] {
-    const char* env = std::getenv("LTX2_ATTENTION");
-    return env && *env ? parse_attention_engine(env, "LTX2_ATTENTION") : AttentionEngine::Auto;
-  }()};
-  return m;
+  return engine_setting<AttentionEngine>("LTX2_ATTENTION", &parse_attention_engine);
 }
 
 }  // namespace

@@ -1,21 +1,15 @@
 // The convolution engine mode of the CUDA backend (ops/conv3d.h): process-wide, read from LTX2_CONV
 // on first use, set by benches and tests. The engines themselves are in kernels/.
-#include <atomic>
-#include <cstdlib>
-
 #include "core/error.h"
 #include "ops/conv3d.h"
+#include "ops/engine_setting.h"
 
 namespace ltx2::ops {
 
 namespace {
 
 std::atomic<ConvEngine>& mode() {
-  static std::atomic<ConvEngine> m{[] {
-    const char* env = std::getenv("LTX2_CONV");
-    return env && *env ? parse_conv_engine(env, "LTX2_CONV") : ConvEngine::Auto;
-  }()};
-  return m;
+  return engine_setting<ConvEngine>("LTX2_CONV", &parse_conv_engine);
 }
 
 }  // namespace
