@@ -1,9 +1,10 @@
 // CUDA fused qk-norm and RoPE (ops::rms_norm_rope): one block per token row of x [B, T, dim]. The block
 // sums the row's squares in float32 (the read that brings the row from memory; the rotation's second
 // read hits the cache, as in norm.cu), then writes rope(round(x * rsqrt(mean(x²) + eps) * w)) once in
-// x's dtype. The sum runs in norm.cu's order, the normed value is rounded to x's dtype before the
-// rotation, and both steps use norm.cu's and rope.cu's expressions, so the result is the unfused
-// rms_norm -> apply_rope pair's (barring a different FMA contraction by the compiler). Split tables
+// x's dtype. The sum runs in the order of norm.cu's element-wise kernel, the normed value is rounded
+// to x's dtype before the rotation, and both steps use norm.cu's and rope.cu's expressions, so the
+// result is the unfused rms_norm -> apply_rope pair's up to the last bits of the statistic (norm.cu
+// sums rows of whole 16-byte packs in another order) and the compiler's FMA contraction. Split tables
 // are [Bt, H, T, dim/(2H)], interleaved [Bt, T, dim], float32 or bf16, Bt 1 (broadcast) or B; w is f32
 // or bf16. The rotation moves 16-byte packs when dim, the split half-head width and every base address
 // allow, else single elements.
@@ -47,8 +48,9 @@ __device__ __forceinline__ void store_n(T* p, const float (&in)[V]) {
 }
 
 // rsqrt(mean(row²) + eps) over the row [D], every thread of the block gets it. The sum runs in
-// rms_norm_kernel's order (element i on thread i % kThreads, the same block reduction), so the
-// statistic is bit for bit the unfused op's.
+// rms_norm_kernel's order (element i on thread i % kThreads, the same block reduction); norm.cu's
+// packed kernel, which the unfused op takes for 16-byte rows, sums in packs and may differ in the
+// last bit.
 template <typename T>
 __device__ __forceinline__ float row_inv_rms(const T* row, int64_t D, float eps, float* scratch) {
   float ss = 0.f;
