@@ -155,6 +155,7 @@ __device__ __forceinline__ float apply_unary(int op, float v, float alpha) {
     case int(U::Cos): return cosf(v);
     case int(U::AddScalar): return v + alpha;
     case int(U::MulScalar): return v * alpha;
+    case int(U::DivScalar): return v / alpha;
     default: return powf(v, alpha);
   }
 }

@@ -45,17 +45,44 @@ void report_run(RunReporter& reporter, const GenerationRequest& r, const RunResu
 // What validation leaves for the run: the jobs (one, from the command line, when jobs is empty),
 // whether the tiny model is used, and what the model files say.
 struct Plan {
+  EnginePlacement placement;
   std::vector<JobLine> jobs;
   bool tiny = false;
   ModelFacts facts;
+  std::vector<pipeline::RequestShape> shapes;  // of the requests that will run
+  pipeline::PipelineOptions local_options;     // the in-process engine's (with its residency plan)
 };
 
+// The requests' memory: on a GPU in this process a job that cannot fit fails now, before anything is
+// loaded (a --jobs line only fails its line), and the residency plan covers the others.
+void plan_memory(Plan& plan, const GenerationFlags& flags, PipelineKind kind) {
+  if (plan.jobs.empty()) {
+    plan.shapes = {pipeline::request_shape(flags.request, kind)};
+  } else {
+    const bool local_gpu = plan.placement.on_gpu() && !plan.placement.fleet;
+    for (JobLine& job : plan.jobs) {
+      if (!job.error.empty()) continue;
+      const pipeline::RequestShape shape = pipeline::request_shape(job.request, kind);
+      try {
+        if (local_gpu) local_engine_options(plan.placement, flags.paths, {shape}, flags.gpu_memory);
+        plan.shapes.push_back(shape);
+      } catch (const Error& e) {
+        job.error = e.what();
+      }
+    }
+  }
+  if (!plan.placement.fleet && !plan.shapes.empty())
+    plan.local_options = local_engine_options(plan.placement, flags.paths, plan.shapes, flags.gpu_memory);
+}
+
 // Every check that needs no model loaded; throws ltx2::Error naming the flag. A bad --jobs line
-// only marks that line.
-Plan validate(const CLI::App& app, GenerationFlags& flags, PipelineKind kind) {
+// only marks that line. A mistake is the only line printed; otherwise the first one says where the
+// job runs.
+Plan validate(const CLI::App& app, GenerationFlags& flags, PipelineKind kind, RunReporter& reporter) {
   Plan plan;
   finish_generation_flags(flags, kind);
-  check_engine_available(flags);
+  plan.placement = plan_placement(flags);
+  check_engine_available(flags, plan.placement);
   plan.tiny = wants_tiny_model(flags.paths);
   if (plan.tiny) apply_tiny_model_defaults(app, flags.request, kind);
   if (flags.jobs_file.empty()) {
@@ -81,6 +108,8 @@ Plan validate(const CLI::App& app, GenerationFlags& flags, PipelineKind kind) {
       job.error = e.what();
     }
   }
+  plan_memory(plan, flags, kind);
+  reporter.info("running on " + plan.placement.describe());
   return plan;
 }
 
@@ -98,13 +127,16 @@ int run(const GenerationFlags& flags, PipelineKind kind, const Plan& plan, RunRe
     reporter.error(fmt::format("all {} jobs are invalid", failed));
     return 1;
   }
+  if (plan.local_options.residency) reporter.info("memory: " + plan.local_options.residency->describe());
   const auto load_start = PhaseClock::Clock::now();
-  auto engine = make_engine(kind, flags.paths, flags);
+  auto engine = make_engine(kind, flags.paths, flags, plan.placement, plan.local_options, plan.shapes);
   reporter.info(fmt::format("models loaded in {:.2f} s", seconds_since(load_start)));
   const auto run_one = [&](const GenerationRequest& r, int line) {
     stop_if_requested();
     reporter.job(line, r.prompt, r.output_path);
-    report_run(reporter, r, run_request(*engine, r, plan.facts.vocoder_sample_rate, &reporter));
+    const Device memory_device = plan.placement.fleet ? Device::cpu() : plan.placement.devices[0];
+    report_run(reporter, r,
+               run_request(*engine, r, plan.facts.vocoder_sample_rate, &reporter, memory_device));
   };
   if (jobs == 0) {
     run_one(flags.request, 0);
@@ -147,7 +179,7 @@ int run_generation_program(int argc, char** argv, PipelineKind kind, const char*
   }
   RunReporter reporter(program, flags.log_format == "json" ? LogFormat::Json : LogFormat::Text);
   try {
-    const Plan plan = validate(app, flags, kind);
+    const Plan plan = validate(app, flags, kind, reporter);
     if (plan.tiny) reporter.info(kTinyNotice);
     return run(flags, kind, plan, reporter);
   } catch (const Error& e) {

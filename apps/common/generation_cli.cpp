@@ -104,9 +104,18 @@ void add_generation_flags(CLI::App& app, GenerationFlags& f, PipelineKind kind) 
   app.add_option("--jobs", f.jobs_file,
                  "JSONL file: one job per line (fields as the flags, e.g. "
                  "{\"prompt\": ..., \"output_path\": ..., \"seed\": 3}); weights load once");
-  app.add_option("--gpus", f.gpus,
-                 "GPUs to use, e.g. 0,2: one worker process each (without --gpus or --ranks the run is in "
-                 "this process)");
+  app.add_option("--device", f.device,
+                 "Where the job runs: auto (every visible GPU in bf16 when this build has CUDA, else the CPU "
+                 "in float32), cpu, cuda (every visible GPU) or cuda:N. One GPU runs in this process, "
+                 "several as one worker process each")
+      ->capture_default_str();
+  app.add_option("--gpus", f.gpus, "GPUs to use, e.g. 0,2 (default: every visible GPU)");
+  app.add_option(
+         "--gpu-memory", f.gpu_memory,
+         "GiB of each GPU the job may use, e.g. 80 to run as an 80 GiB card would (default: all of it). "
+         "Models that do not fit beside the rest are loaded per phase; a job that cannot fit fails "
+         "before loading, naming the phase")
+      ->check(CLI::NonNegativeNumber);
   app.add_option("--ranks", f.ranks, "CPU ranks (worker processes) instead of GPUs");
   app.add_option("--vae-tiles", f.vae_tiles,
                  "Distributed VAE decode tiles HxW over the ranks (default: the reference's balanced split "
@@ -119,7 +128,9 @@ void add_generation_flags(CLI::App& app, GenerationFlags& f, PipelineKind kind) 
     app.add_option("--tdp-overlap", f.tdp_overlap, "Stage-2 tile overlap in latent cells")
         ->capture_default_str();
   }
-  app.add_option("--retries", f.retries, "Restart the fleet and retry a job this many times after a crash")
+  app.add_option("--retries", f.retries,
+                 "Restart the fleet and retry a job this many times after a crash (runs even one GPU as a "
+                 "worker process)")
       ->capture_default_str();
   app.add_option("--log-format", f.log_format,
                  "text (progress bars on a terminal) or json (JSON lines on stderr)")
@@ -145,7 +156,6 @@ void finish_generation_flags(GenerationFlags& f, PipelineKind kind) {
   }
   LTX2_CHECK(f.ranks >= 0 && f.ranks <= 64, "--ranks must be between 1 and 64, got {}", f.ranks);
   LTX2_CHECK(f.retries >= 0 && f.retries <= 10, "--retries must be between 0 and 10, got {}", f.retries);
-  LTX2_CHECK(f.ranks == 0 || f.gpus.empty(), "--ranks (CPU workers) and --gpus cannot be combined");
 }
 
 bool wants_tiny_model(const ModelPaths& p) {

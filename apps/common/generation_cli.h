@@ -1,5 +1,5 @@
 // The flags shared by ltx2-distilled and ltx2-ti2vid, spelled as the reference's CLIs spell them
-// (plus ours: --gpus, --ranks, --jobs, --log-format, --retries), and their conversion into a
+// (plus ours: --device, --gpus, --ranks, --jobs, --log-format, --retries), and their conversion into a
 // GenerationRequest and ModelPaths.
 #pragma once
 
@@ -19,7 +19,9 @@ struct GenerationFlags {
   std::vector<std::string> distilled_lora;       // PATH [STRENGTH]
   std::string jobs_file;
   std::string log_format = "text";
+  std::string device = "auto";  // see EnginePlacement (engine_factory.h)
   std::string gpus;
+  double gpu_memory = 0;  // GiB of each GPU to use (0: all of it)
   int ranks = 0;
   int retries = 0;
   std::string stage2_parallel = "tdp";

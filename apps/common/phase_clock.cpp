@@ -6,19 +6,23 @@ double seconds_since(PhaseClock::Clock::time_point t) {
   return std::chrono::duration<double>(PhaseClock::Clock::now() - t).count();
 }
 
-PhaseClock::PhaseClock() : start_(Clock::now()), mark_(start_) {}
+PhaseClock::PhaseClock(std::function<double()> memory_peak)
+    : memory_peak_(std::move(memory_peak)), start_(Clock::now()), mark_(start_) {
+  if (memory_peak_) memory_peak_();  // the first phase's mark starts here
+}
 
 std::string PhaseClock::label(const std::string& stage) {
   if (stage == "text_encode") return "text encode";
   if (stage == "stage1") return "stage 1";
   if (stage == "stage2") return "stage 2";
+  if (stage == "video_decode") return "decode";
   return stage;
 }
 
 void PhaseClock::close(const std::string& stage) {
   // Encoding done since the last mark happened inside this phase's wall time.
   const double s = seconds_since(mark_) - (encode_seconds_ - encode_at_mark_);
-  phases_.push_back({label(stage), s});
+  phases_.push_back({label(stage), s, memory_peak_ ? memory_peak_() : -1.0});
   mark_ = Clock::now();
   encode_at_mark_ = encode_seconds_;
 }
@@ -27,13 +31,13 @@ void PhaseClock::on_progress(const std::string& stage, int step, int steps) {
   if (step + 1 >= steps) close(stage);
 }
 
-void PhaseClock::end_decode() {
-  close("decode");
+void PhaseClock::end_run() {
+  close("audio");
 }
 
 std::vector<PhaseTime> PhaseClock::phases() const {
   std::vector<PhaseTime> out = phases_;
-  out.push_back({"encode MP4", encode_seconds_});
+  out.push_back({"encode MP4", encode_seconds_, -1.0});
   return out;
 }
 

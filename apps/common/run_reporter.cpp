@@ -76,12 +76,19 @@ void RunReporter::output(const std::string& path, int64_t frames, int width, int
 
 void RunReporter::timings(const std::vector<PhaseTime>& phases, double total_seconds) {
   if (format_ == LogFormat::Json) {
-    json p = json::object();
-    for (const PhaseTime& t : phases) p[t.name] = t.seconds;
-    return emit_json(json{{"event", "timings"}, {"phases", p}, {"total", total_seconds}}.dump());
+    json p = json::object(), peaks = json::object();
+    for (const PhaseTime& t : phases) {
+      p[t.name] = t.seconds;
+      if (t.peak_gib >= 0) peaks[t.name] = t.peak_gib;
+    }
+    json j{{"event", "timings"}, {"phases", p}, {"total", total_seconds}};
+    if (!peaks.empty()) j["peak_gpu_gib"] = peaks;
+    return emit_json(j.dump());
   }
   std::string text = "timings:";
-  for (const PhaseTime& t : phases) text += fmt::format(" {} {:.2f} s,", t.name, t.seconds);
+  for (const PhaseTime& t : phases)
+    text += t.peak_gib >= 0 ? fmt::format(" {} {:.2f} s ({:.1f} GiB),", t.name, t.seconds, t.peak_gib)
+                            : fmt::format(" {} {:.2f} s,", t.name, t.seconds);
   info(text + fmt::format(" total {:.2f} s", total_seconds));
 }
 

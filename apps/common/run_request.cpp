@@ -3,6 +3,7 @@
 #include <csignal>
 
 #include "common/video_file.h"
+#include "core/cuda/memory.h"
 #include "core/error.h"
 #include "runtime/stop_signal.h"
 
@@ -14,9 +15,14 @@ void stop_if_requested() {
 }
 
 RunResult run_request(pipeline::GenerationEngine& engine, const GenerationRequest& r,
-                      int64_t audio_sample_rate, RunReporter* reporter) {
+                      int64_t audio_sample_rate, RunReporter* reporter, Device memory_device) {
   VideoFile file(r.output_path, r.frame_rate, audio_sample_rate);
-  PhaseClock clock;
+  PhaseClock clock(memory_device.is_cuda() ? std::function<double()>([&] {
+    const CudaMemoryStats m = cuda_memory_stats(memory_device.index);
+    cuda_reset_peak_memory(memory_device.index);
+    return static_cast<double>(m.peak_reserved) / static_cast<double>(1ull << 30);
+  })
+                                           : std::function<double()>());
   const auto encode = [&](const auto& fn) {
     const double before = file.encode_seconds();
     fn();
@@ -35,7 +41,7 @@ RunResult run_request(pipeline::GenerationEngine& engine, const GenerationReques
   };
   cb.audio = [&](const Tensor& wave, int64_t rate) { encode([&] { file.add_audio(wave, rate); }); };
   engine.generate(r, cb);
-  clock.end_decode();
+  clock.end_run();
   stop_if_requested();
   encode([&] { file.finish(); });
   return {file.frames(), file.width(), file.height(), clock.phases(), clock.total_seconds()};

@@ -8,6 +8,7 @@
 
 #include "common/phase_clock.h"
 #include "common/run_reporter.h"
+#include "core/device.h"
 #include "pipeline/generation_engine.h"
 
 namespace ltx2::cli {
@@ -22,8 +23,10 @@ struct RunResult {
 // Throws ltx2::Error naming the signal when SIGINT or SIGTERM has been received.
 void stop_if_requested();
 
-// `reporter` may be null (no progress shown). Throws ltx2::Error on failure or interruption.
+// `reporter` may be null (no progress shown). A GPU `memory_device` (the in-process engine's) gets
+// each phase's memory high-water mark recorded (the caching allocator's reserved bytes). Throws
+// ltx2::Error on failure or interruption.
 RunResult run_request(pipeline::GenerationEngine& engine, const GenerationRequest& r,
-                      int64_t audio_sample_rate, RunReporter* reporter);
+                      int64_t audio_sample_rate, RunReporter* reporter, Device memory_device = Device::cpu());
 
 }  // namespace ltx2::cli

@@ -1,50 +1,132 @@
-// `ltx2 bench pipeline` (see bench_pipeline_command.h). The models load once; the first run is a
-// warm-up, the median of the others is reported per phase. MP4 files go to a scratch folder that is
-// removed afterwards.
+// `ltx2 bench pipeline` (see bench_pipeline_command.h). The models load once (and once more first
+// from a cold page cache with --cold); then `repeat` jobs run back to back, as a --jobs file would.
+// Output files go to a scratch folder that is removed afterwards.
 #include "bench_pipeline_command.h"
 
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <vector>
 
 #include "common/engine_factory.h"
 #include "common/generation_cli.h"
+#include "common/phase_clock.h"
 #include "common/run_request.h"
+#include "core/cuda/events.h"
+#include "core/cuda/memory.h"
 #include "core/error.h"
 #include "pipeline/tiny_model.h"
 
 namespace ltx2 {
 
 namespace fs = std::filesystem;
+using nlohmann::json;
 
-CLI::App* add_bench_pipeline_command(CLI::App* bench, BenchPipelineOptions* opt) {
-  auto* cmd =
-      bench->add_subcommand("pipeline", "Wall time per phase of a pipeline on the embedded tiny model");
-  cmd->add_option("--pipeline", opt->pipeline, "distilled or ti2vid")
-      ->check(CLI::IsMember({"distilled", "ti2vid"}))
-      ->capture_default_str();
-  cmd->add_option("--height", opt->height, "Height (multiple of 64)")->capture_default_str();
-  cmd->add_option("--width", opt->width, "Width (multiple of 64)")->capture_default_str();
-  cmd->add_option("--num-frames", opt->num_frames, "Frames (8k+1)")->capture_default_str();
-  cmd->add_option("--num-inference-steps", opt->steps, "Stage-1 steps (ti2vid)")->capture_default_str();
-  cmd->add_option("--repeat", opt->repeat, "Timed runs after one warm-up run")
-      ->check(CLI::Range(1, 100))
-      ->capture_default_str();
-  cmd->add_option("--json", opt->json_path, "Also write the results as JSON to this file");
-  return cmd;
+namespace {
+
+constexpr double kGB = 1e9, kGiB = 1073741824.0;
+
+// Every file the paths name (a Gemma folder's safetensors shards included).
+std::vector<std::string> model_files(const ModelPaths& p) {
+  std::vector<std::string> out;
+  for (const std::string* f : {&p.checkpoint, &p.transformer, &p.text_encoder, &p.video_vae, &p.audio_vae,
+                               &p.spatial_upsampler, &p.distilled_lora.path})
+    if (!f->empty()) out.push_back(*f);
+  if (!p.gemma_root.empty())
+    for (const auto& e : fs::directory_iterator(p.gemma_root))
+      if (e.is_regular_file() && e.path().extension() == ".safetensors") out.push_back(e.path().string());
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
 }
 
-int run_bench_pipeline(const BenchPipelineOptions& opt) {
-  const PipelineKind kind = opt.pipeline == "distilled" ? PipelineKind::Distilled : PipelineKind::TwoStage;
-  ModelPaths paths;
-  pipeline::use_tiny_model_when_unset(paths, kind);
+uint64_t total_bytes(const std::vector<std::string>& files) {
+  uint64_t n = 0;
+  for (const auto& f : files) n += fs::file_size(f);
+  return n;
+}
+
+int open_file(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  LTX2_CHECK(fd >= 0, "{}: cannot open: {}", path, std::strerror(errno));
+  return fd;
+}
+
+// A plain sequential read of every file (one thread, read() into one 64 MiB buffer): what the
+// storage and the page cache give a simple reader, the yardstick for the loader.
+double sequential_read_seconds(const std::vector<std::string>& files) {
+  std::vector<char> buffer(64u << 20);
+  const auto start = cli::PhaseClock::Clock::now();
+  for (const auto& f : files) {
+    const int fd = open_file(f);
+    ssize_t n = 0;
+    while ((n = ::read(fd, buffer.data(), buffer.size())) > 0) {
+    }
+    ::close(fd);
+    LTX2_CHECK(n == 0, "{}: read failed: {}", f, std::strerror(errno));
+  }
+  return cli::seconds_since(start);
+}
+
+// Drops the files' pages from the page cache (a no-op for RAM-backed files such as tmpfs).
+void evict_from_page_cache(const std::vector<std::string>& files) {
+  for (const auto& f : files) {
+    const int fd = open_file(f);
+    posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+    ::close(fd);
+  }
+}
+
+// The fraction of the files' pages in the page cache now (mincore over a mapping of each file).
+double cached_fraction(const std::vector<std::string>& files) {
+  const auto page = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
+  uint64_t cached = 0, pages = 0;
+  for (const auto& f : files) {
+    const uint64_t size = fs::file_size(f);
+    if (size == 0) continue;
+    const int fd = open_file(f);
+    void* map = mmap(nullptr, size, PROT_READ, MAP_SHARED, fd, 0);
+    ::close(fd);
+    if (map == MAP_FAILED) continue;
+    std::vector<unsigned char> resident((size + page - 1) / page);
+    if (mincore(map, size, resident.data()) == 0) {
+      for (unsigned char r : resident) cached += r & 1;
+      pages += resident.size();
+    }
+    munmap(map, size);
+  }
+  return pages ? static_cast<double>(cached) / static_cast<double>(pages) : 0.0;
+}
+
+struct Loaded {
+  std::unique_ptr<pipeline::GenerationEngine> engine;
+  double seconds = 0;
+};
+
+Loaded load_models(PipelineKind kind, const ModelPaths& paths, const pipeline::PipelineOptions& options) {
+  Loaded out;
+  const auto start = cli::PhaseClock::Clock::now();
+  out.engine = pipeline::make_local_engine(kind, paths, options);
+  if (options.device.is_cuda()) cuda_synchronize(options.device.index);  // every upload has landed
+  out.seconds = cli::seconds_since(start);
+  return out;
+}
+
+GenerationRequest bench_request(const BenchPipelineOptions& opt, PipelineKind kind, bool tiny,
+                                const fs::path& dir) {
   GenerationRequest r;
-  r.prompt = "A calm forest with mist";
+  r.prompt = "A calm forest with mist, birds calling in the distance";
   r.height = opt.height;
   r.width = opt.width;
   r.num_frames = opt.num_frames;
@@ -53,57 +135,187 @@ int run_bench_pipeline(const BenchPipelineOptions& opt) {
     r.negative_prompt = default_negative_prompt();
     r.video_guidance = default_video_guidance();
     r.audio_guidance = default_audio_guidance();
-    r.video_guidance.stg_blocks = {1};  // the tiny transformer has 2 blocks
-    r.audio_guidance.stg_blocks = {0};
+    if (tiny) {  // the tiny transformer has 2 blocks
+      r.video_guidance.stg_blocks = {1};
+      r.audio_guidance.stg_blocks = {0};
+    }
   }
+  r.output_path = (dir / ("out." + opt.output)).string();
+  return r;
+}
+
+}  // namespace
+
+CLI::App* add_bench_pipeline_command(CLI::App* bench, BenchPipelineOptions* opt) {
+  auto* cmd = bench->add_subcommand(
+      "pipeline",
+      "A whole job per phase (load, text encode, stage 1, upsample, stage 2, decode, audio, file), with the "
+      "GPU memory peak of each, on the model files given or the embedded tiny model");
+  cmd->add_option("--pipeline", opt->pipeline, "distilled or ti2vid")
+      ->check(CLI::IsMember({"distilled", "ti2vid"}))
+      ->capture_default_str();
+  cmd->add_option("--checkpoint-path,--distilled-checkpoint-path", opt->checkpoint, "Monolith checkpoint");
+  cmd->add_option("--gemma-root", opt->gemma_root, "Gemma 3 folder");
+  cmd->add_option("--spatial-upsampler-path", opt->spatial_upsampler, "Latent spatial upsampler");
+  cmd->add_option("--distilled-lora", opt->distilled_lora, "ti2vid: the distilled LoRA (strength 1)");
+  cmd->add_option("--transformer-path", opt->transformer, "Split layout: transformer file");
+  cmd->add_option("--text-encoder-path", opt->text_encoder, "Split layout: text-encoder file");
+  cmd->add_option("--video-vae-path", opt->video_vae, "Video VAE file");
+  cmd->add_option("--audio-vae-path", opt->audio_vae, "Split layout: audio VAE file");
+  cmd->add_option("--height", opt->height, "Height (multiple of 64)")->capture_default_str();
+  cmd->add_option("--width", opt->width, "Width (multiple of 64)")->capture_default_str();
+  cmd->add_option("--num-frames", opt->num_frames, "Frames (8k+1)")->capture_default_str();
+  cmd->add_option("--num-inference-steps", opt->steps, "Stage-1 steps (ti2vid)")->capture_default_str();
+  cmd->add_option("--repeat", opt->repeat, "Jobs after the load (the first pays nothing extra either)")
+      ->check(CLI::Range(1, 100))
+      ->capture_default_str();
+  cmd->add_option("--device", opt->device,
+                  "auto, cpu, cuda or cuda:N (auto: the first GPU when one is visible)")
+      ->capture_default_str();
+  cmd->add_option("--gpu-memory", opt->gpu_memory, "GiB of the GPU to use (as the generation programs' flag)")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_flag(
+      "--cold", opt->cold,
+      "Also time a load after evicting the model files from the page cache (no effect on RAM-backed "
+      "files; the cached fraction is printed)");
+  cmd->add_option("--output", opt->output, "File format written: mp4 or y4m")
+      ->check(CLI::IsMember({"mp4", "y4m"}))
+      ->capture_default_str();
+  cmd->add_option("--json", opt->json_path, "Also write the results as JSON to this file");
+  return cmd;
+}
+
+int run_bench_pipeline(const BenchPipelineOptions& opt) {
+  const PipelineKind kind = opt.pipeline == "distilled" ? PipelineKind::Distilled : PipelineKind::TwoStage;
+  ModelPaths paths;
+  paths.checkpoint = opt.checkpoint;
+  paths.gemma_root = opt.gemma_root;
+  paths.spatial_upsampler = opt.spatial_upsampler;
+  paths.transformer = opt.transformer;
+  paths.text_encoder = opt.text_encoder;
+  paths.video_vae = opt.video_vae;
+  paths.audio_vae = opt.audio_vae;
+  if (!opt.distilled_lora.empty()) paths.distilled_lora = {opt.distilled_lora, 1.0};
+  const bool tiny = pipeline::use_tiny_model_when_unset(paths, kind);
+  validate_model_paths(paths, kind);
+
+  // The generation programs' device rule, run in this process on the first device it gives.
+  cli::GenerationFlags flags;
+  flags.device = opt.device;
+  cli::EnginePlacement placement = cli::plan_placement(flags);
+  placement.devices.resize(1);
+  placement.fleet = false;
+  const Device device = placement.devices[0];
+
   const fs::path dir = fs::temp_directory_path() / ("ltx2-bench-pipeline." + std::to_string(getpid()));
   fs::create_directories(dir);
-  r.output_path = (dir / "out.mp4").string();
+  const GenerationRequest r = bench_request(opt, kind, tiny, dir);
   validate_request(r, kind);
+  const pipeline::PipelineOptions options =
+      cli::local_engine_options(placement, paths, {pipeline::request_shape(r, kind)}, opt.gpu_memory);
 
-  const auto load_start = cli::PhaseClock::Clock::now();
+  const std::vector<std::string> files = model_files(paths);
+  const uint64_t bytes = total_bytes(files);
   const cli::ModelFacts facts = cli::read_model_facts(paths);
-  auto engine = pipeline::make_local_engine(kind, paths);
-  const double load_seconds = cli::seconds_since(load_start);
+  json doc = {{"bench", "pipeline"},       {"pipeline", opt.pipeline}, {"device", device.str()},
+              {"tiny_model", tiny},        {"height", r.height},       {"width", r.width},
+              {"num_frames", r.num_frames}};
+  if (kind == PipelineKind::TwoStage) doc["num_inference_steps"] = r.num_inference_steps;
+  std::printf("ltx2 bench pipeline: %s, %s, %dx%d, %d frames, on %s\n", opt.pipeline.c_str(),
+              tiny            ? "tiny model"
+              : paths.split() ? paths.transformer.c_str()
+                              : paths.checkpoint.c_str(),
+              r.width, r.height, r.num_frames, placement.describe().c_str());
+  if (options.residency) std::printf("  memory: %s\n", options.residency->describe().c_str());
 
-  std::map<std::string, std::vector<double>> samples;
-  std::vector<std::string> order;
+  std::vector<cli::RunResult> jobs;
+  Loaded engine;
   try {
-    for (int run = 0; run <= opt.repeat; ++run) {
-      const cli::RunResult result = cli::run_request(*engine, r, facts.vocoder_sample_rate, nullptr);
-      if (run == 0) continue;  // warm-up
-      for (const cli::PhaseTime& p : result.phases) {
-        if (!samples.count(p.name)) order.push_back(p.name);
-        samples[p.name].push_back(p.seconds);
-      }
-      if (!samples.count("total")) order.push_back("total");
-      samples["total"].push_back(result.total_seconds);
+    json load_doc = {{"files", files.size()}, {"bytes", bytes}};
+    if (opt.cold) {
+      evict_from_page_cache(files);
+      const double cached = cached_fraction(files);
+      const double cold = load_models(kind, paths, options).seconds;
+      std::printf("  load, cold page cache (%.0f%% of the files still cached): %.2f s, %.2f GB/s\n",
+                  100 * cached, cold, bytes / kGB / cold);
+      load_doc["cold_s"] = cold;
+      load_doc["cold_cached_fraction"] = cached;
     }
+    const double read = sequential_read_seconds(files);
+    engine = load_models(kind, paths, options);
+    std::printf(
+        "  load, warm page cache: %.2f s, %.2f GB/s (%.1f GB in %zu files; a plain sequential read of "
+        "them: %.2f s, %.2f GB/s; the load at %.0f%% of it)\n",
+        engine.seconds, bytes / kGB / engine.seconds, bytes / kGB, files.size(), read, bytes / kGB / read,
+        100 * read / engine.seconds);
+    load_doc["warm_s"] = engine.seconds;
+    load_doc["sequential_read_s"] = read;
+    if (device.is_cuda()) {
+      const CudaMemoryStats m = cuda_memory_stats(device.index);
+      load_doc["resident_gib"] = m.allocated / kGiB;
+      std::printf("  resident on %s after the load: %.1f GiB\n", device.str().c_str(), m.allocated / kGiB);
+    }
+    doc["load"] = load_doc;
+    for (int i = 0; i < opt.repeat; ++i)
+      jobs.push_back(cli::run_request(*engine.engine, r, facts.vocoder_sample_rate, nullptr, device));
   } catch (...) {
     fs::remove_all(dir);
     throw;
   }
   fs::remove_all(dir);
 
-  std::printf("ltx2 bench pipeline: %s, tiny model, %dx%d, %d frames, load %.3f s, median of %d runs\n",
-              opt.pipeline.c_str(), r.width, r.height, r.num_frames, load_seconds, opt.repeat);
-  nlohmann::json phases = nlohmann::json::object();
-  for (const std::string& name : order) {
-    std::vector<double> v = samples[name];
+  const auto phase = [](const cli::RunResult& j, const std::string& name) {
+    for (const cli::PhaseTime& p : j.phases)
+      if (p.name == name) return p;
+    return cli::PhaseTime{name, 0, -1};
+  };
+  const double first_step = engine.seconds + phase(jobs[0], "text encode").seconds;
+  std::printf(
+      "  the first denoising step starts %.2f s after the load began (load %.2f + text encode %.2f)\n",
+      first_step, engine.seconds, phase(jobs[0], "text encode").seconds);
+  doc["first_step_s"] = first_step;
+  json per_job = json::array();
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    std::string line;
+    json p = json::object();
+    for (const cli::PhaseTime& t : jobs[i].phases) {
+      line += fmt::format(" {} {:.2f}", t.name, t.seconds);
+      p[t.name] = {{"s", t.seconds}};
+      if (t.peak_gib >= 0) p[t.name]["peak_gib"] = t.peak_gib;
+    }
+    std::printf("  job %zu: %.2f s:%s\n", i + 1, jobs[i].total_seconds, line.c_str());
+    per_job.push_back({{"total_s", jobs[i].total_seconds}, {"phases", p}});
+  }
+  doc["jobs"] = per_job;
+
+  // The median over the jobs after the first (a --jobs file's steady state), or the one job.
+  const size_t first = jobs.size() > 1 ? 1 : 0;
+  std::printf("  median of job%s %zu-%zu:\n", jobs.size() > 1 ? "s" : "", first + 1, jobs.size());
+  json phases = json::object();
+  std::vector<std::string> names;
+  for (const cli::PhaseTime& p : jobs[first].phases) names.push_back(p.name);
+  names.push_back("total");
+  for (const std::string& name : names) {
+    std::vector<double> v;
+    double peak = -1;
+    for (size_t i = first; i < jobs.size(); ++i) {
+      const cli::PhaseTime p =
+          name == "total" ? cli::PhaseTime{name, jobs[i].total_seconds, -1} : phase(jobs[i], name);
+      v.push_back(p.seconds);
+      peak = std::max(peak, p.peak_gib);
+    }
     std::sort(v.begin(), v.end());
     const double median = v[v.size() / 2];
-    std::printf("  %-12s %8.3f s  (min %.3f, max %.3f)\n", name.c_str(), median, v.front(), v.back());
+    std::printf("  %-12s %8.3f s  (min %.3f, max %.3f)%s\n", name.c_str(), median, v.front(), v.back(),
+                peak >= 0 ? fmt::format("  peak {:.1f} GiB", peak).c_str() : "");
     phases[name] = {{"median_s", median}, {"min_s", v.front()}, {"max_s", v.back()}};
+    if (peak >= 0) phases[name]["peak_gib"] = peak;
   }
+  doc["phases"] = phases;
   if (!opt.json_path.empty()) {
     std::ofstream out(opt.json_path);
     LTX2_CHECK(out, "--json {}: cannot write", opt.json_path);
-    out << nlohmann::json{{"pipeline", opt.pipeline}, {"height", r.height},
-                          {"width", r.width},         {"num_frames", r.num_frames},
-                          {"repeat", opt.repeat},     {"load_s", load_seconds},
-                          {"phases", phases}}
-               .dump(2)
-        << "\n";
+    out << doc.dump(2) << "\n";
   }
   return 0;
 }

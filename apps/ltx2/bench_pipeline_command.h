@@ -1,6 +1,10 @@
-// `ltx2 bench pipeline`: wall time per phase (text encode, stage 1, upsample, stage 2, decode,
-// encode MP4) of the distilled or the two-stage pipeline on the embedded tiny model, in this
-// process, as the generation programs run it (a benchmark: it prints numbers, it asserts nothing).
+// `ltx2 bench pipeline`: a whole job as the generation programs run it, timed per phase (checkpoint
+// load, text encode, stage 1, upsample, stage 2, decode, audio, encode MP4), on the model files
+// given (the published layouts; `ltx2 make-random` writes random-weight ones) or on the embedded
+// tiny model. On a GPU it also prints each phase's memory high-water mark, the load's GB/s next to a
+// plain sequential read of the same files, the time until the first denoising step starts, and one
+// line per job (the first pays the load, the next ones do not). A benchmark: it prints numbers and
+// asserts nothing.
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -11,7 +15,14 @@ namespace ltx2 {
 struct BenchPipelineOptions {
   std::string pipeline = "distilled";  // or "ti2vid"
   int height = 128, width = 192, num_frames = 9, steps = 4;
-  int repeat = 3;
+  int repeat = 3;  // jobs run after the load; the median is over jobs 2..repeat (all of them if 1)
+  // Model files (empty: the tiny model); the generation programs' flag names.
+  std::string checkpoint, gemma_root, spatial_upsampler, distilled_lora;
+  std::string transformer, text_encoder, video_vae, audio_vae;
+  std::string device = "auto";  // auto: cuda:0 when a GPU is visible, else the CPU
+  double gpu_memory = 0;        // GiB cap, as --gpu-memory
+  bool cold = false;            // also load once after evicting the files from the page cache
+  std::string output = "mp4";   // or "y4m" (no FFmpeg needed)
   std::string json_path;
 };
 

@@ -52,6 +52,15 @@ CudaMemoryStats cuda_memory_stats(int) {
 }
 void cuda_reset_peak_memory(int) {}
 void cuda_empty_cache() {}
+void cuda_set_memory_limit(int, size_t) {
+  no_cuda();
+}
+CudaDeviceMemory cuda_device_memory(int) {
+  no_cuda();
+}
+void cuda_upload_from_file(int, uint64_t, size_t, void*, int, const char*) {
+  no_cuda();
+}
 void cuda_synchronize(int) {
   no_cuda();
 }

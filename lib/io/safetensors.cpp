@@ -12,6 +12,7 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 
+#include "core/cuda/memory.h"
 #include "core/error.h"
 
 namespace ltx2 {
@@ -26,11 +27,8 @@ uint64_t read_u64_le(const uint8_t* p) {
   return v;
 }
 
-TensorInfo parse_entry(const std::string& path, const std::string& name, const json& e,
-                       uint64_t data_size) {
-  auto bad = [&](const std::string& why) {
-    LTX2_FAIL("{}: tensor '{}': {}", path, name, why);
-  };
+TensorInfo parse_entry(const std::string& path, const std::string& name, const json& e, uint64_t data_size) {
+  auto bad = [&](const std::string& why) { LTX2_FAIL("{}: tensor '{}': {}", path, name, why); };
   if (!e.is_object()) bad("entry is not a JSON object");
   TensorInfo t;
   t.name = name;
@@ -60,14 +58,13 @@ TensorInfo parse_entry(const std::string& path, const std::string& name, const j
   t.end = (*off)[1].get<uint64_t>();
   if (t.begin > t.end) bad(fmt::format("data_offsets [{}, {}] are reversed", t.begin, t.end));
   if (t.end > data_size)
-    bad(fmt::format("data_offsets [{}, {}] run past the end of the data ({} bytes; file truncated?)",
-                    t.begin, t.end, data_size));
+    bad(fmt::format("data_offsets [{}, {}] run past the end of the data ({} bytes; file truncated?)", t.begin,
+                    t.end, data_size));
   uint64_t esize = dtype_size(t.dtype);
-  if (overflow || numel > std::numeric_limits<uint64_t>::max() / esize ||
-      numel * esize != t.end - t.begin)
+  if (overflow || numel > std::numeric_limits<uint64_t>::max() / esize || numel * esize != t.end - t.begin)
     bad(fmt::format("shape {} of {} needs {} bytes but data_offsets give {}", shape_str(t.shape),
-                    dtype_safetensors_name(t.dtype), overflow ? std::string("too many") :
-                    std::to_string(numel * esize), t.end - t.begin));
+                    dtype_safetensors_name(t.dtype),
+                    overflow ? std::string("too many") : std::to_string(numel * esize), t.end - t.begin));
   for (const auto& [k, v] : e.items()) {
     if (k != "dtype" && k != "shape" && k != "data_offsets") bad("unknown field '" + k + "'");
   }
@@ -79,13 +76,12 @@ TensorInfo parse_entry(const std::string& path, const std::string& name, const j
 SafetensorsHeader parse_safetensors_header(const uint8_t* data, size_t size, uint64_t file_size,
                                            const std::string& path) {
   LTX2_CHECK(file_size >= 8 && size >= 8,
-             "{}: not a safetensors file ({} bytes, shorter than the 8-byte header length)", path,
-             file_size);
+             "{}: not a safetensors file ({} bytes, shorter than the 8-byte header length)", path, file_size);
   uint64_t n = read_u64_le(data);
   LTX2_CHECK(n <= kMaxSafetensorsHeader, "{}: header length {} exceeds the {} MiB limit", path, n,
              kMaxSafetensorsHeader >> 20);
-  LTX2_CHECK(n <= file_size - 8, "{}: header length {} runs past the end of the {}-byte file", path,
-             n, file_size);
+  LTX2_CHECK(n <= file_size - 8, "{}: header length {} runs past the end of the {}-byte file", path, n,
+             file_size);
   LTX2_CHECK(size >= 8 + n, "{}: header not fully available", path);
   SafetensorsHeader h;
   h.data_start = 8 + n;
@@ -121,8 +117,8 @@ SafetensorsHeader parse_safetensors_header(const uint8_t* data, size_t size, uin
     const TensorInfo& b = h.tensors[i];
     // Empty tensors occupy no bytes and may sit anywhere.
     if (a.end > b.begin && a.begin != a.end && b.begin != b.end)
-      LTX2_FAIL("{}: tensors '{}' [{}, {}) and '{}' [{}, {}) overlap", path, a.name, a.begin, a.end,
-                b.name, b.begin, b.end);
+      LTX2_FAIL("{}: tensors '{}' [{}, {}) and '{}' [{}, {}) overlap", path, a.name, a.begin, a.end, b.name,
+                b.begin, b.end);
   }
   return h;
 }
@@ -132,7 +128,7 @@ SafetensorsHeader parse_safetensors_header(const uint8_t* data, size_t size, uin
 std::shared_ptr<SafetensorsFile> SafetensorsFile::open(const std::string& path) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   LTX2_CHECK(fd >= 0, "{}: cannot open: {}", path, std::strerror(errno));
-  struct stat st{};
+  struct stat st {};
   if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
     ::close(fd);
     LTX2_FAIL("{}: not a regular file", path);
@@ -148,7 +144,7 @@ std::shared_ptr<SafetensorsFile> SafetensorsFile::open(const std::string& path) 
       LTX2_FAIL("{}: cannot map: {}", path, std::strerror(errno));
     }
   }
-  ::close(fd);
+  f->fd_ = fd;  // kept for upload(): reading straight into pinned buffers beats the mapping
   f->header_ = parse_safetensors_header(static_cast<const uint8_t*>(f->map_), f->size_, f->size_, path);
   for (size_t i = 0; i < f->header_.tensors.size(); ++i) f->index_[f->header_.tensors[i].name] = i;
   f->self_ = f;
@@ -157,6 +153,14 @@ std::shared_ptr<SafetensorsFile> SafetensorsFile::open(const std::string& path) 
 
 SafetensorsFile::~SafetensorsFile() {
   if (map_) munmap(map_, size_);
+  if (fd_ >= 0) ::close(fd_);
+}
+
+void SafetensorsFile::upload(const TensorInfo& info, void* dst, Device device) const {
+  LTX2_CHECK(device.is_cuda(), "{}: upload of '{}' to {} (only GPUs take uploads)", path_, info.name,
+             device.str());
+  cuda_upload_from_file(fd_, header_.data_start + info.begin, info.end - info.begin, dst, device.index,
+                        info.name.c_str());
 }
 
 std::string SafetensorsFile::metadata_value(const std::string& key) const {
@@ -180,8 +184,7 @@ Tensor SafetensorsFile::tensor(const std::string& name) const {
 
 // ---- writer --------------------------------------------------------------------------------
 
-void write_safetensors(const std::string& path,
-                       const std::vector<std::pair<std::string, Tensor>>& tensors,
+void write_safetensors(const std::string& path, const std::vector<std::pair<std::string, Tensor>>& tensors,
                        const std::map<std::string, std::string>& metadata) {
   json header = json::object();
   if (!metadata.empty()) header["__metadata__"] = metadata;

@@ -32,7 +32,7 @@ struct TensorInfo {
 struct SafetensorsHeader {
   std::vector<TensorInfo> tensors;  // in file order (by begin offset)
   std::map<std::string, std::string> metadata;
-  uint64_t data_start = 0;          // 8 + N
+  uint64_t data_start = 0;  // 8 + N
 };
 
 // Parses and validates the header of a file of `file_size` bytes whose first bytes are `data`
@@ -60,11 +60,16 @@ class SafetensorsFile {
   const TensorInfo& info(const std::string& name) const;
   // Zero-copy CPU view of the mapped bytes (read-only by contract; keeps the mapping alive).
   Tensor tensor(const std::string& name) const;
+  // Reads a tensor's stored bytes into GPU memory `dst` (at least its byte size) on `device`
+  // through pinned staging buffers (core/cuda/memory.h, cuda_upload_from_file): the fast path
+  // for weights that go to a GPU in their stored dtype.
+  void upload(const TensorInfo& info, void* dst, Device device) const;
 
  private:
   SafetensorsFile() = default;
   std::string path_;
   void* map_ = nullptr;
+  int fd_ = -1;
   uint64_t size_ = 0;
   SafetensorsHeader header_;
   std::map<std::string, size_t> index_;
@@ -73,8 +78,7 @@ class SafetensorsFile {
 
 // Writes tensors (any device/strides; stored contiguous, in the given order) and string metadata.
 // The file appears atomically: written to "<path>.tmp.<pid>" and renamed; removed on failure.
-void write_safetensors(const std::string& path,
-                       const std::vector<std::pair<std::string, Tensor>>& tensors,
+void write_safetensors(const std::string& path, const std::vector<std::pair<std::string, Tensor>>& tensors,
                        const std::map<std::string, std::string>& metadata = {});
 
 }  // namespace ltx2

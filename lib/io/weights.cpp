@@ -21,9 +21,9 @@ std::shared_ptr<const WeightSet> WeightSet::open(const std::vector<std::string>&
     for (const auto& t : set->files_[f]->tensors()) set->index_.emplace_back(t.name, f);
   std::sort(set->index_.begin(), set->index_.end());
   for (size_t i = 1; i < set->index_.size(); ++i) {
-    LTX2_CHECK(set->index_[i].first != set->index_[i - 1].first,
-               "tensor '{}' appears in both {} and {}", set->index_[i].first,
-               set->files_[set->index_[i - 1].second]->path(), set->files_[set->index_[i].second]->path());
+    LTX2_CHECK(set->index_[i].first != set->index_[i - 1].first, "tensor '{}' appears in both {} and {}",
+               set->index_[i].first, set->files_[set->index_[i - 1].second]->path(),
+               set->files_[set->index_[i].second]->path());
   }
   set->config_ = std::make_shared<json>(json::object());
   for (const auto& f : set->files_) {
@@ -45,8 +45,7 @@ std::shared_ptr<const WeightSet> WeightSet::open_hf_folder(const std::string& di
   fs::path index = fs::path(dir) / "model.safetensors.index.json";
   if (!fs::exists(index)) {
     fs::path single = fs::path(dir) / "model.safetensors";
-    LTX2_CHECK(fs::exists(single), "{}: has neither model.safetensors.index.json nor model.safetensors",
-               dir);
+    LTX2_CHECK(fs::exists(single), "{}: has neither model.safetensors.index.json nor model.safetensors", dir);
     return open({single.string()});
   }
   json j;
@@ -86,7 +85,9 @@ const std::pair<std::string, size_t>* WeightSet::find(const std::string& name) c
   return it != index_.end() && it->first == name ? &*it : nullptr;
 }
 
-bool WeightSet::contains(const std::string& name) const { return find(name) != nullptr; }
+bool WeightSet::contains(const std::string& name) const {
+  return find(name) != nullptr;
+}
 
 const SafetensorsFile& WeightSet::file_of(const std::string& name) const {
   auto* e = find(name);
@@ -94,8 +95,12 @@ const SafetensorsFile& WeightSet::file_of(const std::string& name) const {
   return *files_[e->second];
 }
 
-const TensorInfo& WeightSet::info(const std::string& name) const { return file_of(name).info(name); }
-Tensor WeightSet::raw(const std::string& name) const { return file_of(name).tensor(name); }
+const TensorInfo& WeightSet::info(const std::string& name) const {
+  return file_of(name).info(name);
+}
+Tensor WeightSet::raw(const std::string& name) const {
+  return file_of(name).tensor(name);
+}
 
 std::vector<std::string> WeightSet::names() const {
   std::vector<std::string> out;
@@ -111,7 +116,9 @@ std::string WeightSet::describe() const {
   return s;
 }
 
-const json& WeightSet::config() const { return *config_; }
+const json& WeightSet::config() const {
+  return *config_;
+}
 
 std::string WeightSet::metadata_value(const std::string& key) const {
   for (const auto& f : files_) {
@@ -130,7 +137,9 @@ uint64_t splitmix64(uint64_t x) {
   x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
   return x ^ (x >> 31);
 }
-bool contains(const std::string& s, const char* part) { return s.find(part) != std::string::npos; }
+bool contains(const std::string& s, const char* part) {
+  return s.find(part) != std::string::npos;
+}
 }  // namespace
 
 Tensor WeightSynthesizer::make(const std::string& name, const Shape& shape) {
@@ -205,7 +214,9 @@ const WeightSet& WeightView::set() const {
   return *set_;
 }
 
-bool WeightView::has(const std::string& key) const { return !resolve(key).empty(); }
+bool WeightView::has(const std::string& key) const {
+  return !resolve(key).empty();
+}
 
 Shape WeightView::shape_of(const std::string& key) const {
   std::string full = resolve(key);
@@ -223,18 +234,23 @@ Tensor WeightView::load(const std::string& key, DType dtype, Device device) cons
   std::string full = resolve(key);
   LTX2_CHECK(!full.empty(), "{}: missing tensor '{}' in {}", component_, prefixes_[0] + inner_ + key,
              set_->describe());
+  const TensorInfo& info = set_->info(full);
+  if (device.is_cuda() && (info.dtype == dtype || !dtype_is_floating(info.dtype))) {
+    Tensor out = Tensor::empty(info.shape, info.dtype, device);
+    set_->file_of(full).upload(info, out.data_ptr(), device);
+    return out;
+  }
   Tensor raw = set_->raw(full);
   if (dtype_is_floating(raw.dtype()) && raw.dtype() != dtype) return raw.to(dtype).to(device);
   // Same dtype: copy out of the read-only mapping so that callers own (and may modify) it.
   return device.is_cpu() ? raw.clone() : raw.to(device);
 }
 
-Tensor WeightView::load(const std::string& key, const Shape& expected, DType dtype,
-                        Device device) const {
+Tensor WeightView::load(const std::string& key, const Shape& expected, DType dtype, Device device) const {
   if (synth_) return synth_->make(prefixes_[0] + inner_ + key, expected).to(dtype).to(device);
   Shape got = shape_of(key);
-  LTX2_CHECK(got == expected, "{}: tensor '{}' has shape {}, expected {} ({})", component_,
-             resolve(key), shape_str(got), shape_str(expected), set_->file_of(resolve(key)).path());
+  LTX2_CHECK(got == expected, "{}: tensor '{}' has shape {}, expected {} ({})", component_, resolve(key),
+             shape_str(got), shape_str(expected), set_->file_of(resolve(key)).path());
   return load(key, dtype, device);
 }
 

@@ -1,6 +1,7 @@
 // The denoising loop of one pipeline stage with its simple or guided denoiser.
 #include "pipeline/denoise_stage.h"
 
+#include "core/cuda/events.h"
 #include "core/error.h"
 #include "pipeline/diffusion_steps.h"
 
@@ -14,15 +15,28 @@ Tensor on(const Tensor& t, Device device) {
   return t.defined() ? t.to(device) : t;
 }
 
-// The transformer's inputs for one stream, on the transformer's device.
-tr::Modality modality(const LatentState& s, float sigma, const Tensor& context, Device device) {
+// Moves every tensor of a state to `device` (nothing moves when it is there already).
+void move_state(LatentState& s, Device device) {
+  for (Tensor* t : {&s.latent, &s.clean_latent, &s.denoise_mask, &s.positions, &s.keyframes_mask})
+    *t = on(*t, device);
+}
+
+// Parity probes read host float32; a GPU loop's tensors are copied out only when probed.
+void probe(const PipelineCallbacks& cb, const std::string& name, const Tensor& t) {
+  if (cb.probe) cb.probe(name, t.to(Device::cpu()).to(DType::F32));
+}
+
+// The transformer's inputs for one stream; the state, the context and `sigma` ([1], this step's)
+// are on its device already.
+tr::Modality modality(const LatentState& s, float sigma, const Tensor& sigma_on_device,
+                      const Tensor& context) {
   tr::Modality m;
-  m.latent = on(s.latent, device);
-  m.sigma = on(Tensor::full({s.latent.size(0)}, sigma), device);
-  m.timesteps = on(state_timesteps(s, sigma), device);
-  m.positions = on(s.positions, device);
-  m.context = on(context, device);
-  m.keyframes_mask = on(s.keyframes_mask, device);
+  m.latent = s.latent;
+  m.sigma = sigma_on_device.expand({s.latent.size(0)}).contiguous();
+  m.timesteps = state_timesteps(s, sigma);
+  m.positions = s.positions;
+  m.context = context;
+  m.keyframes_mask = s.keyframes_mask;
   return m;
 }
 
@@ -30,26 +44,38 @@ struct Prediction {
   Tensor video, audio;
 };
 
-// One transformer pass: x0 per stream, back on the CPU where the loop keeps its states.
+// One transformer pass: x0 per stream, on the transformer's device.
 Prediction predict(const DenoiseStage& stage, tr::Modality video, tr::Modality audio,
                    const tr::BatchedPerturbations& perturbations) {
   const tr::TransformerOutput v =
       stage.forward ? stage.forward(stage.name, *stage.transformer, &video, &audio, perturbations)
                     : stage.transformer->forward(&video, &audio, perturbations);
-  return {tr::denoised_from_velocity(video.latent, v.video, video.timesteps).to(Device::cpu()),
-          tr::denoised_from_velocity(audio.latent, v.audio, audio.timesteps).to(Device::cpu())};
+  return {tr::denoised_from_velocity(video.latent, v.video, video.timesteps),
+          tr::denoised_from_velocity(audio.latent, v.audio, audio.timesteps)};
 }
 
 class StageDenoiser {
  public:
+  // The contexts and the sigmas go to the transformer's device once for the whole stage.
   StageDenoiser(const DenoiseStage& stage, const LatentState& video, const LatentState& audio,
                 const PipelineCallbacks& cb)
-      : stage_(stage), video_(video), audio_(audio), cb_(cb) {}
+      : stage_(stage),
+        video_(video),
+        audio_(audio),
+        cb_(cb),
+        positive_{on(stage.positive.video, stage.device), on(stage.positive.audio, stage.device)},
+        sigmas_(
+            Tensor::from_vector(stage.sigmas, {static_cast<int64_t>(stage.sigmas.size())}).to(stage.device)) {
+    if (stage.guidance)
+      negative_ = {on(stage.guidance->negative.video, stage.device),
+                   on(stage.guidance->negative.audio, stage.device)};
+  }
 
   Prediction operator()(int step) {
     const float sigma = stage_.sigmas[static_cast<size_t>(step)];
-    tr::Modality v = modality(video_, sigma, stage_.positive.video, stage_.device);
-    tr::Modality a = modality(audio_, sigma, stage_.positive.audio, stage_.device);
+    const Tensor sigma_on_device = sigmas_.narrow(0, step, 1);
+    tr::Modality v = modality(video_, sigma, sigma_on_device, positive_.video);
+    tr::Modality a = modality(audio_, sigma, sigma_on_device, positive_.audio);
     if (!stage_.guidance) return predict(stage_, v, a, {});
 
     const StageGuidance& g = *stage_.guidance;
@@ -66,8 +92,8 @@ class StageDenoiser {
     Prediction uncond, ptb, mod;
     if (passes.uncond) {
       tr::Modality nv = v, na = a;
-      nv.context = on(g.negative.video, stage_.device);
-      na.context = on(g.negative.audio, stage_.device);
+      nv.context = negative_.video;
+      na.context = negative_.audio;
       uncond = predict(stage_, nv, na, {});
       record(step, "uncond", uncond);
     }
@@ -99,14 +125,16 @@ class StageDenoiser {
   void record(int step, const char* pass, const Prediction& p) const {
     if (!cb_.probe) return;
     const std::string prefix = stage_.name + ".step" + std::to_string(step) + ".";
-    cb_.probe(prefix + "video.pass_" + pass, p.video);
-    cb_.probe(prefix + "audio.pass_" + pass, p.audio);
+    probe(cb_, prefix + "video.pass_" + pass, p.video);
+    probe(cb_, prefix + "audio.pass_" + pass, p.audio);
   }
 
   const DenoiseStage& stage_;
   const LatentState& video_;
   const LatentState& audio_;
   const PipelineCallbacks& cb_;
+  StageContexts positive_, negative_;
+  Tensor sigmas_;  // the schedule, uploaded once
   Prediction previous_;
 };
 
@@ -116,6 +144,10 @@ void run_denoise_stage(const DenoiseStage& stage, LatentState& video, LatentStat
                        const PipelineCallbacks& callbacks) {
   LTX2_CHECK(stage.transformer != nullptr, "{}: no transformer", stage.name);
   LTX2_CHECK(stage.sigmas.size() >= 2, "{}: needs at least two sigmas", stage.name);
+  // The states live on the transformer's device for the whole loop (one upload per stage; the
+  // caller gets them back there).
+  move_state(video, stage.device);
+  move_state(audio, stage.device);
   StageDenoiser denoiser(stage, video, audio, callbacks);
   const EulerStep euler;
   const EulerAncestralStep ancestral{1.0f, 1.0f};
@@ -132,8 +164,10 @@ void run_denoise_stage(const DenoiseStage& stage, LatentState& video, LatentStat
       video.latent = video_x0;
       audio.latent = audio_x0;
     } else {
-      const Tensor video_noise = stage.ancestral_noise->draw(ancestral_draw(i, 0), video.latent.shape());
-      const Tensor audio_noise = stage.ancestral_noise->draw(ancestral_draw(i, 1), audio.latent.shape());
+      const Tensor video_noise =
+          on(stage.ancestral_noise->draw(ancestral_draw(i, 0), video.latent.shape()), stage.device);
+      const Tensor audio_noise =
+          on(stage.ancestral_noise->draw(ancestral_draw(i, 1), audio.latent.shape()), stage.device);
       video.latent = blend_with_clean(ancestral.step(video.latent, video_x0, stage.sigmas, i, video_noise),
                                       video.clean_latent, video.denoise_mask);
       audio.latent = blend_with_clean(ancestral.step(audio.latent, audio_x0, stage.sigmas, i, audio_noise),
@@ -141,11 +175,14 @@ void run_denoise_stage(const DenoiseStage& stage, LatentState& video, LatentStat
     }
     if (callbacks.probe) {
       const std::string prefix = stage.name + ".step" + std::to_string(i) + ".";
-      callbacks.probe(prefix + "video.denoised", x0.video);
-      callbacks.probe(prefix + "audio.denoised", x0.audio);
-      callbacks.probe(prefix + "video.latent", video.latent);
-      callbacks.probe(prefix + "audio.latent", audio.latent);
+      probe(callbacks, prefix + "video.denoised", x0.video);
+      probe(callbacks, prefix + "audio.denoised", x0.audio);
+      probe(callbacks, prefix + "video.latent", video.latent);
+      probe(callbacks, prefix + "audio.latent", audio.latent);
     }
+    // Nothing in a step waits for the GPU, so the step is done when the device says so: progress
+    // (and Ctrl-C, and the phase clock) then follow the GPU, one wait per step.
+    if (stage.device.is_cuda()) cuda_synchronize(stage.device.index);
     if (callbacks.progress) callbacks.progress(stage.name, i, steps);
   }
 }

@@ -29,15 +29,17 @@ struct DenoiseStage {
   std::string name;  // "stage1" / "stage2": progress and probe names
   std::vector<float> sigmas;
   const models::transformer::Transformer* transformer = nullptr;
-  Device device = Device::cpu();  // where the transformer's weights are; the loop's states stay on the CPU
+  Device device = Device::cpu();  // where the transformer's weights are; the loop's states move there
   StageContexts positive;
   std::optional<StageGuidance> guidance;         // unset: one unguided pass per step
   LatentNoiseSource* ancestral_noise = nullptr;  // set: Euler-ancestral loop (eta 1) with these draws
   TransformerForwardFn forward;                  // empty: transformer->forward
 };
 
-// Runs the loop in place on both states. Probes: <name>.step<i>.<video|audio>.denoised (before
-// the blend with the clean latent), .latent (after the step) and, guided, .pass_<cond|uncond|ptb|mod>.
+// Runs the loop in place on both states, which move to stage.device first and stay there (so
+// nothing crosses PCIe between steps but the ancestral noise draws). Probes (host float32):
+// <name>.step<i>.<video|audio>.denoised (before the blend with the clean latent), .latent (after the step)
+// and, guided, .pass_<cond|uncond|ptb|mod>.
 void run_denoise_stage(const DenoiseStage& stage, LatentState& video, LatentState& audio,
                        const PipelineCallbacks& callbacks);
 

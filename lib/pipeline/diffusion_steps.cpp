@@ -49,7 +49,7 @@ Tensor to_denoised(const Tensor& sample, const Tensor& velocity, const Tensor& t
 
 Tensor to_velocity(const Tensor& sample, float sigma, const Tensor& denoised) {
   LTX2_CHECK(sigma != 0.0f, "to_velocity: sigma is 0");
-  return ops::div(ops::sub(sample, denoised), Tensor::scalar(sigma));
+  return ops::div(ops::sub(sample, denoised), sigma);
 }
 
 Tensor blend_with_clean(const Tensor& denoised, const Tensor& clean, const Tensor& denoise_mask) {

@@ -35,7 +35,7 @@ Tensor l2_norm_last3(const Tensor& x) {
 // g * min(1, threshold / ||g||).
 Tensor clip_norm(const Tensor& g, float threshold) {
   Tensor factor = ops::mul(ops::unary(l2_norm_last3(g), ops::UnaryOp::PowScalar, -1.0f), threshold);
-  factor = ops::minimum(factor, Tensor::full(factor.shape(), 1.0f));
+  factor = ops::minimum(factor, Tensor::full(factor.shape(), 1.0f, DType::F32, factor.device()));
   return ops::mul(g, factor);
 }
 
@@ -52,7 +52,7 @@ float global_std(const Tensor& x) {
   LTX2_CHECK(n >= 2, "guidance rescale: std of {} needs at least two elements", x.str());
   Tensor flat = x.reshape({n});
   Tensor centered = ops::sub(flat, ops::mean(flat, 0, true));
-  const double ss = ops::sum(ops::mul(centered, centered), 0).item();
+  const double ss = ops::sum(ops::mul(centered, centered), 0).to(Device::cpu()).item();
   return static_cast<float>(std::sqrt(ss / static_cast<double>(n - 1)));
 }
 

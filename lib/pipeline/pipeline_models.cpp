@@ -24,10 +24,21 @@ std::vector<int> parse_model_version(const std::string& text) {
   return parts;
 }
 
+PipelineOptions PipelineOptions::on_device(Device device) {
+  PipelineOptions o;
+  o.device = device;
+  if (device.is_cuda()) {
+    o.transformer_dtype = DType::BF16;
+    o.text_encoder_on_device = true;
+  }
+  return o;
+}
+
 std::unique_ptr<PipelineModels> PipelineModels::load(const ModelPaths& paths, PipelineKind kind,
                                                      PipelineOptions options) {
   validate_model_paths(paths, kind);
   auto m = std::make_unique<PipelineModels>();
+  m->paths = paths;
   m->options = std::move(options);
   if (paths.split()) {
     m->ltx = WeightSet::open({paths.transformer, paths.text_encoder, paths.audio_vae});
@@ -49,28 +60,74 @@ std::unique_ptr<PipelineModels> PipelineModels::load(const ModelPaths& paths, Pi
   if (!m->user_loras.empty()) m->transformer_weights->fuse(m->user_loras);
 
   const Device device = m->options.device;
-  const bool text_on_device = m->options.text_encoder_on_device;
-  m->text = std::make_unique<PromptEncoder>(paths.gemma_root, m->ltx, kGemmaTokenizerMaxLength,
-                                            text_on_device ? m->options.transformer_dtype : DType::F32,
-                                            text_on_device ? device : Device::cpu());
-  const DType vae_dtype = m->options.vae_dtype.value_or(device.is_cuda() ? DType::BF16 : DType::F32);
   m->video_encoder = std::make_unique<video_vae::VideoEncoder>(
-      video_vae::VideoEncoder::from_weights(m->video_vae, vae_dtype, device));
-  m->video_decoder = std::make_unique<video_vae::VideoDecoder>(
-      video_vae::VideoDecoder::from_weights(m->video_vae, vae_dtype, device));
-  m->upsampler = std::make_unique<upsampler::LatentUpsampler>(upsampler::LatentUpsampler::from_weights(
-      WeightSet::open({paths.spatial_upsampler}), vae_dtype, device));
+      video_vae::VideoEncoder::from_weights(m->video_vae, m->vae_dtype(), device));
   LTX2_CHECK(cfg.contains("audio_vae") && cfg.contains("vocoder"),
              "{}: metadata config needs 'audio_vae' and 'vocoder' sections", m->ltx->describe());
-  m->audio_decoder = std::make_unique<audio_vae::AudioDecoder>(audio_vae::AudioDecoder::load(
-      parse_audio_vae_decoder_config(cfg.at("audio_vae")), m->ltx, vae_dtype, device));
-  m->vocoder = std::make_unique<vocoder::Vocoder>(
-      vocoder::Vocoder::load(parse_vocoder_config(cfg.at("vocoder")), m->ltx, vae_dtype, device));
+  m->audio_config = parse_audio_vae_decoder_config(cfg.at("audio_vae"));
+  for (ModelPart part : {ModelPart::Text, ModelPart::Upsampler, ModelPart::VideoDecoder, ModelPart::Audio}) {
+    if (part == ModelPart::Text && !m->options.load_text_encoder) continue;
+    if (!m->options.residency || m->options.residency->keeps(part)) m->acquire(part);
+  }
   return m;
 }
 
 tr::Transformer PipelineModels::transformer() const {
   return tr::Transformer(transformer_config, transformer_weights->weights(), options.attention);
+}
+
+DType PipelineModels::vae_dtype() const {
+  return options.vae_dtype.value_or(options.device.is_cuda() ? DType::BF16 : DType::F32);
+}
+
+void PipelineModels::acquire(ModelPart part) {
+  const Device device = options.device;
+  switch (part) {
+    case ModelPart::Text:
+      LTX2_CHECK(options.load_text_encoder, "the text encoder is not loaded in this process");
+      if (!text) {
+        const bool on_device = options.text_encoder_on_device;
+        text = std::make_unique<PromptEncoder>(paths.gemma_root, ltx, kGemmaTokenizerMaxLength,
+                                               on_device ? options.transformer_dtype : DType::F32,
+                                               on_device ? device : Device::cpu());
+      }
+      return;
+    case ModelPart::Upsampler:
+      if (!upsampler)
+        upsampler = std::make_unique<upsampler::LatentUpsampler>(upsampler::LatentUpsampler::from_weights(
+            WeightSet::open({paths.spatial_upsampler}), vae_dtype(), device));
+      return;
+    case ModelPart::VideoDecoder:
+      if (!video_decoder)
+        video_decoder = std::make_unique<video_vae::VideoDecoder>(
+            video_vae::VideoDecoder::from_weights(video_vae, vae_dtype(), device));
+      return;
+    case ModelPart::Audio:
+      if (!audio_decoder)
+        audio_decoder = std::make_unique<audio_vae::AudioDecoder>(
+            audio_vae::AudioDecoder::load(audio_config, ltx, vae_dtype(), device));
+      if (!vocoder)
+        vocoder = std::make_unique<vocoder::Vocoder>(vocoder::Vocoder::load(
+            parse_vocoder_config(ltx->config().at("vocoder")), ltx, vae_dtype(), device));
+      return;
+    case ModelPart::Transformer:
+    case ModelPart::VideoEncoder: return;  // loaded once, always
+  }
+}
+
+void PipelineModels::release(ModelPart part) {
+  if (!options.residency || options.residency->keeps(part)) return;
+  switch (part) {
+    case ModelPart::Text: text.reset(); return;
+    case ModelPart::Upsampler: upsampler.reset(); return;
+    case ModelPart::VideoDecoder: video_decoder.reset(); return;
+    case ModelPart::Audio:
+      audio_decoder.reset();
+      vocoder.reset();
+      return;
+    case ModelPart::Transformer:
+    case ModelPart::VideoEncoder: return;
+  }
 }
 
 }  // namespace ltx2::pipeline

@@ -23,6 +23,7 @@
 #include "models/video_vae/tiling.h"
 #include "models/vocoder/vocoder.h"
 #include "pipeline/request.h"
+#include "pipeline/residency.h"
 #include "pipeline/transformer_loras.h"
 
 namespace ltx2::pipeline {
@@ -40,6 +41,13 @@ using TransformerForwardFn = std::function<models::transformer::TransformerOutpu
     const std::string& stage, const models::transformer::Transformer& model,
     const models::transformer::Modality* video, const models::transformer::Modality* audio,
     const models::transformer::BatchedPerturbations& perturbations)>;
+
+struct PipelineModels;
+
+// Encodes the prompts (positive first) into contexts on the transformer's device; the fleet runs
+// Gemma on one rank and broadcasts the contexts to the others here.
+using TextEncodeFn = std::function<std::vector<EncodedPrompt>(PipelineModels& models,
+                                                              const std::vector<std::string>& prompts)>;
 
 struct PipelineOptions {
   std::shared_ptr<const models::transformer::AttentionStrategy> attention =
@@ -60,9 +68,19 @@ struct PipelineOptions {
   VideoDecodeFn video_decode;
   // Empty: Transformer::forward in this process.
   TransformerForwardFn transformer_forward;
+  // Empty: the models' own text encoder. With a hook that encodes elsewhere, load_text_encoder
+  // false keeps Gemma off this process's device altogether.
+  TextEncodeFn text_encode;
+  bool load_text_encoder = true;
   // Empty: the distilled stage-2 list (stage2_distilled_sigmas); a tiled data parallel stage 2
   // uses the reference's lower-start [0.625, 0.4, 0.0] (multigpu.md 4.8).
   std::vector<float> stage2_sigmas;
+  // What stays on the device between jobs (residency.h); unset: every model is loaded once and kept.
+  std::optional<ResidencyPlan> residency;
+
+  // The engine's placement rule, in one place: on a GPU every model runs there in bf16 (the text
+  // encoder too), as the reference runs them; on the CPU everything is float32.
+  static PipelineOptions on_device(Device device);
 };
 
 // How a run reports. Every member may be empty.
@@ -83,7 +101,12 @@ struct PipelineCallbacks {
 // the first part without any.
 std::vector<int> parse_model_version(const std::string& text);
 
+// The models of a pipeline. The transformer and the video encoder are loaded once; the text
+// encoder, the upsampler, the video decoder and the audio decoder + vocoder are too unless the
+// residency plan makes them per-phase: then a phase calls acquire() before it runs them (null until
+// then) and release() after.
 struct PipelineModels {
+  ModelPaths paths;
   std::shared_ptr<const WeightSet> ltx;        // transformer, connectors, audio VAE, vocoder
   std::shared_ptr<const WeightSet> video_vae;  // the video VAE's set (ltx unless a separate file)
   std::unique_ptr<PromptEncoder> text;
@@ -95,6 +118,7 @@ struct PipelineModels {
   std::unique_ptr<upsampler::LatentUpsampler> upsampler;
   std::unique_ptr<audio_vae::AudioDecoder> audio_decoder;
   std::unique_ptr<vocoder::Vocoder> vocoder;
+  AudioVaeDecoderConfig audio_config;  // the stages size the audio latent from it
   PipelineOptions options;
   // The checkpoint's metadata model_version as numbers ("2.5.0" -> {2, 5, 0}); empty when absent.
   std::vector<int> model_version;
@@ -105,6 +129,13 @@ struct PipelineModels {
 
   // A transformer over the weights as they are now, with the options' attention strategy.
   models::transformer::Transformer transformer() const;
+
+  // Loads `part` if it is not loaded (the text encoder, upsampler, video decoder or audio).
+  void acquire(ModelPart part);
+  // Frees `part` unless the residency plan keeps it.
+  void release(ModelPart part);
+  // The VAE side's dtype (PipelineOptions::vae_dtype or its default).
+  DType vae_dtype() const;
 };
 
 }  // namespace ltx2::pipeline

@@ -1,6 +1,7 @@
 // The shared two-stage flow (see two_stage_flow.h).
 #include "pipeline/two_stage_flow.h"
 
+#include "core/cuda/events.h"
 #include "core/error.h"
 #include "models/video_vae/tiled_decode.h"
 #include "ops/elementwise.h"
@@ -15,13 +16,13 @@ namespace {
 
 namespace tr = models::transformer;
 
-void probe(const PipelineCallbacks& cb, const std::string& name, const Tensor& t) {
-  if (cb.probe) cb.probe(name, t);
-}
-
 // A model output as the host-side float32 the latents, probes and writers use (no copy on the CPU).
 Tensor to_host_f32(const Tensor& t) {
   return t.to(Device::cpu()).to(DType::F32);
+}
+
+void probe(const PipelineCallbacks& cb, const std::string& name, const Tensor& t) {
+  if (cb.probe) cb.probe(name, to_host_f32(t));
 }
 
 MultiModalGuiderParams guider_params(const GuidanceParams& g) {
@@ -69,14 +70,18 @@ StageResult run_stage(PipelineModels& m, const GenerationRequest& r, StageSetup 
                       const PipelineCallbacks& cb) {
   const auto grid = video_latent_grid(r.num_frames, s.height, s.width);
   const TransformerConfig& tc = m.transformer_config;
-  const int64_t z = m.audio_decoder->config().z_channels;
+  const int64_t z = m.audio_config.z_channels;
   LTX2_CHECK(tc.audio_in_channels % z == 0,
              "transformer audio_in_channels {} is not a multiple of the audio VAE's {} latent channels",
              tc.audio_in_channels, z);
   const Shape video_shape = {1, tc.video_in_channels, grid[0], grid[1], grid[2]};
   const Shape audio_shape = {1, z, audio_latent_frames(r.num_frames, r.frame_rate), tc.audio_in_channels / z};
 
-  LatentState video = create_video_state(video_shape, r.frame_rate, s.video_initial);
+  // The states are formed and noised on the host (the noise is drawn there), then the loop moves
+  // them to the transformer's device for the whole stage.
+  const Tensor video_initial = s.video_initial.defined() ? to_host_f32(s.video_initial) : Tensor();
+  const Tensor audio_initial = s.audio_initial.defined() ? to_host_f32(s.audio_initial) : Tensor();
+  LatentState video = create_video_state(video_shape, r.frame_rate, video_initial);
   for (size_t i = 0; i < r.images.size(); ++i) {
     const ImageCondition& image = r.images[i];
     const Tensor pixels = load_conditioning_image(image, s.height, s.width, m.model_version);
@@ -94,7 +99,7 @@ StageResult run_stage(PipelineModels& m, const GenerationRequest& r, StageSetup 
           item);
     apply_conditioning(video, item, grid, r.frame_rate);
   }
-  LatentState audio = create_audio_state(audio_shape, s.audio_initial);
+  LatentState audio = create_audio_state(audio_shape, audio_initial);
   apply_noise(video, noise.draw(s.video_draw, video.latent.shape()), s.noise_scale);
   apply_noise(audio, noise.draw(s.audio_draw, audio.latent.shape()), s.noise_scale);
   for (const auto& [mod, st] :
@@ -108,7 +113,7 @@ StageResult run_stage(PipelineModels& m, const GenerationRequest& r, StageSetup 
   probe(cb, "sigmas." + s.name, sigmas_tensor(s.denoise.sigmas));
   if (cb.probe)
     for (const auto& [name, t] : m.transformer_weights->by_name())
-      cb.probe(s.name + ".transformer_weight." + name, t);
+      probe(cb, s.name + ".transformer_weight." + name, t);
 
   const tr::Transformer transformer = m.transformer();
   s.denoise.name = s.name;
@@ -127,13 +132,14 @@ StageResult run_stage(PipelineModels& m, const GenerationRequest& r, StageSetup 
 void decode_video(const PipelineModels& m, Tensor latent, LatentNoiseSource& noise,
                   const PipelineCallbacks& cb) {
   const video_vae::VideoDecoder& decoder = *m.video_decoder;
+  // On the decoder's device (where stage 2 left it, or one upload); every tile is sliced from it.
+  latent = latent.to(decoder.device());
   Tensor timestep;
   if (decoder.config().timestep_conditioning) {
-    latent = video_vae::mix_decode_noise(latent, noise.draw(NoiseDraw::Decoder, latent.shape()));
+    latent = video_vae::mix_decode_noise(latent,
+                                         noise.draw(NoiseDraw::Decoder, latent.shape()).to(decoder.device()));
     timestep = Tensor::scalar(video_vae::kDefaultDecodeTimestep).to(decoder.device());
   }
-  // One upload of the whole latent; every tile is sliced from it on the decoder's device.
-  latent = latent.to(decoder.device());
   const auto factors = decoder.config().scale_factors();
   const int64_t height = latent.size(3) * factors.height, width = latent.size(4) * factors.width;
   const video_vae::TileSizeConfig tiling = video_vae::TileSizeConfig::automatic(height, width, factors);
@@ -147,9 +153,16 @@ void decode_video(const PipelineModels& m, Tensor latent, LatentNoiseSource& noi
     video_vae::tiled_decode(decoder, latent, plan, on_chunk, timestep);
 }
 
+// Ends a one-step phase: the GPU's work is waited for first, so the phase clock reads what the
+// phase took, not how long queuing it took.
+void end_phase(const PipelineModels& m, const PipelineCallbacks& cb, const char* phase) {
+  if (m.options.device.is_cuda()) cuda_synchronize(m.options.device.index);
+  if (cb.progress) cb.progress(phase, 0, 1);
+}
+
 void decode_audio(const PipelineModels& m, const Tensor& latent, const PipelineCallbacks& cb) {
   const Tensor mel = m.audio_decoder->forward(latent);
-  if (cb.probe) cb.probe("audio.mel", to_host_f32(mel));
+  probe(cb, "audio.mel", mel);
   const Tensor wave = to_host_f32(m.vocoder->forward(mel));
   if (cb.audio) cb.audio(wave.select(0, 0).contiguous(), m.vocoder->output_sampling_rate());
 }
@@ -167,7 +180,14 @@ void run_two_stage_flow(PipelineModels& m, const GenerationRequest& r, const Sta
   for (const ImageCondition& image : r.images) check_image_crf(image, m.model_version);
   std::vector<std::string> prompts = {r.prompt};
   if (plan.guided_stage1) prompts.push_back(r.negative_prompt);
-  const std::vector<EncodedPrompt> encoded = m.text->encode(prompts);
+  std::vector<EncodedPrompt> encoded;
+  if (m.options.text_encode) {
+    encoded = m.options.text_encode(m, prompts);
+  } else {
+    m.acquire(ModelPart::Text);
+    encoded = m.text->encode(prompts);
+    m.release(ModelPart::Text);
+  }
   for (size_t i = 0; i < encoded.size(); ++i) {
     const std::string prefix = i == 0 ? "text.prompt." : "text.negative_prompt.";
     const EncodedPrompt& e = encoded[i];
@@ -180,7 +200,7 @@ void run_two_stage_flow(PipelineModels& m, const GenerationRequest& r, const Sta
   }
   const StageContexts positive{encoded[0].video_context, encoded[0].audio_context};
   // Phase boundaries for the apps' progress and timings (each a one-step "stage").
-  if (cb.progress) cb.progress("text_encode", 0, 1);
+  end_phase(m, cb, "text_encode");
 
   StageSetup s1{
       "stage1", r.height / 2, r.width / 2, {}, {}, 1.0f, NoiseDraw::Stage1Video, NoiseDraw::Stage1Audio, {}};
@@ -193,10 +213,12 @@ void run_two_stage_flow(PipelineModels& m, const GenerationRequest& r, const Sta
                                         {encoded[1].video_context, encoded[1].audio_context}};
   const StageResult stage1 = run_stage(m, r, std::move(s1), noise, cb);
 
+  m.acquire(ModelPart::Upsampler);
   const Tensor upsampled = to_host_f32(
       upsampler::upsample_video(*m.upsampler, stage1.video_latent, m.video_encoder->statistics()));
+  m.release(ModelPart::Upsampler);
   probe(cb, "upsampled_video_latent", upsampled);
-  if (cb.progress) cb.progress("upsample", 0, 1);
+  end_phase(m, cb, "upsample");
 
   const std::vector<float>& sigmas2 =
       m.options.stage2_sigmas.empty() ? stage2_distilled_sigmas() : m.options.stage2_sigmas;
@@ -216,8 +238,13 @@ void run_two_stage_flow(PipelineModels& m, const GenerationRequest& r, const Sta
     const StageLoras loras(m, plan.stage2_loras);
     stage2 = run_stage(m, r, std::move(s2), noise, cb);
   }
+  m.acquire(ModelPart::VideoDecoder);
   decode_video(m, stage2.video_latent, noise, cb);
+  m.release(ModelPart::VideoDecoder);
+  end_phase(m, cb, "video_decode");
+  m.acquire(ModelPart::Audio);
   decode_audio(m, plan.audio_from_stage1 ? stage1.audio_latent : stage2.audio_latent, cb);
+  m.release(ModelPart::Audio);
 }
 
 }  // namespace ltx2::pipeline

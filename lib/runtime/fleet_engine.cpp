@@ -23,6 +23,7 @@
 #include "parallel/tile_split.h"
 #include "parallel/vae_tile_plan.h"
 #include "pipeline/latent_tools.h"
+#include "pipeline/pipeline_models.h"
 #include "pipeline/two_stage_flow.h"
 #include "runtime/controller.h"
 #include "runtime/launcher.h"
@@ -72,12 +73,18 @@ class PipelineRunner final : public Runner {
     vae_tiles_ = {config.at("vae_height_tiles"), config.at("vae_width_tiles")};
     tdp_tiling_ = {parallel::AxisTiling{1, 0}, parallel::AxisTiling{h > 0 ? h : small, overlap},
                    parallel::AxisTiling{w > 0 ? w : large, overlap}};
-    pipeline::PipelineOptions options;
-    options.device = ctx.device;
-    if (ctx.device.is_cuda()) {  // GPU ranks run every model in bf16 on their GPU, as the reference does
-      options.transformer_dtype = DType::BF16;
-      options.text_encoder_on_device = true;
+    pipeline::PipelineOptions options = pipeline::PipelineOptions::on_device(ctx.device);
+    if (ctx.world_size > 1) {  // Gemma on rank 0 only; the contexts are broadcast
+      options.load_text_encoder = ctx.rank == 0;
+      options.text_encode = [this](pipeline::PipelineModels& m, const std::vector<std::string>& prompts) {
+        return encode_text(m, prompts);
+      };
     }
+    const ModelPaths paths = model_paths_from_json(config.at("paths"));
+    const auto shapes = pipeline::request_shapes_from_json(config.at("plan_shapes"));
+    if (ctx.device.is_cuda() && !shapes.empty())
+      options.residency = pipeline::plan_residency(
+          paths, options, shapes, pipeline::device_memory_budget(ctx.device, config.at("gpu_memory_gib")));
     if (stage2_tdp_ && ctx.world_size > 1) options.stage2_sigmas = {0.625f, 0.4f, 0.0f};
     options.transformer_forward = [this](const std::string& stage, const tr::Transformer& model,
                                          const tr::Modality* video, const tr::Modality* audio,
@@ -89,8 +96,7 @@ class PipelineRunner final : public Runner {
                                   const std::function<void(const Tensor&)>&) {
       decode(decoder, latent, timestep);
     };
-    engine_ =
-        pipeline::make_local_engine(kind_, model_paths_from_json(config.at("paths")), std::move(options));
+    engine_ = pipeline::make_local_engine(kind_, paths, std::move(options));
   }
 
   json run(const Job& job, ResultSink& out) override {
@@ -156,6 +162,46 @@ class PipelineRunner final : public Runner {
     out.video = sum.narrow(0, 0, nv).contiguous().view(partial.video.shape());
     if (partial.audio.defined())
       out.audio = sum.narrow(0, nv, partial.audio.numel()).contiguous().view(partial.audio.shape());
+    return out;
+  }
+
+  // The reference's Gemma placement (multigpu.md: Gemma on rank 0 + broadcast): rank 0 encodes, the
+  // others receive each prompt's video and audio contexts, first their dtype and shape (4 numbers a
+  // context), then the tensors, in that order on every rank. Only rank 0 holds Gemma.
+  std::vector<EncodedPrompt> encode_text(pipeline::PipelineModels& m,
+                                         const std::vector<std::string>& prompts) {
+    const auto n = static_cast<int64_t>(prompts.size());
+    std::vector<EncodedPrompt> out(prompts.size());
+    std::vector<int64_t> header(static_cast<size_t>(n) * 8, 0);
+    if (ctx_.rank == 0) {
+      m.acquire(pipeline::ModelPart::Text);
+      out = m.text->encode(prompts);
+      m.release(pipeline::ModelPart::Text);
+      for (int64_t i = 0; i < n; ++i)
+        for (int c = 0; c < 2; ++c) {
+          const Tensor& t = c == 0 ? out[i].video_context : out[i].audio_context;
+          LTX2_CHECK(t.dim() == 3, "text context {} is not [B, T, C]", t.str());
+          int64_t* h = &header[static_cast<size_t>((i * 2 + c) * 4)];
+          h[0] = static_cast<int64_t>(t.dtype());
+          for (int d = 0; d < 3; ++d) h[d + 1] = t.size(d);
+        }
+    }
+    comm::Communicator& comm = *ctx_.comm;
+    header = comm.broadcast(Tensor::from_vector_i64(header, {n * 8}).to(comm.device()), 0)
+                 .to(Device::cpu())
+                 .to_vector_i64();
+    for (int64_t i = 0; i < n; ++i)
+      for (int c = 0; c < 2; ++c) {
+        const int64_t* h = &header[static_cast<size_t>((i * 2 + c) * 4)];
+        Tensor& t = c == 0 ? out[i].video_context : out[i].audio_context;
+        const Tensor send = ctx_.rank == 0
+                                ? t.to(comm.device())
+                                : Tensor::empty({h[1], h[2], h[3]}, static_cast<DType>(h[0]), comm.device());
+        t = comm.broadcast(send, 0).to(m.options.text_encoder_on_device ? m.options.device : Device::cpu());
+      }
+    if (ctx_.rank != 0)
+      for (EncodedPrompt& e : out)
+        e.context_mask = Tensor::full({1, e.video_context.size(1)}, 1.0f, DType::I64);
     return out;
   }
 
@@ -431,7 +477,9 @@ std::unique_ptr<pipeline::GenerationEngine> make_fleet_engine(PipelineKind kind,
                         {"tdp_overlap", opt.tdp_overlap},
                         {"vae_height_tiles", opt.vae_height_tiles},
                         {"vae_width_tiles", opt.vae_width_tiles},
-                        {"vae_overlap", opt.vae_overlap}};
+                        {"vae_overlap", opt.vae_overlap},
+                        {"plan_shapes", pipeline::to_json(opt.plan_shapes)},
+                        {"gpu_memory_gib", opt.gpu_memory_gib}};
   fleet.shm_prefix = opt.shm_prefix;
   fleet.ready_timeout = opt.ready_timeout;
   fleet.collective_timeout = opt.collective_timeout;

@@ -28,6 +28,7 @@
 
 #include "core/device.h"
 #include "pipeline/generation_engine.h"
+#include "pipeline/residency.h"
 
 namespace ltx2::runtime {
 
@@ -50,6 +51,10 @@ struct FleetEngineOptions {
   std::chrono::milliseconds heartbeat_timeout{std::chrono::seconds(30)};
   std::optional<std::chrono::milliseconds> job_timeout;  // none: a request may run as long as it takes
   std::string shm_prefix = "ltx2-fleet";
+  // GPU ranks plan what stays on their GPU for these requests (pipeline/residency.h); empty: every
+  // model is kept. gpu_memory_gib > 0 caps each GPU's use.
+  std::vector<pipeline::RequestShape> plan_shapes;
+  double gpu_memory_gib = 0;
 };
 
 // One device per rank: cuda:g for each of gpus, else `ranks` CPU devices. Refuses ranks < 1,

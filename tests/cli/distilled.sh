@@ -18,6 +18,9 @@ for want in '"event":"progress","stage":"stage 1"' '"event":"progress","stage":"
   expect_contains "$want"
 done
 ls "$scratch" | grep -q tmp && fail "a temporary file was left: $(ls "$scratch")"
+# Where the job runs is the first thing said: this machine has no GPU (tests/cli/gpu checks a GPU one).
+echo "$out" | head -1 | grep -qF '"message":"running on the CPU in this process, float32' ||
+  fail "the first line does not say where the job runs: $(echo "$out" | head -1)"
 
 # .y4m: the same clip uncompressed (read back by ffprobe), the audio as a .wav beside it; its
 # frames are the MP4's before compression, so the two decode to nearly the same pictures.

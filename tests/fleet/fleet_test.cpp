@@ -27,6 +27,21 @@ bool maps_contain(const std::string& needle) {
   return false;
 }
 
+// Waits (at most 10 s) until a SIGKILLed child is a zombie, i.e. until waitpid(WNOHANG) sees its
+// exit: how soon that is after kill() depends on the machine's load, so a test that kills a worker
+// and expects the driver to have noticed must wait for it rather than sleep a fixed time.
+void wait_until_dead(pid_t pid) {
+  for (int i = 0; i < 1000; ++i) {
+    std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+    std::string line;
+    if (!std::getline(stat, line)) return;  // reaped already
+    const size_t paren = line.rfind(')');
+    if (paren != std::string::npos && paren + 2 < line.size() && line[paren + 2] == 'Z') return;
+    std::this_thread::sleep_for(10ms);
+  }
+  FAIL("process " << pid << " did not die within 10 s of SIGKILL");
+}
+
 TEST_CASE("fleet: jobs run on every rank in order and stream their results") {
   {
     Controller c(fleet_options(3));
@@ -349,7 +364,7 @@ TEST_CASE("fleet: a fleet that breaks while idle restarts before the next job") 
     std::this_thread::sleep_for(50ms);  // the job finishes on every rank
     const pid_t victim = c.worker_pids()[0];
     kill(victim, SIGKILL);
-    std::this_thread::sleep_for(50ms);
+    wait_until_dead(victim);
     auto rest = finish_job(c);  // delivered in full; the death is noticed meanwhile, no job affected
     REQUIRE(rest.done);
     REQUIRE(rest.retries == 0);

@@ -3,7 +3,9 @@
 // 2 MiB above) so that blocks are reusable across slightly different shapes. All work runs on one
 // stream per device, so a freed block can be reused at once in stream order.
 #include <cuda_runtime.h>
+#include <fmt/format.h>
 
+#include <algorithm>
 #include <map>
 #include <mutex>
 #include <unordered_map>
@@ -43,6 +45,16 @@ class DeviceGuard {
   int prev_ = 0;
 };
 
+// Frees every cached block (the caller holds g_mutex and has the device current).
+void release_cache(DevicePool& pool) {
+  for (auto& [s, p] : pool.free_blocks) {
+    cudaFree(p);
+    pool.block_sizes.erase(p);
+    pool.stats.reserved -= s;
+  }
+  pool.free_blocks.clear();
+}
+
 }  // namespace
 
 void* cuda_alloc(size_t bytes, int device) {
@@ -58,24 +70,24 @@ void* cuda_alloc(size_t bytes, int device) {
     pool.free_blocks.erase(it);
   } else {
     DeviceGuard guard(device);
-    cudaError_t err = cudaMalloc(&ptr, size);
+    const auto over_limit = [&] {
+      return pool.stats.limit > 0 && pool.stats.reserved + size > pool.stats.limit;
+    };
+    cudaError_t err = over_limit() ? cudaErrorMemoryAllocation : cudaMalloc(&ptr, size);
     if (err == cudaErrorMemoryAllocation) {
       cudaGetLastError();  // clear, release the cache and try once more
-      for (auto& [s, p] : pool.free_blocks) {
-        cudaFree(p);
-        pool.block_sizes.erase(p);
-        pool.stats.reserved -= s;
-      }
-      pool.free_blocks.clear();
-      err = cudaMalloc(&ptr, size);
+      release_cache(pool);
+      err = over_limit() ? cudaErrorMemoryAllocation : cudaMalloc(&ptr, size);
     }
     if (err != cudaSuccess) {
       cudaGetLastError();
-      LTX2_FAIL("out of GPU memory on cuda:{} allocating {} bytes ({} MiB in use)", device, bytes,
-                pool.stats.allocated >> 20);
+      LTX2_FAIL("out of GPU memory on cuda:{} allocating {} MiB ({} MiB in use{})", device, bytes >> 20,
+                pool.stats.allocated >> 20,
+                pool.stats.limit > 0 ? fmt::format(", limit {} MiB", pool.stats.limit >> 20) : "");
     }
     pool.block_sizes[ptr] = size;
     pool.stats.reserved += size;
+    pool.stats.peak_reserved = std::max(pool.stats.peak_reserved, pool.stats.reserved);
   }
   pool.stats.allocated += size;
   pool.stats.peak_allocated = std::max(pool.stats.peak_allocated, pool.stats.allocated);
@@ -101,19 +113,27 @@ void cuda_reset_peak_memory(int device) {
   std::lock_guard<std::mutex> lock(g_mutex);
   DevicePool& pool = g_pools[device];
   pool.stats.peak_allocated = pool.stats.allocated;
+  pool.stats.peak_reserved = pool.stats.reserved;
 }
 
 void cuda_empty_cache() {
   std::lock_guard<std::mutex> lock(g_mutex);
   for (auto& [device, pool] : g_pools) {
     DeviceGuard guard(device);
-    for (auto& [s, p] : pool.free_blocks) {
-      cudaFree(p);
-      pool.block_sizes.erase(p);
-      pool.stats.reserved -= s;
-    }
-    pool.free_blocks.clear();
+    release_cache(pool);
   }
+}
+
+void cuda_set_memory_limit(int device, size_t bytes) {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  g_pools[device].stats.limit = bytes;
+}
+
+CudaDeviceMemory cuda_device_memory(int device) {
+  DeviceGuard guard(device);
+  CudaDeviceMemory m;
+  LTX2_CUDA_CHECK(cudaMemGetInfo(&m.free, &m.total));
+  return m;
 }
 
 void cuda_memset_zero(void* ptr, size_t bytes, int device) {

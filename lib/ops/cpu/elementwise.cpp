@@ -100,6 +100,7 @@ float apply_unary(UnaryOp op, float v, float alpha) {
     case UnaryOp::AddScalar: return v + alpha;
     case UnaryOp::MulScalar: return v * alpha;
     case UnaryOp::PowScalar: return std::pow(v, alpha);
+    case UnaryOp::DivScalar: return v / alpha;
   }
   return v;
 }

@@ -105,7 +105,8 @@ TEST_CASE("phase clock: the phases in order, encoding counted apart, adding up t
   clock.on_progress("upsample", 0, 1);
   clock.on_progress("stage2", 0, 1);
   clock.add_encode_seconds(0.0);
-  clock.end_decode();
+  clock.on_progress("video_decode", 0, 1);
+  clock.end_run();
   clock.add_encode_seconds(0.25);  // finishing the file after the run
   const auto phases = clock.phases();
   std::vector<std::string> names;
@@ -115,8 +116,29 @@ TEST_CASE("phase clock: the phases in order, encoding counted apart, adding up t
     REQUIRE(p.seconds >= 0);
     sum += p.seconds;
   }
-  REQUIRE(names ==
-          std::vector<std::string>{"text encode", "stage 1", "upsample", "stage 2", "decode", "encode MP4"});
+  REQUIRE(names == std::vector<std::string>{"text encode", "stage 1", "upsample", "stage 2", "decode",
+                                            "audio", "encode MP4"});
   REQUIRE(phases.back().seconds == 0.25);
+  for (const auto& p : phases) REQUIRE(p.peak_gib < 0);  // no memory probe
   REQUIRE(clock.total_seconds() == Approx(sum).margin(1e-9));
+}
+
+TEST_CASE("phase clock: with a memory probe every phase records its high-water mark") {
+  double next = 1.0;
+  int calls = 0;
+  PhaseClock clock([&] {
+    ++calls;
+    return next++;
+  });
+  REQUIRE(calls == 1);  // the first phase's mark
+  clock.on_progress("text_encode", 0, 1);
+  clock.on_progress("stage1", 0, 1);
+  clock.end_run();
+  const auto phases = clock.phases();
+  REQUIRE(phases.size() == 4);
+  REQUIRE(phases[0].peak_gib == 2.0);
+  REQUIRE(phases[1].peak_gib == 3.0);
+  REQUIRE(phases[2].name == "audio");
+  REQUIRE(phases[2].peak_gib == 4.0);
+  REQUIRE(phases[3].peak_gib < 0);  // encoding runs on the host
 }

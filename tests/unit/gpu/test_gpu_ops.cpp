@@ -143,7 +143,7 @@ TEST_CASE("gpu: same-shape, per-row and per-column binary ops, packed and unpack
 TEST_CASE("gpu: unary ops and activations") {
   Tensor x = ops::mul(test::random_tensor({7, 129}, 11), 3.f);
   Tensor pos = ops::add(ops::unary(x, ops::UnaryOp::Abs), 0.1f);  // for log, sqrt, rsqrt, pow
-  for (int op = 0; op <= int(ops::UnaryOp::PowScalar); ++op) {
+  for (int op = 0; op <= int(ops::UnaryOp::DivScalar); ++op) {
     auto uop = static_cast<ops::UnaryOp>(op);
     bool needs_pos = uop == ops::UnaryOp::Log || uop == ops::UnaryOp::Sqrt || uop == ops::UnaryOp::Rsqrt ||
                      uop == ops::UnaryOp::PowScalar;

@@ -178,9 +178,8 @@ TEST_CASE(
   cb.audio = [&](const Tensor& wave, int64_t) { samples = wave.size(1); };
   pipe.run(r, cb);
 
-  REQUIRE(progress ==
-          std::vector<std::string>{"text_encode:0/1", "stage1:0/2", "stage1:1/2", "upsample:0/1", "stage2:0/3",
-                                   "stage2:1/3", "stage2:2/3"});
+  REQUIRE(progress == std::vector<std::string>{"text_encode:0/1", "stage1:0/2", "stage1:1/2", "upsample:0/1",
+                                               "stage2:0/3", "stage2:1/3", "stage2:2/3", "video_decode:0/1"});
   REQUIRE(stage2_fused);
   REQUIRE(frames == 9);
   REQUIRE(samples > 0);

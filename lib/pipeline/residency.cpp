@@ -1,0 +1,225 @@
+// The residency plan (see residency.h).
+#include "pipeline/residency.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "core/cuda/memory.h"
+#include "core/error.h"
+#include "io/layout.h"
+#include "io/weights.h"
+#include "models/text/tokenizer.h"
+#include "pipeline/latent_tools.h"
+#include "pipeline/pipeline_models.h"
+
+namespace ltx2::pipeline {
+
+namespace {
+
+constexpr uint64_t kMiB = 1ull << 20, kGiB = 1ull << 30;
+
+double gib(uint64_t bytes) {
+  return static_cast<double>(bytes) / static_cast<double>(kGiB);
+}
+
+size_t index_of(ModelPart p) {
+  return static_cast<size_t>(p);
+}
+
+// Bytes the tensors of `set` in `components` take once loaded in `dtype` (floating tensors are
+// converted; others keep their stored size).
+uint64_t device_bytes(const WeightSet& set, const std::vector<Component>& components, DType dtype) {
+  uint64_t total = 0;
+  for (const auto& file : set.files())
+    for (const TensorInfo& t : file->tensors()) {
+      if (std::find(components.begin(), components.end(), classify_key(t.name)) == components.end()) continue;
+      const uint64_t stored = t.end - t.begin;
+      total += dtype_is_floating(t.dtype) ? stored / dtype_size(t.dtype) * dtype_size(dtype) : stored;
+    }
+  return total;
+}
+
+// Gemma's activations for `prompts` prompts of kGemmaTokenizerMaxLength tokens: every layer's
+// hidden state is kept for the feature extractor (49 of 3840 x 1024 in bf16 for Gemma 3 12B, about
+// 0.4 GiB a prompt), the rest is one layer's working set; measured ~1.1 GiB for two prompts.
+uint64_t text_activation_bytes(int prompts) {
+  return 1 * kGiB + static_cast<uint64_t>(prompts) * 768 * kMiB;
+}
+
+}  // namespace
+
+const char* model_part_name(ModelPart part) {
+  switch (part) {
+    case ModelPart::Text: return "text encoder";
+    case ModelPart::Transformer: return "transformer";
+    case ModelPart::VideoEncoder: return "video encoder";
+    case ModelPart::Upsampler: return "upsampler";
+    case ModelPart::VideoDecoder: return "video decoder";
+    case ModelPart::Audio: return "audio decoder + vocoder";
+  }
+  return "?";
+}
+
+RequestShape request_shape(const GenerationRequest& r, PipelineKind kind) {
+  return {r.height, r.width, r.num_frames, !r.images.empty(), kind == PipelineKind::TwoStage};
+}
+
+// Measured on the H200 (docs/performance.md): the 19B forward's activations are ~0.165 MiB per
+// video token (4.0 GiB at 24,576 tokens, 1.0 GiB at 6,144, one block's weights subtracted); the
+// estimate adds a fifth and the text tokens' share.
+uint64_t transformer_activation_bytes(int64_t video_tokens, int64_t text_tokens) {
+  return static_cast<uint64_t>(video_tokens) * 200 * 1024 + static_cast<uint64_t>(text_tokens) * 64 * 1024 +
+         512 * kMiB;
+}
+
+// The automatic tiling bounds each tile; what grows with the video is the blended output. Measured
+// 6.2 GiB at 1024x1536x121 and 4.3 GiB at 512x768x121 (weights subtracted); the estimate is ~20% above.
+uint64_t decode_activation_bytes(int height, int width, int num_frames) {
+  const auto pixels =
+      static_cast<uint64_t>(height) * static_cast<uint64_t>(width) * static_cast<uint64_t>(num_frames);
+  return 4 * kGiB + 256 * kMiB + pixels * 18;
+}
+
+uint64_t ResidencyPlan::phase_peak(const PhaseMemory& phase) const {
+  uint64_t bytes = phase.activation_bytes;
+  for (ModelPart p : kModelParts) {
+    const bool used = std::find(phase.parts.begin(), phase.parts.end(), p) != phase.parts.end();
+    if (keeps(p) || used) bytes += weights(p);
+  }
+  return bytes;
+}
+
+const PhaseMemory& ResidencyPlan::peak_phase() const {
+  LTX2_CHECK(!phases.empty(), "residency plan without phases");
+  return *std::max_element(phases.begin(), phases.end(), [&](const PhaseMemory& a, const PhaseMemory& b) {
+    return phase_peak(a) < phase_peak(b);
+  });
+}
+
+std::string ResidencyPlan::describe() const {
+  std::string kept, per_phase;
+  for (ModelPart p : kModelParts) {
+    if (weights(p) == 0) continue;
+    std::string& list = keeps(p) ? kept : per_phase;
+    list += fmt::format("{}{} {:.1f}", list.empty() ? "" : ", ", model_part_name(p), gib(weights(p)));
+  }
+  const PhaseMemory& peak = peak_phase();
+  return fmt::format(
+      "{}, budget {:.1f} GiB: resident {} GiB; loaded per phase: {}; estimated peak {:.1f} GiB in {}",
+      device.str(), gib(budget_bytes), kept.empty() ? "none" : kept,
+      per_phase.empty() ? "none" : per_phase + " GiB", gib(phase_peak(peak)), peak.phase);
+}
+
+ResidencyPlan plan_residency(const ModelPaths& paths, const PipelineOptions& options,
+                             const std::vector<RequestShape>& shapes, uint64_t budget_bytes) {
+  LTX2_CHECK(!shapes.empty(), "residency plan: no request to plan for");
+  ResidencyPlan plan;
+  plan.device = options.device;
+  plan.budget_bytes = budget_bytes;
+  const DType vae = options.vae_dtype.value_or(options.device.is_cuda() ? DType::BF16 : DType::F32);
+  const DType text = options.text_encoder_on_device ? options.transformer_dtype : DType::F32;
+  const auto ltx = paths.split() ? WeightSet::open({paths.transformer, paths.text_encoder, paths.audio_vae})
+                                 : WeightSet::open({paths.checkpoint});
+  const auto video_vae = paths.video_vae.empty() ? ltx : WeightSet::open({paths.video_vae});
+  auto& w = plan.weight_bytes;
+  w[index_of(ModelPart::Transformer)] =
+      device_bytes(*ltx, {Component::Transformer}, options.transformer_dtype);
+  // On the CPU the text encoder's memory is host memory: it takes nothing on the device.
+  if (options.load_text_encoder && (options.text_encoder_on_device || !options.device.is_cuda()))
+    w[index_of(ModelPart::Text)] =
+        device_bytes(*WeightSet::open_hf_folder(paths.gemma_root), {Component::TextModel}, text) +
+        device_bytes(*ltx, {Component::TextConnector}, text);
+  w[index_of(ModelPart::VideoEncoder)] =
+      device_bytes(*video_vae, {Component::VideoEncoder, Component::VideoStats}, vae);
+  w[index_of(ModelPart::VideoDecoder)] =
+      device_bytes(*video_vae, {Component::VideoDecoder, Component::VideoStats}, vae);
+  w[index_of(ModelPart::Upsampler)] =
+      device_bytes(*WeightSet::open({paths.spatial_upsampler}), {Component::LatentUpsampler}, vae);
+  w[index_of(ModelPart::Audio)] =
+      device_bytes(*ltx, {Component::AudioDecoder, Component::AudioStats, Component::Vocoder}, vae);
+
+  // Each phase's activations for the largest request.
+  uint64_t text_act = 0, s1 = 0, s2 = 0, decode = 0;
+  bool images = false;
+  for (const RequestShape& r : shapes) {
+    const auto g1 = video_latent_grid(r.num_frames, r.height / 2, r.width / 2);
+    const auto g2 = video_latent_grid(r.num_frames, r.height, r.width);
+    text_act = std::max(text_act, text_activation_bytes(r.guided ? 2 : 1));
+    s1 = std::max(s1, transformer_activation_bytes(g1[0] * g1[1] * g1[2], kGemmaTokenizerMaxLength));
+    s2 = std::max(s2, transformer_activation_bytes(g2[0] * g2[1] * g2[2], kGemmaTokenizerMaxLength));
+    decode = std::max(decode, decode_activation_bytes(r.height, r.width, r.num_frames));
+    images = images || r.images;
+  }
+  std::vector<ModelPart> stage = {ModelPart::Transformer};
+  if (images) stage.push_back(ModelPart::VideoEncoder);
+  // The upsampler un-normalises with the video encoder's statistics.
+  plan.phases = {{"text encode", {ModelPart::Text}, text_act},
+                 {"stage 1", stage, s1},
+                 {"upsample", {ModelPart::Upsampler, ModelPart::VideoEncoder}, 1 * kGiB},
+                 {"stage 2", stage, s2},
+                 {"decode", {ModelPart::VideoDecoder}, decode},
+                 {"audio", {ModelPart::Audio}, 1 * kGiB}};
+
+  plan.resident.fill(true);
+  // The transformer serves both stages with its LoRAs fused and the encoder's statistics serve the
+  // upsampler: those stay. The others become per-phase, largest first, while a phase is over.
+  const std::vector<ModelPart> evictable = {ModelPart::Text, ModelPart::Upsampler, ModelPart::VideoDecoder,
+                                            ModelPart::Audio};
+  for (;;) {
+    const PhaseMemory& peak = plan.peak_phase();
+    if (plan.phase_peak(peak) <= budget_bytes) break;
+    ModelPart victim = ModelPart::Transformer;
+    uint64_t largest = 0;
+    for (ModelPart p : evictable) {
+      const bool used = std::find(peak.parts.begin(), peak.parts.end(), p) != peak.parts.end();
+      if (plan.keeps(p) && !used && plan.weights(p) > largest) {
+        victim = p;
+        largest = plan.weights(p);
+      }
+    }
+    if (victim == ModelPart::Transformer) {
+      uint64_t weights = 0;
+      for (ModelPart p : kModelParts)
+        if (plan.keeps(p) || std::find(peak.parts.begin(), peak.parts.end(), p) != peak.parts.end())
+          weights += plan.weights(p);
+      LTX2_FAIL("{} needs {:.1f} GiB on {} (weights {:.1f}, activations {:.1f}) but {:.1f} GiB are available",
+                peak.phase, gib(plan.phase_peak(peak)), options.device.str(), gib(weights),
+                gib(peak.activation_bytes), gib(budget_bytes));
+    }
+    plan.resident[index_of(victim)] = false;
+  }
+  return plan;
+}
+
+uint64_t device_memory_budget(Device device, double cap_gib) {
+  LTX2_CHECK(device.is_cuda(), "a memory budget is a GPU's, not {}'s", device.str());
+  LTX2_CHECK(cap_gib >= 0, "--gpu-memory must not be negative, got {}", cap_gib);
+  // cuBLASLt's workspace, cuDNN's handle and NCCL's buffers come from outside the caching allocator.
+  constexpr uint64_t kLibraryReserve = 1 * kGiB;
+  const CudaDeviceMemory m = cuda_device_memory(device.index);
+  const uint64_t held = m.total - m.free;  // the context and whatever else holds memory already
+  uint64_t budget = m.free > kLibraryReserve ? m.free - kLibraryReserve : 0;
+  if (cap_gib > 0) {
+    const auto cap = static_cast<uint64_t>(cap_gib * static_cast<double>(kGiB));
+    LTX2_CHECK(cap > held + kLibraryReserve, "--gpu-memory {} GiB: {} already holds {:.1f} GiB", cap_gib,
+               device.str(), gib(held));
+    budget = std::min(budget, cap - held - kLibraryReserve);
+    cuda_set_memory_limit(device.index, budget);
+  }
+  return budget;
+}
+
+nlohmann::json to_json(const std::vector<RequestShape>& shapes) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const RequestShape& r : shapes) out.push_back({r.height, r.width, r.num_frames, r.images, r.guided});
+  return out;
+}
+
+std::vector<RequestShape> request_shapes_from_json(const nlohmann::json& j) {
+  std::vector<RequestShape> out;
+  for (const nlohmann::json& r : j) out.push_back({r.at(0), r.at(1), r.at(2), r.at(3), r.at(4)});
+  return out;
+}
+
+}  // namespace ltx2::pipeline

@@ -1,0 +1,88 @@
+// The residency plan: which models a pipeline keeps on its GPU from job to job, and which it loads
+// for the phase that uses them and releases after (the reference builds and frees every model per
+// stage; we keep whatever fits, so a --jobs file pays no load after its first job).
+//
+// Decided once, before anything is loaded, from the model files' headers (the bytes each model
+// takes on the device in its dtype) and the largest request the engine will run (the activations of
+// each phase, estimated from the request's token and pixel counts):
+//   peak(phase) = resident weights + weights loaded for this phase only + the phase's activations
+// Every model starts resident; while the largest peak exceeds the budget the largest evictable
+// resident model (never the transformer: it serves both stages and carries the fused LoRAs) is made
+// per-phase. If the peak still exceeds the budget the job cannot run there, and plan_residency
+// throws naming the phase and the GiB it needs.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/device.h"
+#include "core/dtype.h"
+#include "pipeline/request.h"
+
+namespace ltx2::pipeline {
+
+enum class ModelPart { Text, Transformer, VideoEncoder, Upsampler, VideoDecoder, Audio };
+inline constexpr std::array<ModelPart, 6> kModelParts = {ModelPart::Text,         ModelPart::Transformer,
+                                                         ModelPart::VideoEncoder, ModelPart::Upsampler,
+                                                         ModelPart::VideoDecoder, ModelPart::Audio};
+// "text encoder (Gemma + connectors)", "transformer", ...
+const char* model_part_name(ModelPart part);
+
+// The size of a request as far as memory goes.
+struct RequestShape {
+  int height = 0, width = 0, num_frames = 0;
+  bool images = false;  // the video encoder runs (image conditioning)
+  bool guided = false;  // a negative prompt goes through the text encoder too
+};
+RequestShape request_shape(const GenerationRequest& r, PipelineKind kind);
+
+struct PhaseMemory {
+  std::string phase;              // "text encode", "stage 1", "upsample", "stage 2", "decode", "audio"
+  std::vector<ModelPart> parts;   // the models the phase runs
+  uint64_t activation_bytes = 0;  // estimated, for the largest request
+};
+
+struct ResidencyPlan {
+  Device device;
+  uint64_t budget_bytes = 0;               // what the models and activations may take
+  std::array<uint64_t, 6> weight_bytes{};  // per ModelPart, on the device in its dtype
+  std::array<bool, 6> resident{};          // per ModelPart: loaded once and kept
+  std::vector<PhaseMemory> phases;
+
+  bool keeps(ModelPart p) const { return resident[static_cast<size_t>(p)]; }
+  uint64_t weights(ModelPart p) const { return weight_bytes[static_cast<size_t>(p)]; }
+  // The estimated peak of one phase under this plan.
+  uint64_t phase_peak(const PhaseMemory& phase) const;
+  // The largest phase peak and its phase.
+  const PhaseMemory& peak_phase() const;
+  // One line: "cuda:0, budget 78.5 GiB: resident transformer 35.2, ... GiB; per phase: text
+  // encoder 22.1 GiB; peak 61.0 GiB in stage 2".
+  std::string describe() const;
+};
+
+// Plans for `shapes` (the requests the engine will run; the largest per phase counts) on `device`
+// with `budget_bytes`, the models placed as `options` says (dtype). The paths are validated
+// already. Throws ltx2::Error when a phase cannot fit even with every other model released:
+// "stage 2 needs 84.3 GiB on cuda:0 (weights 38.2, activations 46.1) but 78.5 GiB are available".
+struct PipelineOptions;
+ResidencyPlan plan_residency(const ModelPaths& paths, const PipelineOptions& options,
+                             const std::vector<RequestShape>& shapes, uint64_t budget_bytes);
+
+// The bytes models and activations may take on the GPU `device`: what the driver reports free
+// now, less a reserve for the CUDA libraries' own allocations. With `cap_gib` > 0 the process uses at
+// most that much of the device in all, and the caching allocator is capped to match, so a smaller
+// GPU (80 GiB, H100-class) can be stood in for on a larger one.
+uint64_t device_memory_budget(Device device, double cap_gib);
+
+// JSON round trip of the planned shapes (a fleet's setup carries them to its ranks).
+nlohmann::json to_json(const std::vector<RequestShape>& shapes);
+std::vector<RequestShape> request_shapes_from_json(const nlohmann::json& j);
+
+// Activation estimates (bytes) per phase for one request in `dtype` on a GPU, from measured peaks of
+// the phases on an H200 (docs/performance.md, "End to end") with a margin; exposed for tests.
+uint64_t transformer_activation_bytes(int64_t video_tokens, int64_t text_tokens);
+uint64_t decode_activation_bytes(int height, int width, int num_frames);
+
+}  // namespace ltx2::pipeline
