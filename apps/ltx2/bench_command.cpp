@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <fstream>
+#include <limits>
 #include <nlohmann/json.hpp>
 
 #include "core/cuda/events.h"
@@ -97,35 +98,58 @@ int report(const std::string& bench, const std::vector<Result>& results, const B
 }
 
 // q/k/v of one attention: [B, H, T, D] tensors, or (model layout) [B, T, H, D] ones viewed as
-// [B, H, T, D], the strides the transformer's head split gives.
-Tensor attention_input(const BenchOptions& opt, int64_t T, uint64_t seed, Device device) {
-  if (!opt.model_layout) return random_bf16({1, opt.heads, T, opt.head_dim}, seed, device);
-  return random_bf16({1, T, opt.heads, opt.head_dim}, seed, device).transpose(1, 2);
+// [B, H, T, D], the strides the transformer's (and Gemma's) head split gives.
+Tensor attention_input(const BenchOptions& opt, int64_t heads, int64_t T, uint64_t seed, Device device) {
+  if (!opt.model_layout) return random_bf16({1, heads, T, opt.head_dim}, seed, device);
+  return random_bf16({1, T, heads, opt.head_dim}, seed, device).transpose(1, 2);
+}
+
+// Gemma's causal mask [1, 1, Tq, Tk] in float32: key j is visible to query i when j <= i, hidden
+// ones hold the lowest float (gemma3.cpp's mask without padding or a window).
+Tensor causal_mask(int64_t Tq, int64_t Tk, Device device) {
+  Tensor m = Tensor::empty({1, 1, Tq, Tk});
+  float* p = m.data<float>();
+#pragma omp parallel for schedule(static)
+  for (int64_t i = 0; i < Tq; ++i)
+    for (int64_t j = 0; j < Tk; ++j) p[i * Tk + j] = j <= i ? 0.f : std::numeric_limits<float>::lowest();
+  return m.to(device);
 }
 
 int bench_attention(const BenchOptions& opt, Device device) {
   std::vector<int64_t> tokens = opt.tokens.empty() ? std::vector<int64_t>{6144, 24576} : opt.tokens;
+  const int64_t kv_heads = opt.kv_heads > 0 ? opt.kv_heads : opt.heads;
+  LTX2_CHECK(opt.heads % kv_heads == 0, "ltx2 bench attention: --heads {} is not a multiple of --kv-heads {}",
+             opt.heads, kv_heads);
   std::vector<ops::AttentionEngine> engines;
   for (const std::string& name : opt.engines)
     engines.push_back(ops::parse_attention_engine(name, "--engines"));
   if (engines.empty()) {
     engines.push_back(ops::AttentionEngine::Wgmma);
-    if (ops::cudnn_attention_built()) engines.push_back(ops::AttentionEngine::Cudnn);
+    // cuDNN takes unmasked multi-head attention at head dims 64 and 128 only (ops/attention.h);
+    // elsewhere its row would time the wgmma kernel again.
+    const bool cudnn_shape =
+        !opt.causal && kv_heads == opt.heads && (opt.head_dim == 64 || opt.head_dim == 128);
+    if (ops::cudnn_attention_built() && cudnn_shape) engines.push_back(ops::AttentionEngine::Cudnn);
   }
   const ops::AttentionEngine saved = ops::attention_engine();
   std::vector<Result> results;
   for (int64_t T : tokens) {
     const int64_t Tk = opt.kv_tokens > 0 ? opt.kv_tokens : T;
-    Tensor q = attention_input(opt, T, 1, device), k = attention_input(opt, Tk, 2, device),
-           v = attention_input(opt, Tk, 3, device);
+    Tensor q = attention_input(opt, opt.heads, T, 1, device),
+           k = attention_input(opt, kv_heads, Tk, 2, device),
+           v = attention_input(opt, kv_heads, Tk, 3, device);
+    const Tensor mask = opt.causal ? causal_mask(T, Tk, device) : Tensor();
+    // Every tile is computed whatever the mask says, so a causal run is counted in full too.
     double flops = 4.0 * opt.heads * double(T) * double(Tk) * opt.head_dim;
     std::string desc = Tk == T ? fmt::format("B1 H{} T{} D{}", opt.heads, T, opt.head_dim)
                                : fmt::format("B1 H{} Tq{} Tk{} D{}", opt.heads, T, Tk, opt.head_dim);
+    if (kv_heads != opt.heads) desc += fmt::format(" Hkv{}", kv_heads);
+    if (opt.causal) desc += " causal";
     if (opt.model_layout) desc += " bthd";
     for (ops::AttentionEngine engine : engines) {
       ops::set_attention_engine(engine);
       results.push_back(time_kernel(fmt::format("attn {}", ops::attention_engine_name(engine)), desc,
-                                    {flops, 0}, device, opt, [&] { ops::attention(q, k, v); }));
+                                    {flops, 0}, device, opt, [&] { ops::attention(q, k, v, mask); }));
     }
   }
   ops::set_attention_engine(saved);
@@ -191,13 +215,17 @@ CLI::App* add_bench_command(CLI::App& app, BenchOptions& opt) {
                                    "(TFLOP/s, median ms, MFU), the fleet; they measure, they do not test");
   bench->require_subcommand(1);
   for (auto* sub :
-       {bench->add_subcommand("attention", "Attention on each engine (wgmma, cuDNN), 32 heads x 128"),
+       {bench->add_subcommand("attention",
+                              "Attention on each engine (wgmma, cuDNN), 32 heads x 128; Gemma 3 12B: "
+                              "--tokens 1024 --heads 16 --kv-heads 8 --head-dim 256 --causal --model-layout"),
         bench->add_subcommand("gemm", "The transformer block's linear layers (bf16, bias)"),
         bench->add_subcommand("memory", "Head split/merge copies and q/k norm + RoPE (unfused, fused)")}) {
     sub->add_option("--device", opt.device, "cuda:N")->capture_default_str();
     sub->add_option("--tokens", opt.tokens, "token counts (default 6144 24576)");
     sub->add_option("--heads", opt.heads, "attention heads")->capture_default_str();
-    sub->add_option("--head-dim", opt.head_dim, "attention head dim (64 or 128)")->capture_default_str();
+    sub->add_option("--head-dim", opt.head_dim,
+                    "attention head dim (the flash kernel: multiples of 8, 64-256)")
+        ->capture_default_str();
     sub->add_option("--inner-dim", opt.inner_dim, "transformer inner dim")->capture_default_str();
     sub->add_option("--warmup", opt.warmup, "untimed runs first")
         ->capture_default_str()
@@ -207,6 +235,10 @@ CLI::App* add_bench_command(CLI::App& app, BenchOptions& opt) {
         ->check(CLI::PositiveNumber);
     if (sub->get_name() == "attention") {
       sub->add_option("--kv-tokens", opt.kv_tokens, "key/value tokens (default: as many as --tokens)");
+      sub->add_option("--kv-heads", opt.kv_heads,
+                      "key/value heads, grouped-query (default: as many as --heads)");
+      sub->add_flag("--causal", opt.causal,
+                    "a causal float mask (the lowest float above the diagonal, as Gemma's)");
       sub->add_flag("--model-layout", opt.model_layout,
                     "q, k, v as the transformer passes them ([B, T, H, D] viewed as [B, H, T, D])");
       sub->add_option("--engines", opt.engines,

@@ -12,6 +12,8 @@ struct BenchOptions {
   std::string device = "cuda:0";
   std::vector<int64_t> tokens;       // empty: the defaults of the benchmark
   int64_t kv_tokens = 0;             // attention keys; 0: as many as queries (self-attention)
+  int64_t kv_heads = 0;              // attention key/value heads; 0: as many as query heads
+  bool causal = false;               // attention with a causal float mask (Gemma's)
   bool model_layout = false;         // attention inputs [B, T, H, D] viewed as [B, H, T, D]
   std::vector<std::string> engines;  // attention engines; empty: wgmma, and cudnn when built
   int heads = 32, head_dim = 128, inner_dim = 4096;

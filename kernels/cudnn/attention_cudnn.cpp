@@ -146,10 +146,12 @@ PlanKey plan_key(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor
   return key;
 }
 
-// Inputs the graph above describes: bf16, head dims 64/128 (Dv == D), 16-byte rows and addresses.
+// Inputs the graph above describes: bf16, head dims 64/128 (Dv == D), as many KV heads as query
+// heads, 16-byte rows and addresses.
 bool layout_supported(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& out) {
   const int64_t D = q.size(3);
   if (D != 64 && D != 128) return false;
+  if (k.size(1) != q.size(1) || v.size(1) != q.size(1)) return false;
   if (k.size(3) != D || v.size(3) != D || out.size(3) != D || k.size(2) != v.size(2)) return false;
   for (const Tensor* t : {&q, &k, &v, &out}) {
     if (t->dim() != 4 || t->dtype() != DType::BF16 || !t->device().is_cuda() || t->device() != q.device() ||

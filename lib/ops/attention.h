@@ -8,18 +8,27 @@
 
 namespace ltx2::ops {
 
-// q [B, H, Tq, D], k [B, H, Tk, D], v [B, H, Tk, Dv] -> [B, H, Tq, Dv].
+// q [B, H, Tq, D], k [B, Hkv, Tk, D], v [B, Hkv, Tk, Dv] -> [B, H, Tq, Dv], where H is a multiple
+// of Hkv and query head h attends with key/value head h / (H / Hkv) (grouped-query attention, as
+// Hugging Face's repeat_kv, without the copy; Hkv == H is plain multi-head attention).
 // mask: undefined, or broadcastable to [B, H, Tq, Tk]: bool/u8 (true = attend) or float (added
 // to the scores; -inf excludes). scale <= 0 means 1/sqrt(D). A query row whose keys are all
 // excluded yields zeros (the reference's SDPA would give NaN; the pipelines never produce one).
 Tensor attention(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& mask = {},
                  float scale = 0.f);
 
-// The CUDA backend has two engines for unmasked attention at head dims 64 and 128: the hand-written
-// wgmma kernel and cuDNN's fused flash attention (builds with cuDNN only). Auto times both once per
-// new shape (device events) and keeps the faster; Wgmma and Cudnn force one (Cudnn falls back to
-// wgmma where cuDNN cannot run: masks, unsupported layouts, builds without cuDNN). The mode starts
-// from the environment variable LTX2_ATTENTION (auto|wgmma|cudnn; default auto).
+// The shape contract above, checked for every backend (the error names q, k and v); returns the
+// number of query heads per key/value head, H / Hkv.
+int64_t attention_kv_group(const Tensor& q, const Tensor& k, const Tensor& v);
+
+// The CUDA backend: bf16 (f32 inputs rounded to bf16) at head dims that are multiples of 8 from 64
+// to 256 with Dv == D runs a fused flash-attention kernel on wgmma (kernels/attention.cu); other
+// head dims take a composed float32 path (float masks only) that materialises the scores. For
+// unmasked multi-head attention (Hkv == H) at head dims 64 and 128 there is a second engine,
+// cuDNN's fused flash attention (builds with cuDNN only). Auto times both once per new shape
+// (device events) and keeps the faster; Wgmma and Cudnn force one (Cudnn falls back to wgmma where
+// cuDNN cannot run: masks, grouped KV heads, unsupported layouts, builds without cuDNN). The mode
+// starts from the environment variable LTX2_ATTENTION (auto|wgmma|cudnn; default auto).
 enum class AttentionEngine { Auto, Wgmma, Cudnn };
 
 AttentionEngine attention_engine();

@@ -91,13 +91,6 @@ AttentionMask attention_mask(const std::vector<int64_t>& m, int64_t B, int64_t T
   return {additive.to(device), Tensor::from_vector(seen, {B, 1, T, 1}).to(dtype).to(device)};
 }
 
-// [B, Hkv, T, hd] -> [B, Hkv * rep, T, hd], each KV head serving `rep` consecutive query heads.
-Tensor repeat_kv(const Tensor& x, int64_t rep) {
-  if (rep == 1) return x;
-  int64_t B = x.size(0), H = x.size(1), T = x.size(2), D = x.size(3);
-  return x.unsqueeze(2).expand({B, H, rep, T, D}).reshape({B, H * rep, T, D});
-}
-
 }  // namespace
 
 Gemma3TextModel::Gemma3TextModel(const GemmaConfig& config, const WeightView& w, DType dtype, Device device)
@@ -210,7 +203,9 @@ Tensor Gemma3TextModel::attention(const Layer& L, const Tensor& x, const Tensor&
   Tensor k = heads(L.k_proj, Hkv, L.k_norm);
   Tensor v = heads(L.v_proj, Hkv, Tensor());
   float scale = static_cast<float>(1.0 / std::sqrt(config_.query_pre_attn_scalar));
-  Tensor o = ops::mul(ops::attention(q, repeat_kv(k, H / Hkv), repeat_kv(v, H / Hkv), mask, scale), seen);
+  // k, v keep their Hkv heads: ops::attention maps query head h to KV head h / (H / Hkv), HF's
+  // repeat_kv without the copy.
+  Tensor o = ops::mul(ops::attention(q, k, v, mask, scale), seen);
   return ops::linear(o.permute({0, 2, 1, 3}).reshape({B, T, H * hd}), L.o_proj);
 }
 

@@ -1,5 +1,7 @@
 // CPU scaled dot-product attention: one query row at a time (scores, masked softmax, weighted sum
 // of values), rows spread over threads. Float32 throughout, like the reference's SDPA MATH path.
+// Grouped-query attention reads query head h's keys and values from head h / (H / Hkv) in place.
+// Also the shape check every backend shares (attention_kv_group).
 #include "ops/attention.h"
 #include "ops/cpu/bf16_widening.h"
 
@@ -12,19 +14,28 @@
 
 namespace ltx2::ops {
 
+int64_t attention_kv_group(const Tensor& q, const Tensor& k, const Tensor& v) {
+  LTX2_CHECK(q.dim() == 4 && k.dim() == 4 && v.dim() == 4, "attention: q, k, v must be 4-d, got {} {} {}",
+             q.str(), k.str(), v.str());
+  const int64_t H = q.size(1), Hkv = k.size(1);
+  LTX2_CHECK(
+      k.size(0) == q.size(0) && v.size(0) == q.size(0) && v.size(1) == Hkv && k.size(3) == q.size(3) &&
+          v.size(2) == k.size(2) && (Hkv == H || (Hkv > 0 && H > 0 && H % Hkv == 0)),
+      "attention: q {} k {} v {} do not match (q [B, H, Tq, D], k [B, Hkv, Tk, D], v [B, Hkv, Tk, Dv], "
+      "H a multiple of Hkv)",
+      q.str(), k.str(), v.str());
+  return Hkv == H ? 1 : H / Hkv;
+}
+
 Tensor attention(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& mask, float scale) {
   LTX2_DISPATCH_CUDA(q.device(), attention, q, k, v, mask, scale);
   if (cpu::any_bf16({&q, &k, &v, &mask}))
     return attention(cpu::widen(q), cpu::widen(k), cpu::widen(v), cpu::widen(mask), scale).to(q.dtype());
-  LTX2_CHECK(q.dim() == 4 && k.dim() == 4 && v.dim() == 4, "attention: q, k, v must be 4-d, got {} {} {}",
-             q.str(), k.str(), v.str());
+  const int64_t group = attention_kv_group(q, k, v);
   LTX2_CHECK(q.dtype() == DType::F32 && k.dtype() == DType::F32 && v.dtype() == DType::F32,
              "attention: CPU path takes f32");
   int64_t B = q.size(0), H = q.size(1), Tq = q.size(2), D = q.size(3);
-  int64_t Tk = k.size(2), Dv = v.size(3);
-  LTX2_CHECK(k.size(0) == B && v.size(0) == B && k.size(1) == H && v.size(1) == H && k.size(3) == D &&
-                 v.size(2) == Tk,
-             "attention: q {} k {} v {} do not match", q.str(), k.str(), v.str());
+  int64_t Hkv = k.size(1), Tk = k.size(2), Dv = v.size(3);
   float sc = scale > 0.f ? scale : 1.f / std::sqrt(static_cast<float>(D));
   Tensor qc = q.contiguous(), kc = k.contiguous(), vc = v.contiguous();
   Tensor m;
@@ -49,8 +60,8 @@ Tensor attention(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor
       for (int64_t h = 0; h < H; ++h) {
         for (int64_t i = 0; i < Tq; ++i) {
           const float* qrow = qp + ((b * H + h) * Tq + i) * D;
-          const float* kbase = kp + (b * H + h) * Tk * D;
-          const float* vbase = vp + (b * H + h) * Tk * Dv;
+          const float* kbase = kp + (b * Hkv + h / group) * Tk * D;
+          const float* vbase = vp + (b * Hkv + h / group) * Tk * Dv;
           // The scores loop is the same with and without a mask, and the mask is applied in a pass
           // of its own: folding it into this loop let the compiler vectorize the unmasked loop
           // differently, so an all-zero additive mask changed the result in the last bits.

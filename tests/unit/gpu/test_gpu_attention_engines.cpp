@@ -1,7 +1,8 @@
 // The attention engines of the CUDA backend: cuDNN's fused flash attention against the CPU op
 // (docs/gpu.md bf16 rule) at head dims 64 and 128, self and cross shapes, the transformer's strided
-// q/k/v; what it refuses; the engine mode (forced engines, masks always on the wgmma kernel) and
-// Auto's pick, made once per shape. Without cuDNN only the mode tests build.
+// q/k/v; what it refuses (other head dims, grouped KV heads, f32, unaligned rows); the engine mode
+// (forced engines, masks always on the wgmma kernel) and Auto's pick, made once per shape. Without
+// cuDNN only the mode tests build.
 #include "core/error.h"
 #include "gpu_compare.h"
 #include "ops/attention.h"
@@ -108,10 +109,12 @@ TEST_CASE("gpu: cuDNN attention refuses what its graph does not describe") {
   Tensor q = input(1, 2, 40, 128, 500, false).gpu, k = input(1, 2, 50, 128, 501, false).gpu;
   Tensor out = Tensor::empty({1, 2, 40, 128}, DType::BF16, test::gpu());
   REQUIRE(cuda::cudnn_attention(q, k, k, out, 0.1f));
-  // Head dim 80; f32; rows not 16-byte aligned (a view starting 4 elements in).
+  // Head dim 80; one KV head for two query heads; f32; rows not 16-byte aligned (a view starting 4
+  // elements in).
   Tensor q80 = input(1, 2, 40, 80, 502, false).gpu;
   Tensor out80 = Tensor::empty({1, 2, 40, 80}, DType::BF16, test::gpu());
   REQUIRE_FALSE(cuda::cudnn_attention(q80, q80, q80, out80, 0.1f));
+  REQUIRE_FALSE(cuda::cudnn_attention(q, k.narrow(1, 0, 1), k.narrow(1, 0, 1), out, 0.1f));
   REQUIRE_FALSE(cuda::cudnn_attention(q.to(DType::F32), k, k, out, 0.1f));
   Tensor shifted = input(1, 2, 40, 132, 503, false).gpu.narrow(3, 4, 128);
   REQUIRE_FALSE(cuda::cudnn_attention(shifted, k, k, out, 0.1f));

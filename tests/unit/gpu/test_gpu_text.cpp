@@ -1,6 +1,7 @@
-// The text side on the GPU against the golden fixtures: Gemma 3 (gemma3_tiny), the embeddings
-// processor with the 19B caption projections (connector_19b, connector_22b), and the pipeline's
-// prompt encoder placed on the device (pipeline_distilled's prompt contexts).
+// The text side on the GPU against the golden fixtures: Gemma 3 (gemma3_tiny, and a synthesized
+// model with the 12B's attention shape against the CPU float32 run), the embeddings processor with
+// the 19B caption projections (connector_19b, connector_22b), and the pipeline's prompt encoder
+// placed on the device (pipeline_distilled's prompt contexts).
 //
 // bf16: the golden README's rule (gpu_compare.h check_bf16_rule: at most 2x the naive bf16 error
 // plus atol 1e-3). The naive bf16 computation: for Gemma and the pipeline's prompt encoder, the same
@@ -216,6 +217,48 @@ TEST_CASE("gpu: gemma3_tiny hidden states in f32 (the case's tolerance)") {
                       g.spec.at("tolerance"));
   check_f32_tolerance("gemma3_tiny out.last_hidden_state", gpu.last, g.io->tensor("out.last_hidden_state"),
                       g.spec.at("tolerance"));
+}
+
+TEST_CASE(
+    "gpu: a Gemma 3 with the 12B's attention shape (head dim 256, grouped KV heads) in bf16 (2x rule)") {
+  // gemma3_tiny's head dim 16 takes the composed attention path; this model has the 12B's head dim
+  // 256 and query_pre_attn_scalar, two query heads per KV head, a sliding and a full layer, and
+  // synthesized weights (the same ones for every placement: the synthesizer answers a name with
+  // the tensor it made first). B = 2 with the second prompt left-padded, as the pipelines pad.
+  GemmaConfig config;
+  config.vocab_size = 384;
+  config.hidden_size = 128;
+  config.intermediate_size = 256;
+  config.num_layers = 2;
+  config.num_heads = 4;
+  config.num_kv_heads = 2;
+  config.head_dim = 256;
+  config.query_pre_attn_scalar = 256;
+  config.rms_norm_eps = 1e-6;
+  config.sliding_window = 48;
+  config.layer_is_sliding = {true, false};
+  config.rope_global_theta = 1e6;
+  config.rope_global_linear_factor = 8;
+  config.rope_local_theta = 1e4;
+  const auto synth = std::make_shared<WeightSynthesizer>(12);
+  const WeightView weights(synth, "", "gemma text model");
+  const int64_t T = 150, pad = 41;
+  std::vector<int64_t> ids(2 * T), keep(2 * T, 1);
+  for (int64_t i = 0; i < 2 * T; ++i) ids[i] = 1 + (i * 7919) % (config.vocab_size - 1);
+  for (int64_t i = 0; i < pad; ++i) keep[T + i] = 0;
+  const Tensor id_tensor = Tensor::from_vector_i64(ids, {2, T}), mask = Tensor::from_vector_i64(keep, {2, T});
+
+  auto states = [&](DType dtype, Device device) {
+    return gemma_outputs(Gemma3TextModel(config, weights, dtype, device).forward(id_tensor, mask), mask,
+                         false);
+  };
+  const GemmaOut ref = states(DType::F32, Device::cpu());
+  const GemmaOut naive = states(DType::BF16, Device::cpu());
+  const GemmaOut gpu = states(DType::BF16, test::gpu());
+  check_bf16_rule("gemma head dim 256 out.hidden_states", gpu.stacked, naive.stacked, ref.stacked);
+  // Every row, the pad rows included (their attention output is zeroed by Gemma's "sees a key"
+  // factor on every backend).
+  check_bf16_rule("gemma head dim 256 out.last_hidden_state", gpu.last, naive.last, ref.last);
 }
 
 TEST_CASE("gpu: connector_19b and connector_22b in bf16 (2x rule)") {

@@ -14,6 +14,7 @@
 #include "support/test_util.h"
 
 using namespace ltx2;
+using Catch::Matchers::Contains;
 
 TEST_CASE("ops: linear matches a naive loop, with and without bias") {
   Tensor x = test::random_tensor({2, 3, 37}, 1), w = test::random_tensor({19, 37}, 2);
@@ -150,6 +151,28 @@ TEST_CASE("ops: attention with an all-zero or key-padding mask equals the unmask
   padding.narrow(3, 12, 2).fill_(-std::numeric_limits<float>::max());
   CHECK(test::max_abs_diff(ops::attention(q, ops::pad(k, 2, 0, 2), ops::pad(v, 2, 0, 2), padding), plain) ==
         0.0f);
+}
+
+TEST_CASE(
+    "ops: grouped-query attention reads KV head h / (H / Hkv), the repeated heads' result bit for bit") {
+  const Tensor q = test::random_tensor({2, 6, 5, 8}, 21), k = test::random_tensor({2, 3, 7, 8}, 22),
+               v = test::random_tensor({2, 3, 7, 4}, 23);
+  // Each KV head copied out to the two query heads it serves (Hugging Face's repeat_kv).
+  auto repeated = [](const Tensor& x) {
+    return x.unsqueeze(2).expand({2, 3, 2, 7, x.size(3)}).reshape({2, 6, 7, x.size(3)});
+  };
+  Tensor mask = Tensor::zeros({2, 1, 5, 7});
+  mask.narrow(3, 5, 2).fill_(-INFINITY);
+  CHECK(ops::attention_kv_group(q, k, v) == 2);
+  for (const Tensor& m : {Tensor(), mask}) {
+    const Tensor grouped = ops::attention(q, k, v, m, 0.3f);
+    REQUIRE(grouped.shape() == Shape{2, 6, 5, 4});
+    CHECK(test::max_abs_diff(grouped, ops::attention(q, repeated(k), repeated(v), m, 0.3f)) == 0.0f);
+  }
+  // H must be a multiple of Hkv, and k and v must agree.
+  const Tensor k4 = ops::cat({k, k.narrow(1, 0, 1)}, 1), v4 = ops::cat({v, v.narrow(1, 0, 1)}, 1);  // 4 heads
+  REQUIRE_THROWS_WITH(ops::attention(q, k4, v4), Contains("H a multiple of Hkv"));
+  REQUIRE_THROWS_AS(ops::attention(q, k, v.narrow(1, 0, 1).contiguous()), Error);
 }
 
 TEST_CASE("ops: cat and pad") {
