@@ -191,6 +191,9 @@ uint64_t Controller::enqueue(std::vector<uint8_t> record, std::optional<millisec
   const size_t capacity = opt_.sizes.job_capacity / 64 * 64;
   LTX2_CHECK(record.size() <= capacity, "fleet: job record of {} bytes exceeds the job slot of {} bytes",
              record.size(), capacity);
+  // A rank that died while the fleet was idle is noticed before the job is posted, so the fleet
+  // restarts (when retries are allowed) without the job ever meeting the dead rank.
+  if (fleet_) poll_fleet();
   PendingJob job;
   job.id = next_job_id_++;
   job.record = std::move(record);

@@ -1,8 +1,17 @@
-// CPU matrix products: float32, row-major. The inner loop is a dot product over K with an OpenMP
-// SIMD reduction (vectorised without -ffast-math); rows x column-blocks are spread over threads.
+// CPU matrix products: float32, row-major. C = A·Bᵀ with both operands read along K: a
+// register-blocked kernel computes up to kRows rows of C against one row of B at a time, so each B
+// row streamed from memory serves kRows rows of A (held in cache) instead of one; threads take
+// (row block, column block) pairs.
+//
+// Every C[m, n] is summed the same way whichever block it falls in (4 lanes over K in order, the
+// lanes added pairwise, then the K % 4 tail, then the bias), so a row's result does not depend on M
+// or on the thread count: sequence parallel shards of the tokens give the single rank's bits.
 #include "ops/linear.h"
 
 #include <omp.h>
+
+#include <algorithm>
+#include <cstring>
 
 #include "core/error.h"
 #include "ops/cpu/bf16_widening.h"
@@ -13,22 +22,54 @@ namespace ltx2::ops {
 
 namespace {
 
+typedef float Lanes __attribute__((vector_size(16)));
+
+inline Lanes load_lanes(const float* p) {
+  Lanes v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+
+// C[r, n] for R rows of A (rows `a`, stride K) against one row b of B.
+template <int R>
+void dot_rows(const float* a, const float* b, int64_t K, float bias, float* c, int64_t ldc) {
+  Lanes acc[R] = {};
+  const int64_t K4 = K / 4 * 4;
+  for (int64_t k = 0; k < K4; k += 4) {
+    const Lanes bk = load_lanes(b + k);
+    for (int r = 0; r < R; ++r) acc[r] += load_lanes(a + r * K + k) * bk;
+  }
+  for (int r = 0; r < R; ++r) {
+    float s = (acc[r][0] + acc[r][1]) + (acc[r][2] + acc[r][3]);
+    for (int64_t k = K4; k < K; ++k) s += a[r * K + k] * b[k];
+    c[r * ldc] = s + bias;
+  }
+}
+
+constexpr int kRows = 8;
+constexpr int64_t kBlockN = 64;
+
+template <int R>
+void row_block(const float* A, const float* B, const float* bias, float* C, int64_t N, int64_t K, int64_t n0,
+               int64_t n1) {
+  for (int64_t n = n0; n < n1; ++n) dot_rows<R>(A, B + n * K, K, bias ? bias[n] : 0.f, C + n, N);
+}
+
+using RowBlockFn = void (*)(const float*, const float*, const float*, float*, int64_t, int64_t, int64_t,
+                            int64_t);
+constexpr RowBlockFn kRowBlock[kRows + 1] = {nullptr,      row_block<1>, row_block<2>,
+                                             row_block<3>, row_block<4>, row_block<5>,
+                                             row_block<6>, row_block<7>, row_block<8>};
+
 // C[m, n] = sum_k A[m, k] * B[n, k] (+ bias[n]); A [M, K], B [N, K], C [M, N], all contiguous.
 void gemm_abt(const float* A, const float* B, const float* bias, float* C, int64_t M, int64_t N, int64_t K) {
-  constexpr int64_t kBlockN = 32;
-  int64_t nblocks = (N + kBlockN - 1) / kBlockN;
-#pragma omp parallel for collapse(2) schedule(static) if (M * N * K > 32768)
-  for (int64_t m = 0; m < M; ++m) {
+  const int64_t mblocks = (M + kRows - 1) / kRows, nblocks = (N + kBlockN - 1) / kBlockN;
+#pragma omp parallel for collapse(2) schedule(dynamic, 1) if (M * N * K > 32768)
+  for (int64_t mb = 0; mb < mblocks; ++mb) {
     for (int64_t nb = 0; nb < nblocks; ++nb) {
-      const float* a = A + m * K;
-      int64_t n_end = std::min(N, (nb + 1) * kBlockN);
-      for (int64_t n = nb * kBlockN; n < n_end; ++n) {
-        const float* b = B + n * K;
-        float s = 0.f;
-#pragma omp simd reduction(+ : s)
-        for (int64_t k = 0; k < K; ++k) s += a[k] * b[k];
-        C[m * N + n] = s + (bias ? bias[n] : 0.f);
-      }
+      const int64_t m0 = mb * kRows, rows = std::min<int64_t>(kRows, M - m0);
+      const int64_t n0 = nb * kBlockN, n1 = std::min(N, n0 + kBlockN);
+      kRowBlock[rows](A + m0 * K, B, bias, C + m0 * N, N, K, n0, n1);
     }
   }
 }
