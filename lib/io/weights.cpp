@@ -21,9 +21,9 @@ std::shared_ptr<const WeightSet> WeightSet::open(const std::vector<std::string>&
     for (const auto& t : set->files_[f]->tensors()) set->index_.emplace_back(t.name, f);
   std::sort(set->index_.begin(), set->index_.end());
   for (size_t i = 1; i < set->index_.size(); ++i) {
-    LTX2_CHECK(set->index_[i].first != set->index_[i - 1].first,
-               "tensor '{}' appears in both {} and {}", set->index_[i].first,
-               set->files_[set->index_[i - 1].second]->path(), set->files_[set->index_[i].second]->path());
+    LTX2_CHECK(set->index_[i].first != set->index_[i - 1].first, "tensor '{}' appears in both {} and {}",
+               set->index_[i].first, set->files_[set->index_[i - 1].second]->path(),
+               set->files_[set->index_[i].second]->path());
   }
   set->config_ = std::make_shared<json>(json::object());
   for (const auto& f : set->files_) {
@@ -45,8 +45,7 @@ std::shared_ptr<const WeightSet> WeightSet::open_hf_folder(const std::string& di
   fs::path index = fs::path(dir) / "model.safetensors.index.json";
   if (!fs::exists(index)) {
     fs::path single = fs::path(dir) / "model.safetensors";
-    LTX2_CHECK(fs::exists(single), "{}: has neither model.safetensors.index.json nor model.safetensors",
-               dir);
+    LTX2_CHECK(fs::exists(single), "{}: has neither model.safetensors.index.json nor model.safetensors", dir);
     return open({single.string()});
   }
   json j;
@@ -86,7 +85,9 @@ const std::pair<std::string, size_t>* WeightSet::find(const std::string& name) c
   return it != index_.end() && it->first == name ? &*it : nullptr;
 }
 
-bool WeightSet::contains(const std::string& name) const { return find(name) != nullptr; }
+bool WeightSet::contains(const std::string& name) const {
+  return find(name) != nullptr;
+}
 
 const SafetensorsFile& WeightSet::file_of(const std::string& name) const {
   auto* e = find(name);
@@ -94,8 +95,12 @@ const SafetensorsFile& WeightSet::file_of(const std::string& name) const {
   return *files_[e->second];
 }
 
-const TensorInfo& WeightSet::info(const std::string& name) const { return file_of(name).info(name); }
-Tensor WeightSet::raw(const std::string& name) const { return file_of(name).tensor(name); }
+const TensorInfo& WeightSet::info(const std::string& name) const {
+  return file_of(name).info(name);
+}
+Tensor WeightSet::raw(const std::string& name) const {
+  return file_of(name).tensor(name);
+}
 
 std::vector<std::string> WeightSet::names() const {
   std::vector<std::string> out;
@@ -111,7 +116,9 @@ std::string WeightSet::describe() const {
   return s;
 }
 
-const json& WeightSet::config() const { return *config_; }
+const json& WeightSet::config() const {
+  return *config_;
+}
 
 std::string WeightSet::metadata_value(const std::string& key) const {
   for (const auto& f : files_) {
@@ -124,31 +131,34 @@ std::string WeightSet::metadata_value(const std::string& key) const {
 // ---- WeightSynthesizer -----------------------------------------------------------------------
 
 namespace {
-uint64_t splitmix64(uint64_t x) {
-  x += 0x9e3779b97f4a7c15ull;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-  return x ^ (x >> 31);
+bool contains(const std::string& s, const char* part) {
+  return s.find(part) != std::string::npos;
 }
-bool contains(const std::string& s, const char* part) { return s.find(part) != std::string::npos; }
 }  // namespace
+
+SynthesizedValues::SynthesizedValues(uint64_t seed, const std::string& name, const Shape& shape) {
+  key_ = seed;
+  for (char ch : name) key_ = mix(key_ ^ static_cast<uint8_t>(ch));
+  const int64_t n = shape_numel(shape);
+  const int64_t fan_in = shape.size() >= 2 && shape[0] > 0 ? n / shape[0] : 1;
+  is_norm_ = shape.size() == 1 && (contains(name, "norm") || contains(name, "std-of-means"));
+  scale_ = shape.size() >= 2 ? std::sqrt(3.f / static_cast<float>(std::max<int64_t>(fan_in, 1))) : 0.1f;
+  if (contains(name, "scale_shift_table") || contains(name, "learnable_registers")) scale_ = 0.5f;
+}
+
+void SynthesizedValues::fill_bf16(int64_t first, int64_t count, uint16_t* out, float gain) const {
+#pragma omp parallel for schedule(static) if (count > (1 << 16))
+  for (int64_t i = 0; i < count; ++i) out[i] = f32_to_bf16(at(first + i) * gain);
+}
 
 Tensor WeightSynthesizer::make(const std::string& name, const Shape& shape) {
   for (const auto& [n, t] : tensors_)
     if (n == name) return t;
-  uint64_t key = seed_;
-  for (char ch : name) key = splitmix64(key ^ static_cast<uint8_t>(ch));
   Tensor t = Tensor::empty(shape);
-  float* p = t.data<float>();
-  int64_t n = t.numel();
-  int64_t fan_in = shape.size() >= 2 && shape[0] > 0 ? n / shape[0] : 1;
-  bool is_norm = shape.size() == 1 && (contains(name, "norm") || contains(name, "std-of-means"));
-  float scale = shape.size() >= 2 ? std::sqrt(3.f / static_cast<float>(std::max<int64_t>(fan_in, 1))) : 0.1f;
-  if (contains(name, "scale_shift_table") || contains(name, "learnable_registers")) scale = 0.5f;
-  for (int64_t i = 0; i < n; ++i) {
-    // uniform(-1, 1) from the top 24 bits
-    float u = static_cast<float>(splitmix64(key + static_cast<uint64_t>(i)) >> 40) / 8388608.f - 1.f;
-    p[i] = is_norm ? 1.f + 0.1f * u : scale * u;
+  if (values_) {
+    const SynthesizedValues values(seed_, name, shape);
+    float* p = t.data<float>();
+    for (int64_t i = 0; i < t.numel(); ++i) p[i] = values.at(i);
   }
   tensors_.emplace_back(name, t);
   return t;
@@ -205,7 +215,9 @@ const WeightSet& WeightView::set() const {
   return *set_;
 }
 
-bool WeightView::has(const std::string& key) const { return !resolve(key).empty(); }
+bool WeightView::has(const std::string& key) const {
+  return !resolve(key).empty();
+}
 
 Shape WeightView::shape_of(const std::string& key) const {
   std::string full = resolve(key);
@@ -229,12 +241,11 @@ Tensor WeightView::load(const std::string& key, DType dtype, Device device) cons
   return device.is_cpu() ? raw.clone() : raw.to(device);
 }
 
-Tensor WeightView::load(const std::string& key, const Shape& expected, DType dtype,
-                        Device device) const {
+Tensor WeightView::load(const std::string& key, const Shape& expected, DType dtype, Device device) const {
   if (synth_) return synth_->make(prefixes_[0] + inner_ + key, expected).to(dtype).to(device);
   Shape got = shape_of(key);
-  LTX2_CHECK(got == expected, "{}: tensor '{}' has shape {}, expected {} ({})", component_,
-             resolve(key), shape_str(got), shape_str(expected), set_->file_of(resolve(key)).path());
+  LTX2_CHECK(got == expected, "{}: tensor '{}' has shape {}, expected {} ({})", component_, resolve(key),
+             shape_str(got), shape_str(expected), set_->file_of(resolve(key)).path());
   return load(key, dtype, device);
 }
 
