@@ -41,8 +41,8 @@ CLI::App* add_make_random_command(CLI::App& app, MakeRandomOptions& o) {
       "--video-vae-path and --audio-vae-path), the x2 spatial upscaler, the rank-384 distilled LoRA and "
       "gemma-3-12b-it-qat-q4_0-unquantized/ (config.json, 5 GB shards with their index, a small "
       "SentencePiece tokenizer.model; Gemma's text model only, no vision tower). All bf16, streamed to "
-      "disk. A 48-layer 19b set is about 75 GB (checkpoint 43, Gemma 24, LoRA 7.7, upscaler 1); existing "
-      "files are replaced");
+      "disk. A 48-layer set is 75 GB (19b: checkpoint 43, Gemma 23.5, LoRA 7.4, upscaler "
+      "1) or 79 GB (22b: 46, 23.5, 8.1, 1); the free space is checked first; existing files are replaced");
   cmd->add_option("dir", o.dir, "output folder (created if missing)")->required();
   cmd->add_option("--model", o.model, "19b (LTX-2) or 22b (LTX-2.3)")
       ->required()
