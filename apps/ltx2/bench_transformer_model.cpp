@@ -2,9 +2,11 @@
 #include "bench_transformer_model.h"
 
 #include <memory>
+#include <nlohmann/json.hpp>
 
 #include "core/error.h"
 #include "io/weights.h"
+#include "pipeline/random_model.h"
 
 namespace ltx2::bench_model {
 
@@ -51,23 +53,11 @@ tr::Modality modality(const Tensor& latent, const Tensor& positions, const Tenso
 
 }  // namespace
 
-// 19B has the caption projection in the transformer; 2.3 (22B) gated attention and the
-// cross-attention AdaLN with its prompt AdaLN.
+// The released configs as `ltx2 make-random` writes them: 19B has the caption projection in the
+// transformer; 2.3 (22B) gated attention and the cross-attention AdaLN with its prompt AdaLN.
 TransformerConfig model_config(const std::string& model) {
-  TransformerConfig c;
-  c.av_ca_timestep_scale_multiplier = 1000;
-  c.rope_float64_grid = true;
-  if (model == "19b") {
-    c.caption_projection = true;
-    c.caption_channels = kCaptionChannels;
-  } else if (model == "22b") {
-    c.caption_projection = false;
-    c.gated_attention = true;
-    c.cross_attention_adaln = true;
-  } else {
-    LTX2_FAIL("ltx2 bench: --model must be 19b or 22b, got '{}'", model);
-  }
-  return c;
+  LTX2_CHECK(model == "19b" || model == "22b", "ltx2 bench: --model must be 19b or 22b, got '{}'", model);
+  return TransformerConfig::parse(pipeline::full_size_checkpoint_config(model).at("transformer"));
 }
 
 Shape3 shape_named(const std::string& name) {

@@ -1,7 +1,7 @@
 // `ltx2 bench vae` (see bench_vae_command.h). The decoder is the real one's config (vae-audio.md
-// §3, the LTX-2.0 or LTX-2.3 block lists) built by its own loader over a WeightSynthesizer, every
-// weight bf16 on the device; the latent is random bf16 on the device. Each decode is bracketed by
-// device events; the median of --iterations after --warmup is reported, with the peak allocated
+// §3, the LTX-2.0 or LTX-2.3 block lists; pipeline/random_model.h) built by its own loader over a
+// WeightSynthesizer, every weight bf16 on the device; the latent is random bf16 on the device. Each decode is
+// bracketed by device events; the median of --iterations after --warmup is reported, with the peak allocated
 // device memory of that shape (weights included, as torch's max_memory_allocated counts them).
 #include "bench_vae_command.h"
 
@@ -23,6 +23,7 @@
 #include "models/video_vae/decoder.h"
 #include "models/video_vae/tiled_decode.h"
 #include "ops/conv3d.h"
+#include "pipeline/random_model.h"
 #include "runtime/launcher.h"
 
 namespace ltx2 {
@@ -34,44 +35,10 @@ using bench_stats::median;
 
 using nlohmann::json;
 
-// The checkpoints' metadata config["vae"] decoder fields (vae-audio.md §3.1).
+// The checkpoints' metadata config["vae"] (vae-audio.md §3), as `ltx2 make-random` writes it.
 json decoder_metadata(const std::string& model) {
-  // Built element by element: a braced list of [string, value] pairs would read as a JSON object.
-  auto block = [](const char* kind, json params) {
-    json b = json::array();
-    b.push_back(kind);
-    b.push_back(std::move(params));
-    return b;
-  };
-  auto res = [&](int layers) { return block("res_x", {{"num_layers", layers}, {"inject_noise", false}}); };
-  auto up = [&](const char* kind, int multiplier, bool residual) {
-    json params = {{"multiplier", multiplier}};
-    if (residual) params["residual"] = true;
-    return block(kind, std::move(params));
-  };
-  json vae = {{"_class_name", "CausalVideoAutoencoder"},
-              {"dims", 3},
-              {"latent_channels", 128},
-              {"out_channels", 3},
-              {"patch_size", 4},
-              {"norm_layer", "pixel_norm"},
-              {"causal_decoder", false},
-              {"timestep_conditioning", false},
-              {"decoder_base_channels", 128}};
-  if (model == "2.0") {
-    vae["decoder_blocks"] =
-        json::array({res(5), up("compress_all", 2, true), res(5), up("compress_all", 2, true), res(5),
-                     up("compress_all", 2, true), res(5)});
-    vae["spatial_padding_mode"] = "reflect";
-  } else if (model == "2.3") {
-    vae["decoder_blocks"] =
-        json::array({res(4), up("compress_space", 2, false), res(6), up("compress_time", 2, false), res(4),
-                     up("compress_all", 1, false), res(2), up("compress_all", 2, false), res(2)});
-    vae["spatial_padding_mode"] = "zeros";
-  } else {
-    LTX2_FAIL("ltx2 bench vae: --model must be 2.0 or 2.3, got '{}'", model);
-  }
-  return {{"vae", vae}};
+  LTX2_CHECK(model == "2.0" || model == "2.3", "ltx2 bench vae: --model must be 2.0 or 2.3, got '{}'", model);
+  return {{"vae", pipeline::full_size_checkpoint_config(model == "2.0" ? "19b" : "22b").at("vae")}};
 }
 
 // The reference's measured ms (vae-audio.md §11, one H200, bf16); 0 where it has none.

@@ -1,5 +1,5 @@
-// `ltx2`: the engine's tool: inspect checkpoints, check parity against reference fixtures,
-// benchmarks (CUDA kernels, the fleet).
+// `ltx2`: the engine's tool: inspect checkpoints, check parity against reference fixtures, make
+// tiny and full-size random model sets, benchmarks (CUDA kernels, the fleet).
 #include <CLI/CLI.hpp>
 #include <cstdio>
 
@@ -14,6 +14,7 @@
 #include "core/error.h"
 #include "core/log.h"
 #include "inspect_command.h"
+#include "make_random_command.h"
 #include "make_tiny_command.h"
 #include "runtime/worker.h"
 
@@ -58,12 +59,16 @@ int main(int argc, char** argv) {
   auto* bench_vae = ltx2::add_bench_vae_command(bench, &bench_vae_opt);
   ltx2::MakeTinyOptions make_tiny_opt;
   auto* make_tiny = ltx2::add_make_tiny_command(app, make_tiny_opt);
+  ltx2::MakeRandomOptions make_random_opt;
+  auto* make_random = ltx2::add_make_random_command(app, make_random_opt);
 
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    // --help and --version exit 0; every usage mistake exits 2 (CLI11 has a code per kind).
-    return app.exit(e) == 0 ? 0 : 2;
+    // --help and --version exit 0; every usage mistake is one line naming the flag and exits 2.
+    if (e.get_exit_code() == 0) return app.exit(e);
+    std::fprintf(stderr, "ltx2: error: %s (see --help)\n", e.what());
+    return 2;
   }
   try {
     if (*inspect) return ltx2::run_inspect(inspect_paths, inspect_json);
@@ -75,6 +80,7 @@ int main(int argc, char** argv) {
     if (*bench_vae) return ltx2::run_bench_vae(bench_vae_opt);
     if (*bench) return ltx2::run_bench(*bench, bench_opt);
     if (*make_tiny) return ltx2::run_make_tiny(make_tiny_opt);
+    if (*make_random) return ltx2::run_make_random(make_random_opt);
     if (*check) {
       if (check_opt.dirs.empty() && !check_opt.list_kinds) {
         std::fprintf(stderr, "ltx2 check: give at least one case folder (or --list-kinds)\n");

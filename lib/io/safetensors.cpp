@@ -9,7 +9,9 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <future>
 #include <limits>
+#include <memory>
 #include <nlohmann/json.hpp>
 
 #include "core/cuda/memory.h"
@@ -184,44 +186,126 @@ Tensor SafetensorsFile::tensor(const std::string& name) const {
 
 // ---- writer --------------------------------------------------------------------------------
 
-void write_safetensors(const std::string& path, const std::vector<std::pair<std::string, Tensor>>& tensors,
-                       const std::map<std::string, std::string>& metadata) {
+namespace {
+
+// Writes all `n` bytes, retrying short writes and EINTR (a stop signal's handler interrupts a
+// write; the caller decides between chunks whether to stop). Returns 0 or the errno.
+int write_all(int fd, const uint8_t* p, size_t n) {
+  while (n > 0) {
+    const ssize_t w = ::write(fd, p, n);
+    if (w < 0 && errno == EINTR) continue;
+    if (w < 0) return errno;
+    p += w;
+    n -= static_cast<size_t>(w);
+  }
+  return 0;
+}
+
+// The 8-byte length and the JSON header, padded so that the data region starts 8-byte aligned.
+std::string header_bytes(const std::string& path, const std::vector<TensorSpec>& tensors,
+                         const std::map<std::string, std::string>& metadata) {
   json header = json::object();
   if (!metadata.empty()) header["__metadata__"] = metadata;
   uint64_t offset = 0;
-  std::vector<Tensor> host;
-  host.reserve(tensors.size());
-  for (const auto& [name, t] : tensors) {
-    LTX2_CHECK(!name.empty() && name != "__metadata__", "{}: bad tensor name '{}'", path, name);
-    LTX2_CHECK(!header.contains(name), "{}: tensor '{}' given twice", path, name);
-    Tensor c = t.to(Device::cpu()).contiguous();
-    header[name] = {{"dtype", dtype_safetensors_name(c.dtype())},
-                    {"shape", c.shape()},
-                    {"data_offsets", {offset, offset + c.nbytes()}}};
-    offset += c.nbytes();
-    host.push_back(c);
+  for (const TensorSpec& t : tensors) {
+    LTX2_CHECK(!t.name.empty() && t.name != "__metadata__", "{}: bad tensor name '{}'", path, t.name);
+    LTX2_CHECK(!header.contains(t.name), "{}: tensor '{}' given twice", path, t.name);
+    header[t.name] = {{"dtype", dtype_safetensors_name(t.dtype)},
+                      {"shape", t.shape},
+                      {"data_offsets", {offset, offset + t.nbytes()}}};
+    offset += t.nbytes();
   }
   std::string text = header.dump();
-  text.append((8 - text.size() % 8) % 8, ' ');  // keep the data region 8-byte aligned
+  text.append((8 - text.size() % 8) % 8, ' ');
+  std::string out(8, '\0');
+  for (int i = 0; i < 8; ++i) out[i] = static_cast<char>(static_cast<uint64_t>(text.size()) >> (8 * i));
+  return out + text;
+}
 
-  std::string tmp = path + ".tmp." + std::to_string(getpid());
-  FILE* f = std::fopen(tmp.c_str(), "wb");
-  LTX2_CHECK(f != nullptr, "{}: cannot create: {}", tmp, std::strerror(errno));
-  bool ok = true;
-  uint8_t len[8];
-  uint64_t n = text.size();
-  for (int i = 0; i < 8; ++i) len[i] = static_cast<uint8_t>(n >> (8 * i));
-  ok = ok && std::fwrite(len, 1, 8, f) == 8;
-  ok = ok && std::fwrite(text.data(), 1, text.size(), f) == text.size();
-  for (const Tensor& c : host) {
-    if (c.nbytes()) ok = ok && std::fwrite(c.data_ptr(), 1, c.nbytes(), f) == c.nbytes();
+// Fills chunk after chunk of the data region and hands each to a writer thread, so that producing
+// the bytes (often the slower part) overlaps the disk; at most two chunks exist at a time.
+void stream_data(int fd, const std::string& path, const std::vector<TensorSpec>& tensors,
+                 const TensorBytesFn& fill, size_t chunk_bytes) {
+  uint64_t total = 0;
+  for (const TensorSpec& t : tensors) total += t.nbytes();
+  if (total == 0) return;
+  const size_t chunk = static_cast<size_t>(std::min<uint64_t>(chunk_bytes, total));
+  std::unique_ptr<uint8_t[]> buffers[2] = {std::make_unique_for_overwrite<uint8_t[]>(chunk),
+                                           std::make_unique_for_overwrite<uint8_t[]>(chunk)};
+  size_t tensor = 0;
+  uint64_t in_tensor = 0;  // bytes of `tensor` already produced
+  std::future<int> pending;
+  auto wait_pending = [&] {
+    if (!pending.valid()) return;
+    const int err = pending.get();
+    LTX2_CHECK(err == 0, "{}: write failed: {}", path, std::strerror(err));
+  };
+  for (uint64_t done = 0, k = 0; done < total; ++k) {
+    uint8_t* buf = buffers[k % 2].get();
+    const size_t n = static_cast<size_t>(std::min<uint64_t>(chunk, total - done));
+    for (size_t filled = 0; filled < n;) {
+      while (in_tensor == tensors[tensor].nbytes()) ++tensor, in_tensor = 0;  // skips empty tensors
+      const size_t piece =
+          static_cast<size_t>(std::min<uint64_t>(n - filled, tensors[tensor].nbytes() - in_tensor));
+      fill(tensor, in_tensor, buf + filled, piece);
+      filled += piece;
+      in_tensor += piece;
+    }
+    wait_pending();  // the other buffer is free again
+    pending = std::async(std::launch::async, [fd, buf, n] { return write_all(fd, buf, n); });
+    done += n;
   }
-  ok = (std::fclose(f) == 0) && ok;
-  if (!ok || std::rename(tmp.c_str(), path.c_str()) != 0) {
-    int err = errno;
+  wait_pending();
+}
+
+}  // namespace
+
+void write_safetensors_streamed(const std::string& path, const std::vector<TensorSpec>& tensors,
+                                const std::map<std::string, std::string>& metadata, const TensorBytesFn& fill,
+                                size_t chunk_bytes) {
+  LTX2_CHECK(chunk_bytes >= 8 && chunk_bytes % 8 == 0, "{}: chunk size {} is not a positive multiple of 8",
+             path, chunk_bytes);
+  const std::string head = header_bytes(path, tensors, metadata);
+  const std::string tmp = path + ".tmp." + std::to_string(getpid());
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+  LTX2_CHECK(fd >= 0, "{}: cannot create: {}", tmp, std::strerror(errno));
+  try {
+    const int err = write_all(fd, reinterpret_cast<const uint8_t*>(head.data()), head.size());
+    LTX2_CHECK(err == 0, "{}: write failed: {}", path, std::strerror(err));
+    stream_data(fd, path, tensors, fill, chunk_bytes);
+  } catch (...) {
+    ::close(fd);
+    std::remove(tmp.c_str());
+    throw;
+  }
+  if (::close(fd) != 0 || std::rename(tmp.c_str(), path.c_str()) != 0) {
+    const int err = errno;
     std::remove(tmp.c_str());
     LTX2_FAIL("{}: write failed: {}", path, std::strerror(err));
   }
+}
+
+uint64_t safetensors_file_size(const std::vector<TensorSpec>& tensors,
+                               const std::map<std::string, std::string>& metadata) {
+  uint64_t bytes = header_bytes("safetensors file", tensors, metadata).size();
+  for (const TensorSpec& t : tensors) bytes += t.nbytes();
+  return bytes;
+}
+
+void write_safetensors(const std::string& path, const std::vector<std::pair<std::string, Tensor>>& tensors,
+                       const std::map<std::string, std::string>& metadata) {
+  std::vector<TensorSpec> specs;
+  std::vector<Tensor> host;
+  specs.reserve(tensors.size());
+  host.reserve(tensors.size());
+  for (const auto& [name, t] : tensors) {
+    host.push_back(t.to(Device::cpu()).contiguous());
+    specs.push_back({name, host.back().dtype(), host.back().shape()});
+  }
+  write_safetensors_streamed(
+      path, specs, metadata, [&](size_t i, uint64_t offset, uint8_t* out, size_t bytes) {
+        std::memcpy(out, static_cast<const uint8_t*>(host[i].data_ptr()) + offset, bytes);
+      });
 }
 
 }  // namespace ltx2

@@ -1,4 +1,5 @@
-// Safetensors files: strict header parsing, a memory-mapped reader, and an atomic writer.
+// Safetensors files: strict header parsing, a memory-mapped reader, and an atomic writer that
+// streams the data region from a callback (so a file larger than memory can be written).
 //
 // Format: 8-byte little-endian header length N, N bytes of JSON, then the data region. The JSON
 // maps tensor names to {"dtype", "shape", "data_offsets": [begin, end]} (offsets relative to the
@@ -9,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -76,8 +78,32 @@ class SafetensorsFile {
   std::weak_ptr<SafetensorsFile> self_;
 };
 
-// Writes tensors (any device/strides; stored contiguous, in the given order) and string metadata.
-// The file appears atomically: written to "<path>.tmp.<pid>" and renamed; removed on failure.
+// What a file will hold for one tensor (its bytes come later).
+struct TensorSpec {
+  std::string name;
+  DType dtype = DType::BF16;
+  Shape shape;
+  uint64_t nbytes() const { return static_cast<uint64_t>(shape_numel(shape)) * dtype_size(dtype); }
+};
+
+// Produces `bytes` bytes of tensor `index` of the list, starting at byte `offset` of its data.
+using TensorBytesFn = std::function<void(size_t index, uint64_t offset, uint8_t* out, size_t bytes)>;
+
+// Writes a file holding `tensors` in the given order and string metadata: the header first, then
+// the data region in chunks of at most `chunk_bytes` (a multiple of 8), each filled by `fill` on the
+// calling thread, piece by piece in file order, while a writer thread writes the previous chunk.
+// The file appears atomically: written to "<path>.tmp.<pid>" and renamed; removed on any failure,
+// including an exception thrown by `fill` (which is then rethrown).
+void write_safetensors_streamed(const std::string& path, const std::vector<TensorSpec>& tensors,
+                                const std::map<std::string, std::string>& metadata, const TensorBytesFn& fill,
+                                size_t chunk_bytes = size_t{64} << 20);
+
+// The size of the file write_safetensors_streamed writes for these tensors and metadata.
+uint64_t safetensors_file_size(const std::vector<TensorSpec>& tensors,
+                               const std::map<std::string, std::string>& metadata);
+
+// Writes tensors (any device/strides; stored contiguous, in the given order) and string metadata,
+// through write_safetensors_streamed.
 void write_safetensors(const std::string& path, const std::vector<std::pair<std::string, Tensor>>& tensors,
                        const std::map<std::string, std::string>& metadata = {});
 

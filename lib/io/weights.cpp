@@ -131,33 +131,34 @@ std::string WeightSet::metadata_value(const std::string& key) const {
 // ---- WeightSynthesizer -----------------------------------------------------------------------
 
 namespace {
-uint64_t splitmix64(uint64_t x) {
-  x += 0x9e3779b97f4a7c15ull;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-  return x ^ (x >> 31);
-}
 bool contains(const std::string& s, const char* part) {
   return s.find(part) != std::string::npos;
 }
 }  // namespace
 
+SynthesizedValues::SynthesizedValues(uint64_t seed, const std::string& name, const Shape& shape) {
+  key_ = seed;
+  for (char ch : name) key_ = mix(key_ ^ static_cast<uint8_t>(ch));
+  const int64_t n = shape_numel(shape);
+  const int64_t fan_in = shape.size() >= 2 && shape[0] > 0 ? n / shape[0] : 1;
+  is_norm_ = shape.size() == 1 && (contains(name, "norm") || contains(name, "std-of-means"));
+  scale_ = shape.size() >= 2 ? std::sqrt(3.f / static_cast<float>(std::max<int64_t>(fan_in, 1))) : 0.1f;
+  if (contains(name, "scale_shift_table") || contains(name, "learnable_registers")) scale_ = 0.5f;
+}
+
+void SynthesizedValues::fill_bf16(int64_t first, int64_t count, uint16_t* out, float gain) const {
+#pragma omp parallel for schedule(static) if (count > (1 << 16))
+  for (int64_t i = 0; i < count; ++i) out[i] = f32_to_bf16(at(first + i) * gain);
+}
+
 Tensor WeightSynthesizer::make(const std::string& name, const Shape& shape) {
   for (const auto& [n, t] : tensors_)
     if (n == name) return t;
-  uint64_t key = seed_;
-  for (char ch : name) key = splitmix64(key ^ static_cast<uint8_t>(ch));
   Tensor t = Tensor::empty(shape);
-  float* p = t.data<float>();
-  int64_t n = t.numel();
-  int64_t fan_in = shape.size() >= 2 && shape[0] > 0 ? n / shape[0] : 1;
-  bool is_norm = shape.size() == 1 && (contains(name, "norm") || contains(name, "std-of-means"));
-  float scale = shape.size() >= 2 ? std::sqrt(3.f / static_cast<float>(std::max<int64_t>(fan_in, 1))) : 0.1f;
-  if (contains(name, "scale_shift_table") || contains(name, "learnable_registers")) scale = 0.5f;
-  for (int64_t i = 0; i < n; ++i) {
-    // uniform(-1, 1) from the top 24 bits
-    float u = static_cast<float>(splitmix64(key + static_cast<uint64_t>(i)) >> 40) / 8388608.f - 1.f;
-    p[i] = is_norm ? 1.f + 0.1f * u : scale * u;
+  if (values_) {
+    const SynthesizedValues values(seed_, name, shape);
+    float* p = t.data<float>();
+    for (int64_t i = 0; i < t.numel(); ++i) p[i] = values.at(i);
   }
   tensors_.emplace_back(name, t);
   return t;

@@ -45,18 +45,54 @@ class WeightSet {
   const std::pair<std::string, size_t>* find(const std::string& name) const;
 };
 
-// Makes deterministic random weights for `ltx2 make-tiny`: a WeightView built on a synthesizer
-// answers every load(key, shape) with a fresh tensor of that shape (values from the seed and the
-// full name; scaled by fan-in, norms near 1, statistics positive) and records it, so that a model's
-// own loader, run over a synthesizer, yields the tensor list of its real checkpoint layout.
+// The value rule of synthesized weights: a pure function of (seed, full tensor name, shape, element
+// index), so that a tensor can be made whole (WeightSynthesizer::make) or streamed chunk by chunk
+// into a full-size file (pipeline/random_model) with the same values. Element i is uniform(-s, s)
+// with s = sqrt(3 / fan-in) for matrices and convolutions (unit variance through a layer), 0.1 for
+// vectors, 0.5 for AdaLN tables and learnable registers; norm weights and the latent statistics are
+// 1 +- 0.1 (so they neither vanish nor flip signs).
+class SynthesizedValues {
+ public:
+  SynthesizedValues(uint64_t seed, const std::string& full_name, const Shape& shape);
+  float at(int64_t i) const {
+    // (the top 24 bits, exact as an int32, whose conversion is cheaper than a uint64's)
+    const float u =
+        static_cast<float>(static_cast<int32_t>(mix(key_ + static_cast<uint64_t>(i)) >> 40)) / 8388608.f -
+        1.f;
+    return is_norm_ ? 1.f + 0.1f * u : scale_ * u;
+  }
+  // at(first .. first + count - 1) * gain, rounded to bf16 as Tensor::to does, over the OpenMP
+  // threads.
+  void fill_bf16(int64_t first, int64_t count, uint16_t* out, float gain = 1.f) const;
+
+  static uint64_t mix(uint64_t x) {  // splitmix64
+    x += 0x9e3779b97f4a7c15ull;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+    return x ^ (x >> 31);
+  }
+
+ private:
+  uint64_t key_ = 0;
+  bool is_norm_ = false;
+  float scale_ = 0.f;
+};
+
+// Makes deterministic random weights for `ltx2 make-tiny` and the benchmarks: a WeightView built on
+// a synthesizer answers every load(key, shape) with a fresh tensor of that shape (SynthesizedValues
+// of the seed and the full name) and records it, so that a model's own loader, run over a
+// synthesizer, yields the tensor list of its real checkpoint layout. With `values` false it only
+// records names and shapes: the tensors it hands out are left uninitialised (their pages are never
+// touched, so planning a full-size model costs no memory), for callers that make the values later.
 class WeightSynthesizer {
  public:
-  explicit WeightSynthesizer(uint64_t seed) : seed_(seed) {}
+  explicit WeightSynthesizer(uint64_t seed, bool values = true) : seed_(seed), values_(values) {}
   Tensor make(const std::string& full_name, const Shape& shape);
   const std::vector<std::pair<std::string, Tensor>>& tensors() const { return tensors_; }
 
  private:
   uint64_t seed_;
+  bool values_;
   std::vector<std::pair<std::string, Tensor>> tensors_;
 };
 
@@ -68,8 +104,7 @@ class WeightView {
   WeightView(std::shared_ptr<WeightSynthesizer> synth, std::string prefix, std::string component);
   // `prefixes`: candidate file-side prefixes for this component, tried in order (e.g. monolith
   // "vae.decoder." then Comfy-split "decoder."). `component` names it in messages.
-  WeightView(std::shared_ptr<const WeightSet> set, std::vector<std::string> prefixes,
-             std::string component);
+  WeightView(std::shared_ptr<const WeightSet> set, std::vector<std::string> prefixes, std::string component);
   // A nested window: "transformer_blocks.3." etc. (keeps the placement).
   WeightView sub(const std::string& prefix) const;
   // The same window whose loads without an explicit dtype go to `dtype` on `device` (a model built

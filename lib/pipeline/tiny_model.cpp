@@ -8,29 +8,13 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
 #include "core/log.h"
-#include "io/configs/audio_vae_config.h"
 #include "io/configs/gemma_config.h"
-#include "io/configs/text_projection_config.h"
-#include "io/configs/transformer_config.h"
-#include "io/configs/upsampler_config.h"
-#include "io/configs/video_vae_config.h"
-#include "io/configs/vocoder_config.h"
 #include "io/safetensors.h"
-#include "io/weights.h"
-#include "models/audio_vae/audio_decoder.h"
-#include "models/text/embeddings_connector.h"
-#include "models/text/feature_extractor.h"
-#include "models/text/gemma3.h"
-#include "models/transformer/weights.h"
-#include "models/upsampler/latent_upsampler.h"
-#include "models/video_vae/decoder.h"
-#include "models/video_vae/encoder.h"
-#include "models/vocoder/vocoder.h"
+#include "pipeline/synthesized_models.h"
 #include "pipeline/tiny_tokenizer.h"
 
 namespace ltx2::pipeline {
@@ -43,7 +27,6 @@ namespace {
 
 constexpr uint64_t kSeed = 0x17C2'71A7ull;
 constexpr int64_t kLoraRank = 4;
-constexpr float kLoraUpScale = 0.1f;  // keeps the fused LoRA a small change of each weight
 
 // LTX-2 (19B layout): 12 heads everywhere so that 1, 2, 3 and 4 ranks split them evenly; the real
 // 128 latent channels (video) and 8 x 16 (audio; the audio VAE's `ch` must be 8 x 16 too, as it sizes
@@ -108,13 +91,6 @@ constexpr const char* kGemmaConfig = R"({"architectures": ["Gemma3ForConditional
   "attn_logit_softcapping": null, "final_logit_softcapping": null, "pad_token_id": 0, "bos_token_id": 2,
   "eos_token_id": 1}})";
 
-bool starts_with(const std::string& s, const std::string& p) {
-  return s.compare(0, p.size(), p) == 0;
-}
-bool ends_with(const std::string& s, const std::string& p) {
-  return s.size() >= p.size() && s.compare(s.size() - p.size(), p.size(), p) == 0;
-}
-
 // Stored as the real checkpoints store them: bf16, sorted by name.
 NamedTensors as_stored(NamedTensors tensors) {
   std::sort(tensors.begin(), tensors.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
@@ -122,78 +98,38 @@ NamedTensors as_stored(NamedTensors tensors) {
   return tensors;
 }
 
-NamedTensors synthesize_checkpoint(const json& config) {
+NamedTensors synthesize_tiny_checkpoint(const json& config) {
   auto s = std::make_shared<WeightSynthesizer>(kSeed);
-  const json& transformer = config.at("transformer");
-  const TransformerConfig dit = TransformerConfig::parse(transformer);
-  models::transformer::TransformerWeights::load(WeightView(s, "model.diffusion_model.", "transformer"), dit);
-
-  const TextProjectionConfig text = parse_text_projection_config(transformer);
-  LTX2_CHECK(text.extractor == FeatureExtractorKind::V1,
-             "tiny model: the checkpoint config must be 19B-style");
-  // The extractor reads Gemma's depth off its projection's width, so that one is made first.
-  const GemmaConfig gemma = parse_gemma_config(tiny_gemma_config());
-  s->make("text_embedding_projection.aggregate_embed.weight",
-          {text.caption_channels, text.caption_channels * gemma.num_hidden_states()});
-  FeatureExtractor(text, WeightView(s, "text_embedding_projection.", "text projection"));
-  EmbeddingsConnector(text.video,
-                      WeightView(s, "model.diffusion_model.video_embeddings_connector.", "video connector"));
-  EmbeddingsConnector(text.audio,
-                      WeightView(s, "model.diffusion_model.audio_embeddings_connector.", "audio connector"));
-
-  const WeightView video_stats(s, "vae.per_channel_statistics.", "video VAE statistics");
-  video_vae::VideoDecoder(VideoDecoderConfig::from_metadata(config),
-                          WeightView(s, "vae.decoder.", "video VAE decoder"), video_stats);
-  video_vae::VideoEncoder(VideoEncoderConfig::from_metadata(config),
-                          WeightView(s, "vae.encoder.", "video VAE encoder"), video_stats);
-  audio_vae::AudioDecoder(parse_audio_vae_decoder_config(config.at("audio_vae")),
-                          WeightView(s, "audio_vae.decoder.", "audio VAE decoder"),
-                          WeightView(s, "audio_vae.per_channel_statistics.", "audio VAE statistics"));
-  vocoder::Vocoder(parse_vocoder_config(config.at("vocoder")), WeightView(s, "vocoder.", "vocoder"));
+  synthesize_checkpoint(s, config, parse_gemma_config(tiny_gemma_config()));
   return s->tensors();
 }
 
-// A rank-kLoraRank pair for every linear weight of the transformer blocks.
+// A rank-kLoraRank pair for every linear layer of the transformer blocks.
 NamedTensors synthesize_lora(const NamedTensors& checkpoint) {
-  const std::string dit = "model.diffusion_model.", blocks = dit + "transformer_blocks.", weight = ".weight";
+  std::vector<std::pair<std::string, Shape>> shapes;
+  for (const auto& [name, t] : checkpoint) shapes.emplace_back(name, t.shape());
   WeightSynthesizer s(kSeed + 1);
   NamedTensors out;
-  for (const auto& [name, t] : checkpoint) {
-    if (!starts_with(name, blocks) || !ends_with(name, weight) || t.dim() != 2) continue;
-    const std::string module =
-        "diffusion_model." + name.substr(dit.size(), name.size() - dit.size() - weight.size());
-    out.emplace_back(module + ".lora_A.weight", s.make(module + ".lora_A.weight", {kLoraRank, t.size(1)}));
-    Tensor up = s.make(module + ".lora_B.weight", {t.size(0), kLoraRank}).clone();
+  for (const LoraTarget& target : lora_targets(shapes, kLoraRank)) {
+    out.emplace_back(target.down, s.make(target.down, target.down_shape));
+    Tensor up = s.make(target.up, target.up_shape).clone();
     float* p = up.data<float>();
     for (int64_t i = 0; i < up.numel(); ++i) p[i] *= kLoraUpScale;
-    out.emplace_back(module + ".lora_B.weight", up);
+    out.emplace_back(target.up, up);
   }
   return out;
 }
 
-NamedTensors synthesize_upsampler() {
+NamedTensors synthesize_tiny_upsampler() {
   auto s = std::make_shared<WeightSynthesizer>(kSeed + 2);
-  upsampler::LatentUpsampler(UpsamplerConfig::from_metadata(tiny_upsampler_config()),
-                             WeightView(s, "", "latent upsampler"));
+  synthesize_upsampler(s, tiny_upsampler_config());
   return s->tensors();
 }
 
-NamedTensors synthesize_gemma() {
+NamedTensors synthesize_tiny_gemma() {
   auto s = std::make_shared<WeightSynthesizer>(kSeed + 3);
-  Gemma3TextModel(parse_gemma_config(tiny_gemma_config()),
-                  WeightView(s, "language_model.model.", "gemma text model"));
+  synthesize_gemma_text(s, parse_gemma_config(tiny_gemma_config()));
   return s->tensors();
-}
-
-void write_text_file(const fs::path& path, const std::string& bytes) {
-  const fs::path tmp = path.string() + ".tmp";
-  {
-    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-    LTX2_CHECK(f.good(), "{}: cannot open for writing", tmp.string());
-    f.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-    LTX2_CHECK(f.good(), "{}: write failed", tmp.string());
-  }
-  fs::rename(tmp, path);
 }
 
 }  // namespace
@@ -218,15 +154,15 @@ TinyModelPaths write_tiny_model_set(const std::string& dir) {
   const TinyModelPaths paths = tiny_model_paths(dir);
   fs::create_directories(paths.gemma);
   const json config = tiny_checkpoint_config();
-  const NamedTensors checkpoint = synthesize_checkpoint(config);
+  const NamedTensors checkpoint = synthesize_tiny_checkpoint(config);
   write_safetensors(paths.checkpoint, as_stored(checkpoint), {{"config", config.dump()}});
   write_safetensors(paths.lora, as_stored(synthesize_lora(checkpoint)));
-  write_safetensors(paths.upsampler, as_stored(synthesize_upsampler()),
+  write_safetensors(paths.upsampler, as_stored(synthesize_tiny_upsampler()),
                     {{"config", tiny_upsampler_config().dump()}});
-  write_safetensors((fs::path(paths.gemma) / "model.safetensors").string(), as_stored(synthesize_gemma()),
-                    {{"format", "pt"}});
-  write_text_file(fs::path(paths.gemma) / "config.json", tiny_gemma_config().dump(2) + "\n");
-  write_text_file(fs::path(paths.gemma) / "tokenizer.model", train_tiny_tokenizer());
+  write_safetensors((fs::path(paths.gemma) / "model.safetensors").string(),
+                    as_stored(synthesize_tiny_gemma()), {{"format", "pt"}});
+  write_file_atomically((fs::path(paths.gemma) / "config.json").string(), tiny_gemma_config().dump(2) + "\n");
+  write_file_atomically((fs::path(paths.gemma) / "tokenizer.model").string(), train_tiny_tokenizer());
   return paths;
 }
 

@@ -1,6 +1,8 @@
 // The safetensors reader's validation: every malformed header gives a one-line error naming the
-// file (and the tensor where there is one), never a crash.
+// file (and the tensor where there is one), never a crash; the writer, streamed or from tensors.
+#include <cstdio>
 #include <cstring>
+#include <filesystem>
 
 #include "core/error.h"
 #include "io/safetensors.h"
@@ -41,8 +43,8 @@ TEST_CASE("safetensors: write then read round-trips tensors, dtypes and metadata
   Tensor b = Tensor::from_vector_i64({1, -2, 3}, {3});
   Tensor c = a.to(DType::BF16);
   Tensor empty = Tensor::empty({0, 4});
-  write_safetensors(dir.file("x.safetensors"),
-                    {{"a", a.transpose(0, 1)}, {"b", b}, {"c", c}, {"e", empty}}, {{"k", "v"}});
+  write_safetensors(dir.file("x.safetensors"), {{"a", a.transpose(0, 1)}, {"b", b}, {"c", c}, {"e", empty}},
+                    {{"k", "v"}});
   auto f = SafetensorsFile::open(dir.file("x.safetensors"));
   REQUIRE(f->tensors().size() == 4);
   REQUIRE(f->metadata_value("k") == "v");
@@ -130,4 +132,71 @@ TEST_CASE("safetensors: every golden weights file opens") {
     REQUIRE(f->tensors().size() > 0);
     REQUIRE_FALSE(f->metadata_value("config").empty());
   }
+}
+
+namespace {
+
+std::string read_file(const std::string& path) {
+  std::FILE* f = std::fopen(path.c_str(), "rb");
+  REQUIRE(f != nullptr);
+  std::string bytes;
+  char buf[4096];
+  for (size_t n; (n = std::fread(buf, 1, sizeof buf, f)) > 0;) bytes.append(buf, n);
+  std::fclose(f);
+  return bytes;
+}
+
+}  // namespace
+
+TEST_CASE("safetensors: the streamed writer writes the in-memory writer's bytes, whatever the chunk size") {
+  test::ScratchDir dir("st_streamed");
+  // Mixed dtypes and sizes, an empty tensor in the middle: pieces of one chunk span tensors, and
+  // one tensor spans chunks.
+  const std::vector<std::pair<std::string, Tensor>> tensors = {
+      {"z.first", test::random_tensor({7, 3}, 1)},
+      {"a.bf16", test::random_tensor({5, 11}, 2).to(DType::BF16)},
+      {"m.empty", Tensor::empty({0, 4})},
+      {"b.i64", Tensor::from_vector_i64({1, -2, 3}, {3})},
+      {"c.big", test::random_tensor({1000}, 3)}};
+  const std::map<std::string, std::string> metadata = {{"config", "{\"x\": 1}"}};
+  write_safetensors(dir.file("memory.safetensors"), tensors, metadata);
+  const std::string expected = read_file(dir.file("memory.safetensors"));
+
+  std::vector<TensorSpec> specs;
+  for (const auto& [name, t] : tensors) specs.push_back({name, t.dtype(), t.shape()});
+  uint64_t total = 0;
+  for (const TensorSpec& s : specs) total += s.nbytes();
+  REQUIRE(safetensors_file_size(specs, metadata) == expected.size());
+  for (size_t chunk : {size_t{8}, size_t{24}, size_t{4000}, size_t{64} << 20}) {
+    uint64_t produced = 0;
+    write_safetensors_streamed(
+        dir.file("streamed.safetensors"), specs, metadata,
+        [&](size_t i, uint64_t offset, uint8_t* out, size_t bytes) {
+          REQUIRE(bytes <= chunk);
+          REQUIRE(offset + bytes <= specs[i].nbytes());
+          std::memcpy(out, static_cast<const uint8_t*>(tensors[i].second.data_ptr()) + offset, bytes);
+          produced += bytes;
+        },
+        chunk);
+    CHECK(produced == total);
+    CHECK(read_file(dir.file("streamed.safetensors")) == expected);
+  }
+}
+
+TEST_CASE("safetensors: a failing producer leaves no file and keeps the one it would replace") {
+  test::ScratchDir dir("st_streamed_fail");
+  const std::string path = dir.file("x.safetensors");
+  write_safetensors(path, {{"old", test::random_tensor({2}, 1)}});
+  const std::string before = read_file(path);
+  const std::vector<TensorSpec> specs = {{"a", DType::BF16, {4096}}, {"b", DType::BF16, {4096}}};
+  int calls = 0;
+  auto fill = [&](size_t, uint64_t, uint8_t* out, size_t bytes) {
+    if (++calls == 3) LTX2_FAIL("producer failed");
+    std::memset(out, 0, bytes);
+  };
+  REQUIRE_THROWS_WITH(write_safetensors_streamed(path, specs, {}, fill, 1024), "producer failed");
+  CHECK(read_file(path) == before);
+  for (const auto& entry : std::filesystem::directory_iterator(dir.path()))
+    CHECK(entry.path().filename() == "x.safetensors");
+  REQUIRE_THROWS_WITH(write_safetensors_streamed(path, specs, {}, fill, 12), Contains("multiple of 8"));
 }

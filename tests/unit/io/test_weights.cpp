@@ -1,3 +1,4 @@
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 
@@ -17,8 +18,7 @@ TEST_CASE("weights: a view maps prefixes and names missing or mis-shaped tensors
   REQUIRE(tr.has("patchify_proj.weight"));
   Shape s = tr.shape_of("patchify_proj.weight");
   REQUIRE(tr.load("patchify_proj.weight", s).dtype() == DType::F32);
-  REQUIRE_THROWS_WITH(tr.load("nope.weight"),
-                      Contains("missing tensor 'model.diffusion_model.nope.weight'"));
+  REQUIRE_THROWS_WITH(tr.load("nope.weight"), Contains("missing tensor 'model.diffusion_model.nope.weight'"));
   REQUIRE_THROWS_WITH(tr.load("patchify_proj.weight", {1, 2}),
                       Contains("'model.diffusion_model.patchify_proj.weight' has shape"));
   WeightView block = tr.sub("transformer_blocks.0.");
@@ -114,4 +114,29 @@ TEST_CASE("weights: a placed view loads in its dtype by default, sub-views keep 
   REQUIRE(placed.load("conv.bias", s, DType::F32).dtype() == DType::F32);
   REQUIRE(test::max_abs_diff(b.to(DType::F32),
                              plain.sub("conv_in.").load("conv.bias").to(DType::BF16).to(DType::F32)) == 0.f);
+}
+
+TEST_CASE("weights: the synthesized value rule streams the bytes a synthesizer makes") {
+  WeightSynthesizer synth(5);
+  const std::pair<std::string, Shape> cases[] = {{"blocks.0.attn1.to_q.weight", {6, 40}},
+                                                 {"blocks.0.attn1.q_norm.weight", {300}},
+                                                 {"blocks.0.scale_shift_table", {6, 8}},
+                                                 {"decoder.conv_in.conv.bias", {17}},
+                                                 {"per_channel_statistics.std-of-means", {128}}};
+  for (const auto& [name, shape] : cases) {
+    const Tensor made = synth.make(name, shape).to(DType::BF16);
+    const SynthesizedValues values(5, name, shape);
+    std::vector<uint16_t> streamed(static_cast<size_t>(made.numel()));
+    // in two pieces, as a chunk boundary would cut it
+    const int64_t half = made.numel() / 2;
+    values.fill_bf16(0, half, streamed.data());
+    values.fill_bf16(half, made.numel() - half, streamed.data() + half);
+    CHECK(std::memcmp(streamed.data(), made.data_ptr(), made.nbytes()) == 0);
+    values.fill_bf16(0, made.numel(), streamed.data(), 0.1f);
+    CHECK(bf16_to_f32(streamed[1]) == round_bf16(synth.make(name, shape).to_vector()[1] * 0.1f));
+  }
+  // A recording synthesizer hands out tensors of the asked shapes and records them the same way.
+  WeightSynthesizer shapes(5, /*values=*/false);
+  REQUIRE(shapes.make("w", {1 << 14, 1 << 12}).shape() == Shape{1 << 14, 1 << 12});
+  REQUIRE(shapes.tensors().size() == 1);
 }
