@@ -5,6 +5,7 @@
 #include "core/error.h"
 #include "models/video_vae/tiled_decode.h"
 #include "ops/elementwise.h"
+#include "ops/reduce.h"
 #include "pipeline/denoise_stage.h"
 #include "pipeline/image_conditioning.h"
 #include "pipeline/latent_tools.h"
@@ -23,6 +24,14 @@ Tensor to_host_f32(const Tensor& t) {
 
 void probe(const PipelineCallbacks& cb, const std::string& name, const Tensor& t) {
   if (cb.probe) cb.probe(name, to_host_f32(t));
+}
+
+// Throws naming `what` when t holds a NaN or an infinity: a diverged stage fails its job instead of
+// decoding into a garbage video. x * 0 is 0 for every finite x and NaN otherwise, so one sum tells
+// (on the tensor's device; one value comes back).
+void require_finite(const Tensor& t, const std::string& what) {
+  const float s = ops::sum(ops::mul(t.reshape({t.numel()}), 0.0f), 0).to(Device::cpu()).to(DType::F32).item();
+  LTX2_CHECK(s == 0.0f, "{} holds NaN or infinite values", what);
 }
 
 MultiModalGuiderParams guider_params(const GuidanceParams& g) {
@@ -122,6 +131,8 @@ StageResult run_stage(PipelineModels& m, const GenerationRequest& r, StageSetup 
   s.denoise.forward = m.options.transformer_forward;
   run_denoise_stage(s.denoise, video, audio, cb);
   clear_conditioning(video);
+  require_finite(video.latent, s.name + "'s video latent");
+  require_finite(audio.latent, s.name + "'s audio latent");
   StageResult out{unpatchify_video(video.latent, grid),
                   unpatchify_audio(audio.latent, audio_shape[1], audio_shape[3])};
   probe(cb, s.name + ".video_latent", out.video_latent);
@@ -164,6 +175,7 @@ void decode_audio(const PipelineModels& m, const Tensor& latent, const PipelineC
   const Tensor mel = m.audio_decoder->forward(latent);
   probe(cb, "audio.mel", mel);
   const Tensor wave = to_host_f32(m.vocoder->forward(mel));
+  require_finite(wave, "the vocoder's waveform");
   if (cb.audio) cb.audio(wave.select(0, 0).contiguous(), m.vocoder->output_sampling_rate());
 }
 

@@ -47,13 +47,13 @@ TEST_CASE("split layout: the four component files give the monolith's frames and
     switch (classify_key(t.name)) {
       case Component::Transformer: transformer.emplace_back(t.name, monolith->tensor(t.name)); break;
       case Component::TextConnector: text.emplace_back(t.name, monolith->tensor(t.name)); break;
-      case Component::VideoDecoder: case Component::VideoEncoder: case Component::VideoStats:
-        video.emplace_back(t.name, monolith->tensor(t.name));
-        break;
-      case Component::AudioDecoder: case Component::AudioEncoder: case Component::AudioStats:
-      case Component::Vocoder:
-        audio.emplace_back(t.name, monolith->tensor(t.name));
-        break;
+      case Component::VideoDecoder:
+      case Component::VideoEncoder:
+      case Component::VideoStats: video.emplace_back(t.name, monolith->tensor(t.name)); break;
+      case Component::AudioDecoder:
+      case Component::AudioEncoder:
+      case Component::AudioStats:
+      case Component::Vocoder: audio.emplace_back(t.name, monolith->tensor(t.name)); break;
       default: FAIL("unexpected tensor " << t.name);
     }
   }
