@@ -113,34 +113,35 @@ std::vector<int64_t> assembly_order(int64_t num_tiles, int world_size) {
 
 namespace {
 
-// One tile's row of values times its weights, added into the blend row `acc` ([W, C] of the video).
+// One tile's row of n values (channels interleaved) times their weights, added into the blend row
+// `acc`: value * (frame_row_weight * column_weights[i]), column_weights holding each column's
+// mask once per channel, so that the loop is flat (and vectorises).
 template <typename T, bool kDecoded>
-void accumulate_row(float* acc, const T* src, int64_t width, int64_t channels, float frame_row_weight,
+void accumulate_row(float* acc, const T* src, int64_t n, float frame_row_weight,
                     const float* column_weights) {
-  for (int64_t x = 0; x < width; ++x) {
-    const float w = frame_row_weight * column_weights[x];
-    for (int64_t c = 0; c < channels; ++c) {
-      float v;
-      if constexpr (std::is_same_v<T, uint16_t>)
-        v = bf16_to_f32(src[x * channels + c]);
-      else
-        v = src[x * channels + c];
-      if constexpr (kDecoded) v = ops::from_vae_range(v);
-      acc[x * channels + c] += v * w;
-    }
+  for (int64_t i = 0; i < n; ++i) {
+    float v;
+    if constexpr (std::is_same_v<T, uint16_t>)
+      v = bf16_to_f32(src[i]);
+    else
+      v = src[i];
+    if constexpr (kDecoded) v = ops::from_vae_range(v);
+    acc[i] += v * (frame_row_weight * column_weights[i]);
   }
 }
 
-// The shared blend of assemble_frames / assemble_frames_rgb8: store(pixel index, value) per value.
-template <typename Store>
+// The shared blend of assemble_frames / assemble_frames_rgb8: store_row(index of the row's first
+// value in the output, blended row, values) per output row.
+template <typename StoreRow>
 void blend(const VaeTilePlan& plan, const std::vector<DecodedTile>& tiles, int64_t frame_start,
            int64_t frame_stop, const Tensor& dense_weights, TileValues values, int64_t channels,
-           const Store& store) {
+           const StoreRow& store_row) {
   const GridExtent& e = plan.pixel_extent;
   struct Source {
     const VaeTile* tile;
     Tensor pixels;  // contiguous
     const void* data;
+    std::vector<float> columns;  // the width mask, each value `channels` times
   };
   std::vector<Source> sources;
   for (const DecodedTile& d : tiles) {
@@ -155,9 +156,13 @@ void blend(const VaeTilePlan& plan, const std::vector<DecodedTile>& tiles, int64
         d.pixels.device().is_cpu() && (d.pixels.dtype() == DType::F32 || d.pixels.dtype() == DType::BF16),
         "assemble_frames: tile {} pixels {} must be f32 or bf16 on the CPU", d.tile, d.pixels.str());
     if (std::max(frame_start, t.pixel[0].start) < std::min(frame_stop, t.pixel[0].stop))
-      sources.push_back({&t, d.pixels.contiguous(), nullptr});
+      sources.push_back({&t, d.pixels.contiguous(), nullptr, {}});
   }
-  for (Source& src : sources) src.data = src.pixels.data_ptr();
+  for (Source& src : sources) {
+    src.data = src.pixels.data_ptr();
+    for (float m : src.tile->masks[2])
+      src.columns.insert(src.columns.end(), static_cast<size_t>(channels), m);
+  }
   const float* weights = nullptr;
   Tensor dense;
   if (dense_weights.defined()) {
@@ -180,28 +185,28 @@ void blend(const VaeTilePlan& plan, const std::vector<DecodedTile>& tiles, int64
           const VaeTile& t = *s.tile;
           if (f < t.pixel[0].start || f >= t.pixel[0].stop || y < t.pixel[1].start || y >= t.pixel[1].stop)
             continue;
-          const int64_t tf = f - t.pixel[0].start, ty = y - t.pixel[1].start, tw = t.pixel[2].length();
+          const int64_t tf = f - t.pixel[0].start, ty = y - t.pixel[1].start;
+          const int64_t n = t.pixel[2].length() * channels;
           const float frame_row = t.masks[0][tf] * t.masks[1][ty];
-          const int64_t at = (tf * t.pixel[1].length() + ty) * tw * channels;
+          const int64_t at = (tf * t.pixel[1].length() + ty) * n;
           float* row = acc.data() + t.pixel[2].start * channels;
-          const float* columns = t.masks[2].data();
+          const float* columns = s.columns.data();
           if (s.pixels.dtype() == DType::F32) {
             const float* src = static_cast<const float*>(s.data) + at;
-            decoded ? accumulate_row<float, true>(row, src, tw, channels, frame_row, columns)
-                    : accumulate_row<float, false>(row, src, tw, channels, frame_row, columns);
+            decoded ? accumulate_row<float, true>(row, src, n, frame_row, columns)
+                    : accumulate_row<float, false>(row, src, n, frame_row, columns);
           } else {
             const uint16_t* src = static_cast<const uint16_t*>(s.data) + at;
-            decoded ? accumulate_row<uint16_t, true>(row, src, tw, channels, frame_row, columns)
-                    : accumulate_row<uint16_t, false>(row, src, tw, channels, frame_row, columns);
+            decoded ? accumulate_row<uint16_t, true>(row, src, n, frame_row, columns)
+                    : accumulate_row<uint16_t, false>(row, src, n, frame_row, columns);
           }
         }
-        const int64_t out_row = ((f - frame_start) * H + y) * W * channels;
-        for (int64_t x = 0; x < W; ++x)
-          for (int64_t c = 0; c < channels; ++c) {
-            float v = acc[x * channels + c];
-            if (weights) v = v / weights[(f * H + y) * W + x];
-            store(out_row + x * channels + c, v);
-          }
+        if (weights) {
+          const float* w = weights + (f * H + y) * W;
+          for (int64_t x = 0; x < W; ++x)
+            for (int64_t c = 0; c < channels; ++c) acc[x * channels + c] = acc[x * channels + c] / w[x];
+        }
+        store_row(((f - frame_start) * H + y) * W * channels, acc.data(), W * channels);
       }
   }
 }
@@ -224,7 +229,7 @@ Tensor assemble_frames(const VaeTilePlan& plan, const std::vector<DecodedTile>& 
   Tensor out = Tensor::empty({frame_stop - frame_start, e[1], e[2], channels});
   float* o = out.data<float>();
   blend(plan, tiles, frame_start, frame_stop, dense_weights, values, channels,
-        [o](int64_t i, float v) { o[i] = v; });
+        [o](int64_t at, const float* row, int64_t n) { std::copy_n(row, n, o + at); });
   return out;
 }
 
@@ -237,7 +242,13 @@ Tensor assemble_frames_rgb8(const VaeTilePlan& plan, const std::vector<DecodedTi
   Tensor out = Tensor::empty({frame_stop - frame_start, e[1], e[2], channels}, DType::U8);
   uint8_t* o = out.data<uint8_t>();
   blend(plan, tiles, frame_start, frame_stop, dense_weights, values, channels,
-        [o](int64_t i, float v) { o[i] = ops::unit_to_u8(v); });
+        [o](int64_t at, const float* row, int64_t n) {
+          // Restrict: a byte store may alias anything, the closure's pointer included, which would
+          // keep the loop from vectorising.
+          uint8_t* __restrict dst = o + at;
+          const float* __restrict src = row;
+          for (int64_t i = 0; i < n; ++i) dst[i] = ops::unit_to_u8(src[i]);
+        });
   return out;
 }
 
