@@ -10,8 +10,8 @@
 //                rows [row_start, row_start + rows) of frames [frame_start, frame_start + n) of a
 //                tile of `frames` frames, in order: whole frames (row_start 0, rows H_t) or, when
 //                a frame is larger than the piece bound, bands of rows of one frame (n = 1). uint8
-//                RGB when the plan is one tile (final frames), else the decoder's [-1, 1] values
-//                in its dtype (f32 or bf16), channels last
+//                RGB when the plan is one tile (final frames, as the decode finishes them), else the
+//                decoder's [-1, 1] values in its dtype (f32 or bf16), channels last
 //   "audio"      rank 0, {sample_rate} + "waveform" [2, N]
 #include "runtime/fleet_engine.h"
 
@@ -20,6 +20,7 @@
 
 #include "core/error.h"
 #include "core/log.h"
+#include "models/video_vae/tiled_decode.h"
 #include "ops/rgb8.h"
 #include "ops/shape.h"
 #include "parallel/sequence_parallel.h"
@@ -88,9 +89,9 @@ class PipelineRunner final : public Runner {
       return forward(stage, model, video, audio, perturbations);
     };
     options.video_decode = [this](const video_vae::VideoDecoder& decoder, const Tensor& latent,
-                                  const Tensor& timestep, const video_vae::DecodeTilePlan&,
+                                  const Tensor& timestep, const video_vae::DecodeTilePlan& local_plan,
                                   const std::function<void(const Tensor&)>&) {
-      decode(decoder, latent, timestep);
+      decode(decoder, latent, timestep, local_plan);
     };
     engine_ =
         pipeline::make_local_engine(kind_, model_paths_from_json(config.at("paths")), std::move(options));
@@ -164,10 +165,15 @@ class PipelineRunner final : public Runner {
 
   // Distributed decode (multigpu.md 5.1): this rank's tiles of the reference's plan, round-robin,
   // each decoded whole (no single-GPU tiling inside a tile, as in the reference's runners, so the
-  // two-temporal-split guard has nothing to refuse) and streamed in pieces. One tile is the whole
-  // video with weights 1: its frames are final and leave the device as 8-bit RGB. Several are
-  // blended by the driver from the decoder's values, which leave the device in its dtype.
-  void decode(const video_vae::VideoDecoder& decoder, const Tensor& latent, const Tensor& timestep) {
+  // two-temporal-split guard has nothing to refuse) and streamed in pieces; the driver blends them
+  // from the decoder's values, which leave the device in its dtype. A plan of one tile is the
+  // whole video, blended by no one: rank 0 decodes it as the in-process engine does (the
+  // pipeline's own tile plan `local_plan`, blended on the device), and each run of finished frames
+  // leaves the device as 8-bit RGB while the next tiles decode. (The reference's runners decode
+  // that tile untiled: about 3x the device time and memory of the tiled decode at 1024x1536x121,
+  // and frames only at the end.)
+  void decode(const video_vae::VideoDecoder& decoder, const Tensor& latent, const Tensor& timestep,
+              const video_vae::DecodeTilePlan& local_plan) {
     LTX2_CHECK(sink_ != nullptr, "fleet decode outside a job");
     const parallel::GridExtent grid = {latent.size(2), latent.size(3), latent.size(4)};
     const auto f = decoder.config().scale_factors();
@@ -178,7 +184,19 @@ class PipelineRunner final : public Runner {
       for (const parallel::AxisTiling& a : tiling) axes.push_back({a.num_tiles, a.overlap});
       sink_->output("video_plan", {{"grid", grid}, {"scale", {f.time, f.height, f.width}}, {"tiling", axes}});
     }
-    const bool final_frames = plan.tiles.size() == 1;
+    if (plan.tiles.size() == 1) {
+      if (ctx_.rank != 0) return;
+      int64_t done = 0;
+      video_vae::tiled_decode(
+          decoder, latent, local_plan,
+          [&](const Tensor& chunk) {
+            const Tensor frames = ops::decoded_to_rgb8(chunk.select(0, 0)).to(Device::cpu());
+            stream_frames(0, plan.pixel_extent[0], done, frames);
+            done += frames.size(0);
+          },
+          timestep);
+      return;
+    }
     for (int64_t i :
          parallel::tiles_for_rank(static_cast<int64_t>(plan.tiles.size()), ctx_.rank, ctx_.world_size)) {
       const auto& [tf, th, tw] = plan.tiles[static_cast<size_t>(i)].latent;
@@ -187,22 +205,24 @@ class PipelineRunner final : public Runner {
                                .slice(4, tw.start, tw.stop)
                                .contiguous();
       const Tensor decoded = decoder.decode(piece, timestep).select(0, 0);  // [3, F_t, H_t, W_t]
-      const Tensor pixels =
-          final_frames ? ops::decoded_to_rgb8(decoded) : decoded.permute({1, 2, 3, 0}).contiguous();
-      stream_tile(i, pixels.to(Device::cpu()));
+      const Tensor values = decoded.permute({1, 2, 3, 0}).contiguous().to(Device::cpu());
+      stream_frames(i, values.size(0), 0, values);
     }
   }
 
-  // Streams a decoded tile [F_t, H_t, W_t, 3] in pieces of at most tile_piece_bytes_ (whole frames,
-  // else bands of at least one row of one frame).
-  void stream_tile(int64_t tile, const Tensor& pixels) {
+  // Streams frames [first, first + n) of a decoded tile of tile_frames frames (pixels [n, H_t, W_t,
+  // 3]) in pieces of at most tile_piece_bytes_: whole frames, else bands of at least one row of
+  // one frame.
+  void stream_frames(int64_t tile, int64_t tile_frames, int64_t first, const Tensor& pixels) {
     const int64_t frames = pixels.size(0), rows = pixels.size(1);
+    if (frames == 0) return;
     const size_t row_bytes = pixels.nbytes() / static_cast<size_t>(frames * rows);
     const size_t frame_bytes = row_bytes * static_cast<size_t>(rows);
     const auto send = [&](int64_t frame, int64_t row, const Tensor& part) {
-      sink_->output("video_tile",
-                    {{"tile", tile}, {"frames", frames}, {"frame_start", frame}, {"row_start", row}},
-                    {{"pixels", part}});
+      sink_->output(
+          "video_tile",
+          {{"tile", tile}, {"frames", tile_frames}, {"frame_start", first + frame}, {"row_start", row}},
+          {{"pixels", part}});
     };
     if (frame_bytes <= tile_piece_bytes_) {
       const auto step = static_cast<int64_t>(tile_piece_bytes_ / frame_bytes);

@@ -10,12 +10,14 @@
 //   tiles r, r + W, ... of the reference's plan (parallel/vae_tile_plan.h) and streams them to the
 //   driver in pieces of at most tile_piece_bytes (whole frames, or bands of rows of one frame when
 //   a frame is larger), so no frame size is too large for the result rings. A plan of one tile is
-//   the finished video: it travels as 8-bit RGB made on the rank's device. Several tiles travel as
-//   the decoder's values in its dtype (bf16 on a GPU, exact), because the blend needs them: the
-//   reference blends float tiles and converts afterwards, and 8-bit tiles blended would differ
-//   from that by up to a code value. The driver blends them with the reference's weights in
-//   float32 (frame rows in parallel) straight into 8-bit frames, and hands the frames out in time
-//   order as soon as every tile covering them has delivered them;
+//   the finished video: rank 0 decodes it as the in-process engine does (the pipeline's automatic
+//   tiling, blended on the device; the reference's runners decode it untiled) and streams each
+//   run of finished frames as 8-bit RGB made on its device. Several tiles travel as the decoder's
+//   values in its dtype (bf16 on a GPU, exact), because the blend needs them: the reference
+//   blends float tiles and converts afterwards, and 8-bit tiles blended would differ from that by
+//   up to a code value. The driver blends them with the reference's weights in float32 (frame
+//   rows in parallel) straight into 8-bit frames, and hands the frames out in time order as soon
+//   as every tile covering them has delivered them;
 // - rank 0 streams progress and the waveform.
 // Every rank draws the same full noise tensors (Philox keyed by seed and draw index), so results do
 // not depend on the rank count beyond floating-point order. A fatal fleet failure restarts the
