@@ -46,8 +46,7 @@ TEST_CASE("decoded_to_rgb8: maps [-1, 1] to 0..255 as the reference does, trunca
   }
 }
 
-TEST_CASE(
-    "decoded_to_rgb8: channel planes become interleaved frames; bf16 input reads as its float32 value") {
+TEST_CASE("decoded_to_rgb8: channel planes become interleaved frames, bf16 reads as its float32 value") {
   const Tensor x = test::random_tensor({3, 2, 3, 5}, 11);
   const Tensor out = ops::decoded_to_rgb8(x);
   REQUIRE(out.shape() == Shape{2, 3, 5, 3});
