@@ -3,7 +3,8 @@
 // (sws_setColorspaceDetails), chroma the mean of each 2x2 block (area filter over chroma taken at
 // full horizontal resolution), accurate rounding and bit-exact C arithmetic, so that every CPU
 // gives the same bytes. Frames are cut into slices converted by `threads` threads of swscale's
-// own pool (libswscale 6.1+, FFmpeg 5.0+; the bytes do not depend on the count).
+// own pool (libswscale 6.4+, FFmpeg 5.0+; the bytes do not depend on the count); an older
+// libswscale converts on one thread.
 //
 // Against the reference's float conversion (ltx_core/color/yuv.py: the same matrix, avg-pooled
 // chroma, Y * 219 + 16, C * 224 + 128, truncated) of the same 8-bit frames, every sample is within
