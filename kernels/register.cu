@@ -46,6 +46,7 @@ Tensor lowpass_downsample1d(const Tensor& x, const Tensor& filter, int64_t strid
                             int64_t pad_right);                                       // resample.cu
 Tensor snake_beta(const Tensor& x, const Tensor& log_alpha, const Tensor& log_beta);  // snake.cu
 Tensor upsample_nearest2d(const Tensor& x, int64_t factor);                           // upsample_nearest.cu
+Tensor decoded_to_rgb8(const Tensor& video);                                          // rgb8.cu
 }  // namespace ltx2::cuda
 
 namespace ltx2::ops {
@@ -77,6 +78,7 @@ void fill_cuda_ops(CudaOps& table) {
   table.lowpass_downsample1d = &cuda::lowpass_downsample1d;
   table.snake_beta = &cuda::snake_beta;
   table.upsample_nearest2d = &cuda::upsample_nearest2d;
+  table.decoded_to_rgb8 = &cuda::decoded_to_rgb8;
 }
 
 }  // namespace ltx2::ops

@@ -109,7 +109,9 @@ void VideoFile::drain() {
 
 void VideoFile::add_frames(const Tensor& frames) {
   const auto start = PhaseClock::Clock::now();
-  LTX2_CHECK(frames.dim() == 4 && frames.size(3) == 3, "{}: decoded frames must be [n, H, W, 3]", path_);
+  LTX2_CHECK(
+      frames.dim() == 4 && frames.size(3) == 3 && frames.dtype() == DType::U8 && frames.device().is_cpu(),
+      "{}: decoded frames must be uint8 [n, H, W, 3] on the CPU, got {}", path_, frames.str());
   if (!writer_) {
     height_ = static_cast<int>(frames.size(1));
     width_ = static_cast<int>(frames.size(2));
@@ -133,7 +135,7 @@ void VideoFile::add_frames(const Tensor& frames) {
     encoder_->changed.wait(lock,
                            [&] { return encoder_->error || encoder_->queue.size() < Encoder::kMaxQueued; });
     encoder_->rethrow_error();
-    encoder_->queue.push_back(frames.clone());  // the caller may reuse its buffer
+    encoder_->queue.push_back(frames);
   }
   encoder_->changed.notify_all();
   frames_ += frames.size(0);

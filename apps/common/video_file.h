@@ -1,7 +1,8 @@
 // The generation programs' output: an MP4 (FFmpeg), or by the path's extension a .y4m video with a
 // .wav beside it (media/y4m_wav_writer.h, no FFmpeg needed). Opened when the first decoded frames
-// arrive (their size sets the stream's); later chunks go to an encoder thread through a short
-// queue, so encoding runs while the next chunk decodes; the audio is added at the end and finish()
+// arrive (their size sets the stream's); every chunk goes to an encoder thread through a short
+// queue, so encoding runs while the next chunk decodes (the queue keeps the chunk itself, no copy);
+// the audio is added at the end and finish()
 // renames the file(s) into place. Destroyed before finish() (an error, an interrupt), it leaves no
 // file behind. A build without FFmpeg (LTX2_WITH_MEDIA undefined) writes only .y4m:
 // check_output_available() says so before any work.
@@ -27,7 +28,9 @@ class VideoFile {
   VideoFile(const VideoFile&) = delete;
   VideoFile& operator=(const VideoFile&) = delete;
 
-  // Frames [n, H, W, 3] float32 in [0, 1].
+  // Frames [n, H, W, 3] uint8 RGB on the CPU. The encoder thread reads them after the call
+  // returns: the caller must not write to them again (PipelineCallbacks::video_chunk hands out
+  // fresh tensors).
   void add_frames(const Tensor& frames);
   // The stereo waveform [2, N] at `sample_rate` (must be the rate given to the constructor).
   void add_audio(const Tensor& waveform, int64_t sample_rate);

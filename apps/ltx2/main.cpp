@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "bench_command.h"
+#include "bench_encode_command.h"
 #include "bench_fleet.h"
 #include "bench_pipeline_command.h"
 #include "bench_scaling_command.h"
@@ -57,6 +58,8 @@ int main(int argc, char** argv) {
   auto* bench_pipeline = ltx2::add_bench_pipeline_command(bench, &bench_pipeline_opt);
   ltx2::BenchVaeOptions bench_vae_opt;
   auto* bench_vae = ltx2::add_bench_vae_command(bench, &bench_vae_opt);
+  ltx2::BenchEncodeOptions bench_encode_opt;
+  auto* bench_encode = ltx2::add_bench_encode_command(bench, &bench_encode_opt);
   ltx2::MakeTinyOptions make_tiny_opt;
   auto* make_tiny = ltx2::add_make_tiny_command(app, make_tiny_opt);
   ltx2::MakeRandomOptions make_random_opt;
@@ -78,6 +81,7 @@ int main(int argc, char** argv) {
     if (*bench_scaling) return ltx2::run_bench_scaling(bench_scaling_opt);
     if (*bench_pipeline) return ltx2::run_bench_pipeline(bench_pipeline_opt);
     if (*bench_vae) return ltx2::run_bench_vae(bench_vae_opt);
+    if (*bench_encode) return ltx2::run_bench_encode(bench_encode_opt);
     if (*bench) return ltx2::run_bench(*bench, bench_opt);
     if (*make_tiny) return ltx2::run_make_tiny(make_tiny_opt);
     if (*make_random) return ltx2::run_make_random(make_random_opt);

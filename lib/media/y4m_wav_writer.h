@@ -1,5 +1,6 @@
 // Uncompressed clip output that needs no FFmpeg: the video as YUV4MPEG2 ("<path>", 4:4:4, 8-bit,
-// the BT.709 limited-range conversion of the MP4 writer without its chroma subsampling), the
+// from 8-bit RGB frames by the BT.709 limited-range formulas, Y * 219 + 16 and C * 224 + 128
+// truncated, computed here per pixel (rows in parallel) so that a build without FFmpeg has it), the
 // audio as 16-bit PCM WAV beside it ("<path without .y4m>.wav", clipped, scaled by 32767 and
 // truncated as for the MP4's AAC input). Both files are written as "<file>.tmp.<pid>" and renamed
 // by finish(); a writer destroyed before finish() removes them. Players and ffmpeg read both.

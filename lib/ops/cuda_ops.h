@@ -54,6 +54,7 @@ struct CudaOps {
   Tensor (*add_gated)(const Tensor& x, const Tensor& y, const AdaRow& gate) = nullptr;
   Tensor (*rms_norm_rope)(const Tensor& x, const Tensor& w, float eps, const Tensor& cos, const Tensor& sin,
                           int layout) = nullptr;
+  Tensor (*decoded_to_rgb8)(const Tensor& video) = nullptr;
 };
 
 // The filled table; throws when this build has no CUDA backend.

@@ -1,13 +1,14 @@
 // VAE tile geometry in latent and pixel space, normalisation, the temporal-split guard, and
-// assembly of decoded tiles.
+// assembly of decoded tiles (one float32 row accumulator per thread, written out as float or 8-bit).
 #include "parallel/vae_tile_plan.h"
 
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <type_traits>
 
 #include "core/error.h"
-#include "ops/elementwise.h"
+#include "ops/rgb8.h"
 
 namespace ltx2::parallel {
 
@@ -110,38 +111,144 @@ std::vector<int64_t> assembly_order(int64_t num_tiles, int world_size) {
   return order;
 }
 
-Tensor assemble_frames(const VaeTilePlan& plan, const std::vector<DecodedTile>& tiles, int64_t frame_start,
-                       int64_t frame_stop, const Tensor& dense_weights) {
-  LTX2_CHECK(!tiles.empty(), "assemble_frames: no decoded tiles");
+namespace {
+
+// One tile's row of n values (channels interleaved) times their weights, added into the blend row
+// `acc`: value * (frame_row_weight * column_weights[i]), column_weights holding each column's
+// mask once per channel, so that the loop is flat (and vectorises).
+template <typename T, bool kDecoded>
+void accumulate_row(float* acc, const T* src, int64_t n, float frame_row_weight,
+                    const float* column_weights) {
+  for (int64_t i = 0; i < n; ++i) {
+    float v;
+    if constexpr (std::is_same_v<T, uint16_t>)
+      v = bf16_to_f32(src[i]);
+    else
+      v = src[i];
+    if constexpr (kDecoded) v = ops::from_vae_range(v);
+    acc[i] += v * (frame_row_weight * column_weights[i]);
+  }
+}
+
+// The shared blend of assemble_frames / assemble_frames_rgb8: store_row(index of the row's first
+// value in the output, blended row, values) per output row.
+template <typename StoreRow>
+void blend(const VaeTilePlan& plan, const std::vector<DecodedTile>& tiles, int64_t frame_start,
+           int64_t frame_stop, const Tensor& dense_weights, TileValues values, int64_t channels,
+           const StoreRow& store_row) {
   const GridExtent& e = plan.pixel_extent;
-  LTX2_CHECK(0 <= frame_start && frame_start < frame_stop && frame_stop <= e[0],
-             "assemble_frames: frames [{}, {}) outside the video's {}", frame_start, frame_stop, e[0]);
-  const int64_t channels = tiles.front().pixels.size(3);
-  const Device device = tiles.front().pixels.device();
-  Tensor out = Tensor::zeros({frame_stop - frame_start, e[1], e[2], channels}, DType::F32, device);
+  struct Source {
+    const VaeTile* tile;
+    Tensor pixels;  // contiguous
+    const void* data;
+    std::vector<float> columns;  // the width mask, each value `channels` times
+  };
+  std::vector<Source> sources;
   for (const DecodedTile& d : tiles) {
     const VaeTile& t = plan.tiles.at(static_cast<size_t>(d.tile));
     LTX2_CHECK(d.pixels.dim() == 4 && d.pixels.size(0) == t.pixel[0].length() &&
-                   d.pixels.size(1) == t.pixel[1].length() && d.pixels.size(2) == t.pixel[2].length(),
-               "assemble_frames: tile {} pixels {} do not match its box {}x{}x{}", d.tile,
-               shape_str(d.pixels.shape()), t.pixel[0].length(), t.pixel[1].length(), t.pixel[2].length());
-    const int64_t lo = std::max(frame_start, t.pixel[0].start), hi = std::min(frame_stop, t.pixel[0].stop);
-    if (lo >= hi) continue;
-    std::array<std::vector<float>, 3> masks = t.masks;
-    masks[0] = std::vector<float>(t.masks[0].begin() + (lo - t.pixel[0].start),
-                                  t.masks[0].begin() + (hi - t.pixel[0].start));
-    Tensor weight =
-        Tensor::from_vector(outer_product_mask(masks), {hi - lo, t.pixel[1].length(), t.pixel[2].length(), 1})
-            .to(device);
-    Tensor src = d.pixels.narrow(0, lo - t.pixel[0].start, hi - lo).to(device).to(DType::F32);
-    Tensor dst = out.narrow(0, lo - frame_start, hi - lo)
-                     .narrow(1, t.pixel[1].start, t.pixel[1].length())
-                     .narrow(2, t.pixel[2].start, t.pixel[2].length());
-    dst.copy_(ops::add(dst, ops::mul(src, weight)));
+                   d.pixels.size(1) == t.pixel[1].length() && d.pixels.size(2) == t.pixel[2].length() &&
+                   d.pixels.size(3) == channels,
+               "assemble_frames: tile {} pixels {} do not match its box {}x{}x{}x{}", d.tile,
+               shape_str(d.pixels.shape()), t.pixel[0].length(), t.pixel[1].length(), t.pixel[2].length(),
+               channels);
+    LTX2_CHECK(
+        d.pixels.device().is_cpu() && (d.pixels.dtype() == DType::F32 || d.pixels.dtype() == DType::BF16),
+        "assemble_frames: tile {} pixels {} must be f32 or bf16 on the CPU", d.tile, d.pixels.str());
+    if (std::max(frame_start, t.pixel[0].start) < std::min(frame_stop, t.pixel[0].stop))
+      sources.push_back({&t, d.pixels.contiguous(), nullptr, {}});
   }
-  if (dense_weights.defined())
-    out =
-        ops::div(out, dense_weights.narrow(0, frame_start, frame_stop - frame_start).unsqueeze(3).to(device));
+  for (Source& src : sources) {
+    src.data = src.pixels.data_ptr();
+    for (float m : src.tile->masks[2])
+      src.columns.insert(src.columns.end(), static_cast<size_t>(channels), m);
+  }
+  const float* weights = nullptr;
+  Tensor dense;
+  if (dense_weights.defined()) {
+    LTX2_CHECK(dense_weights.shape() == (Shape{e[0], e[1], e[2]}) && dense_weights.dtype() == DType::F32,
+               "assemble_frames: dense weights {} are not f32 [{}, {}, {}]", dense_weights.str(), e[0], e[1],
+               e[2]);
+    dense = dense_weights.to(Device::cpu()).contiguous();
+    weights = dense.data<float>();
+  }
+  const int64_t frames = frame_stop - frame_start, H = e[1], W = e[2];
+  const bool decoded = values == TileValues::Decoded;
+#pragma omp parallel if (frames * H * W > (int64_t{1} << 15))
+  {
+    std::vector<float> acc(static_cast<size_t>(W * channels));
+#pragma omp for collapse(2) schedule(static)
+    for (int64_t f = frame_start; f < frame_stop; ++f)
+      for (int64_t y = 0; y < H; ++y) {
+        std::fill(acc.begin(), acc.end(), 0.f);
+        for (const Source& s : sources) {
+          const VaeTile& t = *s.tile;
+          if (f < t.pixel[0].start || f >= t.pixel[0].stop || y < t.pixel[1].start || y >= t.pixel[1].stop)
+            continue;
+          const int64_t tf = f - t.pixel[0].start, ty = y - t.pixel[1].start;
+          const int64_t n = t.pixel[2].length() * channels;
+          const float frame_row = t.masks[0][tf] * t.masks[1][ty];
+          const int64_t at = (tf * t.pixel[1].length() + ty) * n;
+          float* row = acc.data() + t.pixel[2].start * channels;
+          const float* columns = s.columns.data();
+          if (s.pixels.dtype() == DType::F32) {
+            const float* src = static_cast<const float*>(s.data) + at;
+            decoded ? accumulate_row<float, true>(row, src, n, frame_row, columns)
+                    : accumulate_row<float, false>(row, src, n, frame_row, columns);
+          } else {
+            const uint16_t* src = static_cast<const uint16_t*>(s.data) + at;
+            decoded ? accumulate_row<uint16_t, true>(row, src, n, frame_row, columns)
+                    : accumulate_row<uint16_t, false>(row, src, n, frame_row, columns);
+          }
+        }
+        if (weights) {
+          const float* w = weights + (f * H + y) * W;
+          for (int64_t x = 0; x < W; ++x)
+            for (int64_t c = 0; c < channels; ++c) acc[x * channels + c] = acc[x * channels + c] / w[x];
+        }
+        store_row(((f - frame_start) * H + y) * W * channels, acc.data(), W * channels);
+      }
+  }
+}
+
+void check_frames(const VaeTilePlan& plan, const std::vector<DecodedTile>& tiles, int64_t frame_start,
+                  int64_t frame_stop) {
+  LTX2_CHECK(!tiles.empty(), "assemble_frames: no decoded tiles");
+  LTX2_CHECK(0 <= frame_start && frame_start < frame_stop && frame_stop <= plan.pixel_extent[0],
+             "assemble_frames: frames [{}, {}) outside the video's {}", frame_start, frame_stop,
+             plan.pixel_extent[0]);
+}
+
+}  // namespace
+
+Tensor assemble_frames(const VaeTilePlan& plan, const std::vector<DecodedTile>& tiles, int64_t frame_start,
+                       int64_t frame_stop, const Tensor& dense_weights, TileValues values) {
+  check_frames(plan, tiles, frame_start, frame_stop);
+  const GridExtent& e = plan.pixel_extent;
+  const int64_t channels = tiles.front().pixels.size(3);
+  Tensor out = Tensor::empty({frame_stop - frame_start, e[1], e[2], channels});
+  float* o = out.data<float>();
+  blend(plan, tiles, frame_start, frame_stop, dense_weights, values, channels,
+        [o](int64_t at, const float* row, int64_t n) { std::copy_n(row, n, o + at); });
+  return out;
+}
+
+Tensor assemble_frames_rgb8(const VaeTilePlan& plan, const std::vector<DecodedTile>& tiles,
+                            int64_t frame_start, int64_t frame_stop, const Tensor& dense_weights,
+                            TileValues values) {
+  check_frames(plan, tiles, frame_start, frame_stop);
+  const GridExtent& e = plan.pixel_extent;
+  const int64_t channels = tiles.front().pixels.size(3);
+  Tensor out = Tensor::empty({frame_stop - frame_start, e[1], e[2], channels}, DType::U8);
+  uint8_t* o = out.data<uint8_t>();
+  blend(plan, tiles, frame_start, frame_stop, dense_weights, values, channels,
+        [o](int64_t at, const float* row, int64_t n) {
+          // Restrict: a byte store may alias anything, the closure's pointer included, which would
+          // keep the loop from vectorising.
+          uint8_t* __restrict dst = o + at;
+          const float* __restrict src = row;
+          for (int64_t i = 0; i < n; ++i) dst[i] = ops::unit_to_u8(src[i]);
+        });
   return out;
 }
 

@@ -1,7 +1,8 @@
 // The distributed video VAE decoder's pure parts (multigpu.md 5.1-5.2): latent tiles (causal
 // temporal split), their pixel boxes and pixel-unit blend masks, whether the masks form a
 // partition of unity (else a dense normaliser), the guard against a second (single-GPU) temporal
-// split inside a tile, and the driver's assembly of decoded tiles into temporal frame batches.
+// split inside a tile, and the driver's assembly of decoded tiles into frames (float, or 8-bit RGB
+// written straight from the blend).
 //
 // Pixel tensors are [frames, height, width, channels]; the pixel grid of a latent (F, H, W) is
 // ((F - 1) * time + 1, H * height, W * width).
@@ -60,12 +61,26 @@ std::vector<int64_t> assembly_order(int64_t num_tiles, int world_size);
 
 struct DecodedTile {
   int64_t tile = 0;  // global tile index into plan.tiles
-  Tensor pixels;     // [F_t, H_t, W_t, C] of that tile's pixel box
+  Tensor pixels;     // [F_t, H_t, W_t, C] of that tile's pixel box: CPU, f32 or bf16
 };
-// Frames [frame_start, frame_stop) of the video: sum of tiles' pixels times their masks (float32),
-// divided by dense_weights when defined. Returns [frames, H, W, C] float32 on the device of the
-// first tile's pixels (the driver's), where every tile is brought.
+
+// What a decoded tile's values are before they are blended.
+enum class TileValues {
+  Unit,     // pixels in [0, 1], blended as they are
+  Decoded,  // the decoder's [-1, 1] output: each value goes through ops::from_vae_range first (mapped
+            // and clamped per tile, as the reference's tiles are before it blends them)
+};
+
+// Frames [frame_start, frame_stop) of the video, [frames, H, W, C] float32 on the CPU: per pixel,
+// the sum over `tiles` in their order of value * ((m_f * m_h) * m_w) from 0, divided by
+// dense_weights when defined, in float32. (frame, row) pairs run in parallel; each pixel's sum
+// has a fixed order, so the result does not depend on the thread count.
 Tensor assemble_frames(const VaeTilePlan& plan, const std::vector<DecodedTile>& tiles, int64_t frame_start,
-                       int64_t frame_stop, const Tensor& dense_weights);
+                       int64_t frame_stop, const Tensor& dense_weights, TileValues values = TileValues::Unit);
+// The same blend written as 8-bit RGB (ops::unit_to_u8 of every blended value), uint8 [frames, H,
+// W, C] on the CPU, with no float frame in between.
+Tensor assemble_frames_rgb8(const VaeTilePlan& plan, const std::vector<DecodedTile>& tiles,
+                            int64_t frame_start, int64_t frame_stop, const Tensor& dense_weights,
+                            TileValues values);
 
 }  // namespace ltx2::parallel

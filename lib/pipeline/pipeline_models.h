@@ -88,7 +88,9 @@ struct PipelineCallbacks {
   // Stage name ("stage1", "stage2"), step i (0-based) of n, called after each step; the one-step
   // stages "text_encode" and "upsample" mark the end of those phases.
   std::function<void(const std::string& stage, int step, int steps)> progress;
-  // Decoded frames [n, H, W, 3] float32 in [0, 1], in time order; their concatenation is the video.
+  // Decoded frames [n, H, W, 3] uint8 RGB on the CPU (ops/rgb8.h), in time order; their
+  // concatenation is the video. Each chunk is a fresh tensor the callee may keep. With a probe set,
+  // the in-process run also probes each chunk's float32 frames in [0, 1] as "video".
   std::function<void(const Tensor& frames)> video_chunk;
   // The stereo waveform [2, N] and its sample rate, once at the end.
   std::function<void(const Tensor& waveform, int64_t sample_rate)> audio;

@@ -6,6 +6,7 @@
 #include "models/video_vae/tiled_decode.h"
 #include "ops/elementwise.h"
 #include "ops/reduce.h"
+#include "ops/rgb8.h"
 #include "pipeline/denoise_stage.h"
 #include "pipeline/image_conditioning.h"
 #include "pipeline/latent_tools.h"
@@ -155,8 +156,11 @@ void decode_video(const PipelineModels& m, Tensor latent, LatentNoiseSource& noi
   const int64_t height = latent.size(3) * factors.height, width = latent.size(4) * factors.width;
   const video_vae::TileSizeConfig tiling = video_vae::TileSizeConfig::automatic(height, width, factors);
   const video_vae::DecodeTilePlan plan = video_vae::plan_tiled_decode(decoder, latent.shape(), tiling);
+  // Finished frames leave the decoder's device as 8-bit RGB (a quarter of float32's bytes); the
+  // float frames only for parity probes.
   const auto on_chunk = [&](const Tensor& chunk) {
-    if (cb.video_chunk) cb.video_chunk(to_frames(to_host_f32(chunk)));
+    if (cb.probe) cb.probe("video", to_frames(to_host_f32(chunk)));
+    if (cb.video_chunk) cb.video_chunk(ops::decoded_to_rgb8(chunk.select(0, 0)).to(Device::cpu()));
   };
   if (m.options.video_decode)
     m.options.video_decode(decoder, latent, timestep, plan, on_chunk);

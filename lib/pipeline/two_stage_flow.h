@@ -26,8 +26,8 @@ struct StagePlan {
 void run_two_stage_flow(PipelineModels& models, const GenerationRequest& request, const StagePlan& plan,
                         LatentNoiseSource& noise, const PipelineCallbacks& callbacks);
 
-// Decoded video [1, 3, n, H, W] in [-1, 1] -> frames [n, H, W, 3] in [0, 1] (what video_chunk
-// receives; a distributed decode's driver applies it to the frames it blends).
+// Decoded video [1, 3, n, H, W] in [-1, 1] -> float frames [n, H, W, 3] in [0, 1] (the "video"
+// probe; video_chunk receives ops::decoded_to_rgb8 of the same chunk).
 Tensor to_frames(const Tensor& decoded);
 
 }  // namespace ltx2::pipeline

@@ -6,9 +6,12 @@
 //   "progress"   rank 0, {stage, step, steps}
 //   "video_plan" rank 0, {grid: latent (F, H, W), scale: (time, height, width), tiling:
 //                [[tiles, overlap] x 3]}: the driver rebuilds the VaeTilePlan from it
-//   "video_tile" any rank, {tile, frame_start, frames} + "pixels" [n, H_t, W_t, 3] in [0, 1]:
-//                frames [frame_start, frame_start + n) of that tile (a tile is cut into pieces
-//                that fit the result ring)
+//   "video_tile" any rank, {tile, frames, frame_start, row_start} + "pixels" [n, rows, W_t, 3]:
+//                rows [row_start, row_start + rows) of frames [frame_start, frame_start + n) of a
+//                tile of `frames` frames, in order: whole frames (row_start 0, rows H_t) or, when
+//                a frame is larger than the piece bound, bands of rows of one frame (n = 1). uint8
+//                RGB when the plan is one tile (final frames, as the decode finishes them), else the
+//                decoder's [-1, 1] values in its dtype (f32 or bf16), channels last
 //   "audio"      rank 0, {sample_rate} + "waveform" [2, N]
 #include "runtime/fleet_engine.h"
 
@@ -17,6 +20,8 @@
 
 #include "core/error.h"
 #include "core/log.h"
+#include "models/video_vae/tiled_decode.h"
+#include "ops/rgb8.h"
 #include "ops/shape.h"
 #include "parallel/sequence_parallel.h"
 #include "parallel/tdp.h"
@@ -24,7 +29,6 @@
 #include "parallel/vae_tile_plan.h"
 #include "pipeline/latent_tools.h"
 #include "pipeline/pipeline_models.h"
-#include "pipeline/two_stage_flow.h"
 #include "runtime/controller.h"
 #include "runtime/launcher.h"
 #include "runtime/runner.h"
@@ -38,8 +42,7 @@ using nlohmann::json;
 
 constexpr const char* kDistilledRunner = "pipeline.distilled";
 constexpr const char* kTwoStageRunner = "pipeline.two_stage";
-// A tile piece stays well inside the result ring (ChannelSizes::ring_capacity, 32 MiB).
-constexpr size_t kTilePieceBytes = 8 << 20;
+constexpr size_t kMinTilePieceBytes = 1 << 10;
 
 // The distributed decode tiling: frames untiled, height and width split in `tiles` (0: the
 // reference's balanced_tile_split(world), multigpu.md 5.3) with `overlap` latent cells, each
@@ -70,6 +73,7 @@ class PipelineRunner final : public Runner {
     const int64_t h = config.at("tdp_height_tiles"), w = config.at("tdp_width_tiles"),
                   overlap = config.at("tdp_overlap");
     vae_overlap_ = config.at("vae_overlap");
+    tile_piece_bytes_ = config.at("tile_piece_bytes");
     vae_tiles_ = {config.at("vae_height_tiles"), config.at("vae_width_tiles")};
     tdp_tiling_ = {parallel::AxisTiling{1, 0}, parallel::AxisTiling{h > 0 ? h : small, overlap},
                    parallel::AxisTiling{w > 0 ? w : large, overlap}};
@@ -92,9 +96,9 @@ class PipelineRunner final : public Runner {
       return forward(stage, model, video, audio, perturbations);
     };
     options.video_decode = [this](const video_vae::VideoDecoder& decoder, const Tensor& latent,
-                                  const Tensor& timestep, const video_vae::DecodeTilePlan&,
+                                  const Tensor& timestep, const video_vae::DecodeTilePlan& local_plan,
                                   const std::function<void(const Tensor&)>&) {
-      decode(decoder, latent, timestep);
+      decode(decoder, latent, timestep, local_plan);
     };
     engine_ = pipeline::make_local_engine(kind_, paths, std::move(options));
   }
@@ -207,8 +211,15 @@ class PipelineRunner final : public Runner {
 
   // Distributed decode (multigpu.md 5.1): this rank's tiles of the reference's plan, round-robin,
   // each decoded whole (no single-GPU tiling inside a tile, as in the reference's runners, so the
-  // two-temporal-split guard has nothing to refuse), mapped to [0, 1] and streamed in pieces.
-  void decode(const video_vae::VideoDecoder& decoder, const Tensor& latent, const Tensor& timestep) {
+  // two-temporal-split guard has nothing to refuse) and streamed in pieces; the driver blends them
+  // from the decoder's values, which leave the device in its dtype. A plan of one tile is the
+  // whole video, blended by no one: rank 0 decodes it as the in-process engine does (the
+  // pipeline's own tile plan `local_plan`, blended on the device), and each run of finished frames
+  // leaves the device as 8-bit RGB while the next tiles decode. (The reference's runners decode
+  // that tile untiled: about 3x the device time and memory of the tiled decode at 1024x1536x121,
+  // and frames only at the end.)
+  void decode(const video_vae::VideoDecoder& decoder, const Tensor& latent, const Tensor& timestep,
+              const video_vae::DecodeTilePlan& local_plan) {
     LTX2_CHECK(sink_ != nullptr, "fleet decode outside a job");
     const parallel::GridExtent grid = {latent.size(2), latent.size(3), latent.size(4)};
     const auto f = decoder.config().scale_factors();
@@ -219,6 +230,19 @@ class PipelineRunner final : public Runner {
       for (const parallel::AxisTiling& a : tiling) axes.push_back({a.num_tiles, a.overlap});
       sink_->output("video_plan", {{"grid", grid}, {"scale", {f.time, f.height, f.width}}, {"tiling", axes}});
     }
+    if (plan.tiles.size() == 1) {
+      if (ctx_.rank != 0) return;
+      int64_t done = 0;
+      video_vae::tiled_decode(
+          decoder, latent, local_plan,
+          [&](const Tensor& chunk) {
+            const Tensor frames = ops::decoded_to_rgb8(chunk.select(0, 0)).to(Device::cpu());
+            stream_frames(0, plan.pixel_extent[0], done, frames);
+            done += frames.size(0);
+          },
+          timestep);
+      return;
+    }
     for (int64_t i :
          parallel::tiles_for_rank(static_cast<int64_t>(plan.tiles.size()), ctx_.rank, ctx_.world_size)) {
       const auto& [tf, th, tw] = plan.tiles[static_cast<size_t>(i)].latent;
@@ -226,17 +250,36 @@ class PipelineRunner final : public Runner {
                                .slice(3, th.start, th.stop)
                                .slice(4, tw.start, tw.stop)
                                .contiguous();
-      const Tensor pixels =
-          pipeline::to_frames(decoder.decode(piece, timestep).to(Device::cpu()).to(DType::F32));
-      const int64_t frames = pixels.size(0);
-      const size_t frame_bytes = pixels.nbytes() / static_cast<size_t>(frames);
-      const int64_t step = std::max<int64_t>(1, static_cast<int64_t>(kTilePieceBytes / frame_bytes));
-      for (int64_t start = 0; start < frames; start += step) {
-        const int64_t n = std::min(step, frames - start);
-        sink_->output("video_tile", {{"tile", i}, {"frame_start", start}, {"frames", frames}},
-                      {{"pixels", pixels.narrow(0, start, n).contiguous()}});
-      }
+      const Tensor decoded = decoder.decode(piece, timestep).select(0, 0);  // [3, F_t, H_t, W_t]
+      const Tensor values = decoded.permute({1, 2, 3, 0}).contiguous().to(Device::cpu());
+      stream_frames(i, values.size(0), 0, values);
     }
+  }
+
+  // Streams frames [first, first + n) of a decoded tile of tile_frames frames (pixels [n, H_t, W_t,
+  // 3]) in pieces of at most tile_piece_bytes_: whole frames, else bands of at least one row of
+  // one frame.
+  void stream_frames(int64_t tile, int64_t tile_frames, int64_t first, const Tensor& pixels) {
+    const int64_t frames = pixels.size(0), rows = pixels.size(1);
+    if (frames == 0) return;
+    const size_t row_bytes = pixels.nbytes() / static_cast<size_t>(frames * rows);
+    const size_t frame_bytes = row_bytes * static_cast<size_t>(rows);
+    const auto send = [&](int64_t frame, int64_t row, const Tensor& part) {
+      sink_->output(
+          "video_tile",
+          {{"tile", tile}, {"frames", tile_frames}, {"frame_start", first + frame}, {"row_start", row}},
+          {{"pixels", part}});
+    };
+    if (frame_bytes <= tile_piece_bytes_) {
+      const auto step = static_cast<int64_t>(tile_piece_bytes_ / frame_bytes);
+      for (int64_t start = 0; start < frames; start += step)
+        send(start, 0, pixels.narrow(0, start, std::min(step, frames - start)));
+      return;
+    }
+    const auto band = std::max<int64_t>(1, static_cast<int64_t>(tile_piece_bytes_ / row_bytes));
+    for (int64_t frame = 0; frame < frames; ++frame)
+      for (int64_t row = 0; row < rows; row += band)
+        send(frame, row, pixels.narrow(0, frame, 1).narrow(1, row, std::min(band, rows - row)));
   }
 
   PipelineKind kind_;
@@ -244,6 +287,7 @@ class PipelineRunner final : public Runner {
   bool stage2_tdp_ = false;
   std::array<int64_t, 2> vae_tiles_{};
   int64_t vae_overlap_ = 4;
+  size_t tile_piece_bytes_ = 0;
   parallel::GridTiling tdp_tiling_{};
   parallel::GridExtent stage2_grid_{};
   std::unique_ptr<pipeline::GenerationEngine> engine_;
@@ -267,10 +311,9 @@ class ResultAssembler {
   void restart() {
     plan_.reset();
     dense_weights_ = Tensor();
-    batches_.clear();
-    pieces_.clear();
-    ready_.clear();
-    next_batch_ = 0;
+    order_.clear();
+    tiles_.clear();
+    next_frame_ = 0;
     seen_progress_ = seen_frames_ = 0;
   }
 
@@ -288,7 +331,7 @@ class ResultAssembler {
       plan_ = std::make_unique<parallel::VaeTilePlan>(parallel::plan_vae_tiles(
           e.data.at("grid").get<parallel::GridExtent>(), tiling, {sc.at(0), sc.at(1), sc.at(2)}));
       if (!parallel::masks_are_complementary(*plan_)) dense_weights_ = parallel::dense_blend_weights(*plan_);
-      batches_ = parallel::temporal_batches(plan_->pixel_extent[0], world_);
+      order_ = parallel::assembly_order(static_cast<int64_t>(plan_->tiles.size()), world_);
       feed();
     } else if (e.name == "video_tile") {
       add_piece(e);
@@ -303,12 +346,18 @@ class ResultAssembler {
   }
 
   void finish() const {
-    LTX2_CHECK(plan_ != nullptr && next_batch_ == batches_.size(),
-               "fleet engine: the job ended with {} of {} frame batches assembled", next_batch_,
-               batches_.size());
+    LTX2_CHECK(plan_ != nullptr && next_frame_ == plan_->pixel_extent[0],
+               "fleet engine: the job ended with {} of {} frames assembled", next_frame_,
+               plan_ ? plan_->pixel_extent[0] : 0);
   }
 
  private:
+  // A decoded tile as it arrives: the whole tile's buffer, filled in piece order.
+  struct TileBuffer {
+    Tensor pixels;                           // [F_t, H_t, W_t, 3]
+    int64_t frames_done = 0, rows_done = 0;  // complete frames; rows of the next one
+  };
+
   static Tensor tensor_of(const JobEvent& e, const std::string& name) {
     for (const NamedTensor& t : e.tensors)
       if (t.name == name) return t.tensor;
@@ -316,49 +365,77 @@ class ResultAssembler {
   }
 
   // Copies a piece (a view into the result ring) straight into its tile, so the ring space is
-  // free again once the event is dropped; pieces of a tile arrive in frame order.
+  // free again once the event is dropped.
   void add_piece(const JobEvent& e) {
-    const int64_t tile = e.data.at("tile"), start = e.data.at("frame_start"), frames = e.data.at("frames");
+    const int64_t tile = e.data.at("tile"), frames = e.data.at("frames"), start = e.data.at("frame_start"),
+                  row = e.data.at("row_start");
     const Tensor piece = tensor_of(e, "pixels");
-    LTX2_CHECK(plan_ && tile >= 0 && tile < static_cast<int64_t>(plan_->tiles.size()) &&
-                   frames <= plan_->pixel_extent[0] && piece.dim() >= 1 && frames >= piece.size(0),
-               "fleet engine: tile {} piece {} of {} frames does not fit the decode plan", tile, piece.str(),
-               frames);
-    auto it = pieces_.find(tile);
-    if (it == pieces_.end()) {
-      Shape shape = piece.shape();
-      shape[0] = frames;
-      it = pieces_.emplace(tile, PartialTile{Tensor::empty(shape, piece.dtype()), 0}).first;
+    LTX2_CHECK(plan_ && tile >= 0 && tile < static_cast<int64_t>(plan_->tiles.size()),
+               "fleet engine: tile {} from rank {} is not in the decode plan", tile, e.rank);
+    const parallel::VaeTile& box = plan_->tiles[static_cast<size_t>(tile)];
+    const int64_t H = box.pixel[1].length(), W = box.pixel[2].length();
+    const bool final_frames = plan_->tiles.size() == 1;
+    LTX2_CHECK(
+        frames == box.pixel[0].length() && piece.dim() == 4 && piece.size(0) >= 1 && piece.size(2) == W &&
+            piece.size(3) == 3 &&
+            (final_frames ? piece.dtype() == DType::U8
+                          : piece.dtype() == DType::F32 || piece.dtype() == DType::BF16),
+        "fleet engine: tile {} piece {} of a {}-frame tile does not fit the decode plan's {}x{}x{} box", tile,
+        piece.str(), frames, box.pixel[0].length(), H, W);
+    auto it = tiles_.find(tile);
+    if (it == tiles_.end())
+      it = tiles_.emplace(tile, TileBuffer{Tensor::empty({frames, H, W, 3}, piece.dtype()), 0, 0}).first;
+    TileBuffer& b = it->second;
+    const int64_t n = piece.size(0), rows = piece.size(1);
+    LTX2_CHECK(piece.dtype() == b.pixels.dtype() && start == b.frames_done && row == b.rows_done &&
+                   start + n <= frames && row + rows <= H && (n == 1 || rows == H),
+               "fleet engine: tile {} piece {} at frame {} row {} out of order", tile, piece.str(), start,
+               row);
+    b.pixels.narrow(0, start, n).narrow(1, row, rows).copy_(piece);
+    if (rows == H) {
+      b.frames_done += n;
+    } else if ((b.rows_done += rows) == H) {
+      b.rows_done = 0;
+      ++b.frames_done;
     }
-    PartialTile& part = it->second;
-    LTX2_CHECK(part.have == start && start + piece.size(0) <= frames,
-               "fleet engine: tile {} piece at frame {} out of order", tile, start);
-    part.pixels.narrow(0, start, piece.size(0)).copy_(piece);
-    part.have += piece.size(0);
-    if (part.have < frames) return;
-    ready_[tile] = std::move(part.pixels);
-    pieces_.erase(it);
   }
 
-  // Assembles the next temporal batches whose overlapping tiles have all arrived, in time order,
-  // summing tiles by rank then each rank's order (multigpu.md 5.2).
+  // Whether every tile covering video frame f has delivered it.
+  bool frame_ready(int64_t f) const {
+    for (size_t t = 0; t < plan_->tiles.size(); ++t) {
+      const parallel::PixelRange& r = plan_->tiles[t].pixel[0];
+      if (f < r.start || f >= r.stop) continue;
+      const auto it = tiles_.find(static_cast<int64_t>(t));
+      if (it == tiles_.end() || r.start + it->second.frames_done <= f) return false;
+    }
+    return true;
+  }
+
+  // Hands out the frames every covering tile has delivered, in time order: one tile's frames as
+  // they are (8-bit already), several tiles blended in assembly order (by rank, then each rank's
+  // order, multigpu.md 5.2) straight into 8-bit frames. Tiles no later frame needs are dropped.
   void feed() {
     if (!plan_) return;
-    const std::vector<int64_t> order =
-        parallel::assembly_order(static_cast<int64_t>(plan_->tiles.size()), world_);
-    while (next_batch_ < batches_.size()) {
-      const auto [start, stop] = batches_[next_batch_];
+    int64_t stop = next_frame_;
+    while (stop < plan_->pixel_extent[0] && frame_ready(stop)) ++stop;
+    if (stop == next_frame_) return;
+    Tensor frames;
+    if (plan_->tiles.size() == 1) {
+      frames = tiles_.at(0).pixels.narrow(0, next_frame_, stop - next_frame_);
+    } else {
       std::vector<parallel::DecodedTile> tiles;
-      for (int64_t t : order) {
-        const parallel::PixelRange& f = plan_->tiles[static_cast<size_t>(t)].pixel[0];
-        if (f.stop <= start || f.start >= stop) continue;
-        const auto it = ready_.find(t);
-        if (it == ready_.end()) return;
-        tiles.push_back({t, it->second});
+      for (int64_t t : order_) {
+        const auto it = tiles_.find(t);
+        if (it != tiles_.end()) tiles.push_back({t, it->second.pixels});
       }
-      emit(parallel::assemble_frames(*plan_, tiles, start, stop, dense_weights_));
-      ++next_batch_;
+      frames = parallel::assemble_frames_rgb8(*plan_, tiles, next_frame_, stop, dense_weights_,
+                                              parallel::TileValues::Decoded);
     }
+    next_frame_ = stop;
+    for (auto it = tiles_.begin(); it != tiles_.end();)
+      it = plan_->tiles[static_cast<size_t>(it->first)].pixel[0].stop <= next_frame_ ? tiles_.erase(it)
+                                                                                     : std::next(it);
+    emit(frames);
   }
 
   void emit(Tensor frames) {
@@ -366,7 +443,7 @@ class ResultAssembler {
     seen_frames_ += n;
     if (seen_frames_ <= delivered_frames_) return;
     if (first < delivered_frames_)
-      frames = frames.narrow(0, delivered_frames_ - first, seen_frames_ - delivered_frames_).contiguous();
+      frames = frames.narrow(0, delivered_frames_ - first, seen_frames_ - delivered_frames_);
     delivered_frames_ = seen_frames_;
     if (cb_.video_chunk) cb_.video_chunk(frames);
   }
@@ -374,15 +451,10 @@ class ResultAssembler {
   const pipeline::PipelineCallbacks& cb_;
   int world_;
   std::unique_ptr<parallel::VaeTilePlan> plan_;
-  Tensor dense_weights_;  // undefined when the masks are complementary
-  std::vector<std::pair<int64_t, int64_t>> batches_;
-  struct PartialTile {
-    Tensor pixels;  // the whole tile, filled up to `have` frames
-    int64_t have = 0;
-  };
-  std::map<int64_t, PartialTile> pieces_;
-  std::map<int64_t, Tensor> ready_;
-  size_t next_batch_ = 0;
+  Tensor dense_weights_;        // undefined when the masks are complementary
+  std::vector<int64_t> order_;  // tiles in assembly order
+  std::map<int64_t, TileBuffer> tiles_;
+  int64_t next_frame_ = 0;  // the first frame not yet handed out
   int64_t seen_progress_ = 0, delivered_progress_ = 0;
   int64_t seen_frames_ = 0, delivered_frames_ = 0;
   bool audio_delivered_ = false;
@@ -456,6 +528,10 @@ std::vector<Device> fleet_devices(const FleetEngineOptions& opt) {
                  opt.vae_height_tiles >= 0 && opt.vae_width_tiles >= 0 && opt.vae_overlap >= 0,
              "TDP / VAE tile counts and overlaps must not be negative");
   LTX2_CHECK(opt.retries >= 0, "--retries must not be negative, got {}", opt.retries);
+  LTX2_CHECK(
+      opt.tile_piece_bytes >= kMinTilePieceBytes && opt.tile_piece_bytes <= ChannelSizes{}.ring_capacity / 4,
+      "fleet: tile_piece_bytes {} outside [{}, {}] (a quarter of the result ring)", opt.tile_piece_bytes,
+      kMinTilePieceBytes, ChannelSizes{}.ring_capacity / 4);
   for (int g : opt.gpus) LTX2_CHECK(g >= 0, "--gpus: negative device index {}", g);
   LTX2_CHECK(!opt.gpus.empty() || opt.ranks >= 1, "--ranks must be at least 1, got {}", opt.ranks);
   const std::vector<Device> devices = plan_devices(opt.gpus, opt.gpus.empty() ? opt.ranks : 0);
@@ -479,7 +555,8 @@ std::unique_ptr<pipeline::GenerationEngine> make_fleet_engine(PipelineKind kind,
                         {"vae_width_tiles", opt.vae_width_tiles},
                         {"vae_overlap", opt.vae_overlap},
                         {"plan_shapes", pipeline::to_json(opt.plan_shapes)},
-                        {"gpu_memory_gib", opt.gpu_memory_gib}};
+                        {"gpu_memory_gib", opt.gpu_memory_gib},
+                        {"tile_piece_bytes", opt.tile_piece_bytes}};
   fleet.shm_prefix = opt.shm_prefix;
   fleet.ready_timeout = opt.ready_timeout;
   fleet.collective_timeout = opt.collective_timeout;

@@ -8,8 +8,16 @@
 //   [0.625, 0.4, 0.0]; the audio stays stage 1's, which ran sequence parallel);
 // - the video decode is distributed (PipelineOptions::video_decode, multigpu.md 5): rank r decodes
 //   tiles r, r + W, ... of the reference's plan (parallel/vae_tile_plan.h) and streams them to the
-//   driver, which blends them with the reference's weights and hands out frames in time order, one
-//   temporal batch (W batches per video) as soon as every tile it needs has arrived;
+//   driver in pieces of at most tile_piece_bytes (whole frames, or bands of rows of one frame when
+//   a frame is larger), so no frame size is too large for the result rings. A plan of one tile is
+//   the finished video: rank 0 decodes it as the in-process engine does (the pipeline's automatic
+//   tiling, blended on the device; the reference's runners decode it untiled) and streams each
+//   run of finished frames as 8-bit RGB made on its device. Several tiles travel as the decoder's
+//   values in its dtype (bf16 on a GPU, exact), because the blend needs them: the reference
+//   blends float tiles and converts afterwards, and 8-bit tiles blended would differ from that by
+//   up to a code value. The driver blends them with the reference's weights in float32 (frame
+//   rows in parallel) straight into 8-bit frames, and hands the frames out in time order as soon
+//   as every tile covering them has delivered them;
 // - rank 0 streams progress and the waveform.
 // Every rank draws the same full noise tensors (Philox keyed by seed and draw index), so results do
 // not depend on the rank count beyond floating-point order. A fatal fleet failure restarts the
@@ -46,6 +54,9 @@ struct FleetEngineOptions {
   // untiled. Overlap in latent cells (reference: 4). Clamped per axis to what the grid allows.
   int64_t vae_height_tiles = 0, vae_width_tiles = 0;
   int64_t vae_overlap = 4;
+  // The most bytes of one streamed piece of a decoded tile (at least one row); 1 KiB .. a quarter
+  // of the result ring (ChannelSizes::ring_capacity).
+  size_t tile_piece_bytes = 8 << 20;
   std::chrono::milliseconds ready_timeout{std::chrono::minutes(30)};
   std::chrono::milliseconds collective_timeout{std::chrono::minutes(5)};
   std::chrono::milliseconds heartbeat_timeout{std::chrono::seconds(30)};
@@ -58,7 +69,8 @@ struct FleetEngineOptions {
 };
 
 // One device per rank: cuda:g for each of gpus, else `ranks` CPU devices. Refuses ranks < 1,
-// more than 64 ranks, a negative GPU index and stage2_parallel other than "tdp" / "sp".
+// more than 64 ranks, a negative GPU index, stage2_parallel other than "tdp" / "sp" and a
+// tile_piece_bytes outside its range.
 std::vector<Device> fleet_devices(const FleetEngineOptions& opt);
 
 // Validates the model paths (files only; nothing is loaded here), starts the fleet and waits

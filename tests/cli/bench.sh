@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # `ltx2 bench`: refuses a CPU device with a one-line message naming the flag, and needs a
 # subcommand. (The timed kernel runs need a GPU: scripts/gpu_build.sh and docs/gpu.md.) `bench
-# pipeline` runs on the CPU with the tiny model.
+# pipeline` runs on the CPU with the tiny model, `bench encode` on synthetic frames.
 set -uo pipefail
 bin="$LTX2_BIN/ltx2"
 fail() { echo "FAIL: $*"; exit 1; }
@@ -42,4 +42,15 @@ for phase in "text encode" "stage 1" "upsample" "stage 2" "decode" "encode MP4" 
   echo "$out" | grep -q "^  $phase " || fail "bench pipeline printed no '$phase': $out"
   grep -q "\"$phase\": {" "$tmp/bench.json" || fail "bench pipeline JSON lacks '$phase'"
 done
+# `ltx2 bench encode` times the conversion and the encoder on a small clip; odd sizes are refused.
+out=$("$bin" bench encode --height 64 --width 96 --frames 5 --encoder-threads 2 --json "$tmp/encode.json" 2>&1) ||
+  fail "bench encode failed: $out"
+for row in "rgb -> yuv420p alone" "writer: conversion" "writer: libx264" "writer: total"; do
+  echo "$out" | grep -q "^  $row" || fail "bench encode printed no '$row': $out"
+done
+for key in convert_fps writer_encode_s writer_total_s mp4_bytes; do
+  grep -q "\"$key\":" "$tmp/encode.json" || fail "bench encode JSON lacks '$key'"
+done
+out=$("$bin" bench encode --height 63 2>&1); rc=$?
+[ "$rc" -eq 1 ] && echo "$out" | grep -q -- "--height 63 and --width 1536 must be even" || fail "bench encode --height 63: $rc $out"
 echo "ok"

@@ -1,6 +1,7 @@
 // The fleet engine on the tiny model set: the pipelines on 1-3 CPU ranks (sequence parallel,
-// tiled data parallel stage 2, distributed decode) against the in-process engine, and a worker
-// killed mid-request (retry or error).
+// tiled data parallel stage 2, distributed decode) against the in-process engine, decoded tiles
+// whose frames exceed the piece bound (streamed in bands of rows), and a worker killed mid-request
+// (retry or error).
 #include "runtime/fleet_engine.h"
 
 #include <signal.h>
@@ -170,8 +171,30 @@ TEST_CASE("fleet engine: distilled results do not depend on the rank count") {
     CHECK(relative_diff(many.frames, one_tiled.frames) <= 1e-5);
     CHECK(relative_diff(many.waveform, one_tiled.waveform) <= 1e-5);
     CHECK(many.progress == local.progress);
-    CHECK(many.chunks == ranks);  // one temporal batch per rank
   }
+}
+
+TEST_CASE("fleet engine: tile frames larger than the piece bound arrive in bands of rows, unchanged") {
+  // 64 x 192 frames: 36 KiB as one 8-bit tile, ~100 KiB per float32 tile of a 1 x 2 split; a 16 KiB
+  // bound cuts every frame into bands (a few rows of 8-bit RGB, ten of float32).
+  const Generated& local = local_run(PipelineKind::Distilled);
+  runtime::FleetEngineOptions small = fleet_options(1);
+  small.tile_piece_bytes = 16 << 10;
+  const Generated one = run_fleet(PipelineKind::Distilled, small);
+  CHECK(test::max_abs_diff(one.frames, local.frames) == 0.0f);
+  CHECK(one.chunks == 9);  // each frame handed out once its last band arrived
+
+  runtime::FleetEngineOptions tiled = fleet_options(1);
+  tiled.vae_height_tiles = 1;
+  tiled.vae_width_tiles = 2;
+  const Generated whole_frames = run_fleet(PipelineKind::Distilled, tiled);
+  tiled.tile_piece_bytes = 16 << 10;
+  const Generated bands = run_fleet(PipelineKind::Distilled, tiled);
+  CHECK(test::max_abs_diff(bands.frames, whole_frames.frames) == 0.0f);
+
+  runtime::FleetEngineOptions bad = fleet_options(1);
+  bad.tile_piece_bytes = 100;
+  CHECK_THROWS_WITH(runtime::fleet_devices(bad), Catch::Matchers::Contains("tile_piece_bytes"));
 }
 
 TEST_CASE(

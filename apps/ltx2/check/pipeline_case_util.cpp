@@ -59,8 +59,14 @@ pipeline::RecordedNoiseSource pipeline_case_noise(const GoldenCase& c) {
 
 pipeline::PipelineCallbacks PipelineRecording::callbacks() {
   pipeline::PipelineCallbacks cb;
-  cb.probe = [this](const std::string& name, const Tensor& t) { probes_[name] = t.clone(); };
-  cb.video_chunk = [this](const Tensor& frames) { frames_.push_back(frames); };
+  // The float frames (probe "video", once per decoded chunk) are what out.video holds; video_chunk's
+  // 8-bit frames are for files.
+  cb.probe = [this](const std::string& name, const Tensor& t) {
+    if (name == "video")
+      frames_.push_back(t.clone());
+    else
+      probes_[name] = t.clone();
+  };
   cb.audio = [this](const Tensor& wave, int64_t) { waveform_ = wave; };
   return cb;
 }

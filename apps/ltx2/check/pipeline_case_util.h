@@ -24,7 +24,8 @@ ModelPaths pipeline_case_paths(const GoldenCase& c);
 // in.noise.0, in.noise.1, ... in draw order.
 pipeline::RecordedNoiseSource pipeline_case_noise(const GoldenCase& c);
 
-// Everything a run reported: probes by name, the concatenated frames and the waveform.
+// Everything a run reported: probes by name, the float frames (the "video" probes, in order) and
+// the waveform.
 class PipelineRecording {
  public:
   pipeline::PipelineCallbacks callbacks();

@@ -1,19 +1,25 @@
-// MP4 writer over libavformat / libavcodec: RGB float -> I420 conversion, libx264 and AAC
-// encoding, interleaved muxing into a temporary file renamed into place at the end.
+// MP4 writer over libavformat / libavcodec: RGB -> I420 (rgb_to_yuv.h), libx264 and AAC encoding,
+// interleaved muxing into a temporary file renamed into place at the end. One I420 frame buffer is
+// reused for every video frame while the encoder holds no reference to it (libx264 copies the
+// picture in); its padding is zeroed whenever it is (re)allocated.
 #include "media/ffmpeg/mp4_writer.h"
 
+#include <sched.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdarg>
 #include <cstdio>
 #include <cstring>
 #include <mutex>
+#include <thread>
 #include <vector>
 
 #include "core/error.h"
 #include "core/log.h"
+#include "media/ffmpeg/rgb_to_yuv.h"
 
 extern "C" {
 #include <libavcodec/avcodec.h>
@@ -54,13 +60,23 @@ void route_ffmpeg_logs() {
   std::call_once(once, [] { av_log_set_callback(forward_av_log); });
 }
 
-// Clamp to [0, 255] and truncate (NaN -> 0).
-uint8_t to_u8(float v) {
-  if (!(v > 0.0f)) return 0;
-  return static_cast<uint8_t>(std::min(v, 255.0f));
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
 }  // namespace
+
+int machine_cores() {
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof set, &set) == 0) return std::max(1, CPU_COUNT(&set));
+  return std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+}
+
+int default_encoder_threads(int height) {
+  return std::min(machine_cores(), std::max(1, (height + 15) / 16 / 2));
+}
 
 struct Mp4Writer::Impl {
   std::string path, tmp;
@@ -71,8 +87,11 @@ struct Mp4Writer::Impl {
   AVCodecContext* audio = nullptr;
   AVStream* video_stream = nullptr;
   AVStream* audio_stream = nullptr;
-  AVFrame* frame = nullptr;
+  AVFrame* frame = nullptr;    // audio
+  AVFrame* picture = nullptr;  // I420 video
   AVPacket* packet = nullptr;
+  std::unique_ptr<RgbToYuv420> to_yuv;
+  Mp4Timings timings;
   int64_t video_pts = 0, audio_pts = 0;
   std::vector<float> pending[2];  // audio samples (already int16-quantised) not yet in a frame
   bool finished = false;
@@ -83,6 +102,7 @@ struct Mp4Writer::Impl {
     avcodec_free_context(&video);
     avcodec_free_context(&audio);
     av_frame_free(&frame);
+    av_frame_free(&picture);
     av_packet_free(&packet);
     if (!finished && !tmp.empty()) std::remove(tmp.c_str());
   }
@@ -124,6 +144,20 @@ struct Mp4Writer::Impl {
     }
   }
 
+  // The I420 buffer the next video frame is converted into: the previous one when the encoder
+  // released it, else a fresh one with its padding zeroed, so that no uninitialised byte can reach
+  // the encoder (whose SIMD loads may read past the row width).
+  void writable_picture() {
+    if (picture->buf[0] && av_frame_is_writable(picture)) return;
+    av_frame_unref(picture);
+    picture->format = AV_PIX_FMT_YUV420P;
+    picture->width = opt.width;
+    picture->height = opt.height;
+    check(av_frame_get_buffer(picture, 0), "video frame allocation");
+    for (AVBufferRef* buf : picture->buf)
+      if (buf) std::memset(buf->data, 0, buf->size);
+  }
+
   void audio_frame(int samples) {
     av_frame_unref(frame);
     frame->format = AV_SAMPLE_FMT_FLTP;
@@ -158,7 +192,15 @@ Mp4Writer::Mp4Writer(std::string path, const Mp4Options& options) : impl_(std::m
   m.fmt->flags |= AVFMT_FLAG_BITEXACT;
   m.packet = av_packet_alloc();
   m.frame = av_frame_alloc();
-  LTX2_CHECK(m.packet && m.frame, "{}: out of memory", m.path);
+  m.picture = av_frame_alloc();
+  LTX2_CHECK(m.packet && m.frame && m.picture, "{}: out of memory", m.path);
+  LTX2_CHECK(options.encoder_threads >= 0 && options.convert_threads >= 0,
+             "{}: negative thread counts ({} encoder, {} conversion)", m.path, options.encoder_threads,
+             options.convert_threads);
+  m.opt.encoder_threads =
+      options.encoder_threads > 0 ? options.encoder_threads : default_encoder_threads(options.height);
+  m.opt.convert_threads = options.convert_threads > 0 ? options.convert_threads : machine_cores();
+  m.to_yuv = std::make_unique<RgbToYuv420>(options.width, options.height, m.opt.convert_threads);
 
   m.video = m.open_encoder("libx264", &m.video_stream, [&](AVCodecContext* c) {
     c->width = options.width;
@@ -170,7 +212,8 @@ Mp4Writer::Mp4Writer(std::string path, const Mp4Options& options) : impl_(std::m
     c->color_primaries = AVCOL_PRI_BT709;
     c->color_trc = AVCOL_TRC_BT709;
     c->color_range = AVCOL_RANGE_MPEG;
-    c->thread_count = options.encoder_threads;
+    c->thread_count = m.opt.encoder_threads;
+    c->thread_type = FF_THREAD_FRAME;
     av_opt_set(c->priv_data, "crf", std::to_string(options.crf).c_str(), 0);
     av_opt_set(c->priv_data, "preset", options.preset.c_str(), 0);
     // x264's AVX-512 code made tiny frames (96x64) encode differently from run to run within one
@@ -196,46 +239,21 @@ void Mp4Writer::write_video(const Tensor& frames) {
   Impl& m = *impl_;
   LTX2_CHECK(!m.finished, "{}: write after finish", m.path);
   LTX2_CHECK(frames.dim() == 4 && frames.size(1) == m.opt.height && frames.size(2) == m.opt.width &&
-                 frames.size(3) == 3,
-             "{}: video frames {} are not [f, {}, {}, 3]", m.path, frames.str(), m.opt.height, m.opt.width);
-  const Tensor rgb = frames.to(DType::F32).contiguous();
-  const int64_t h = m.opt.height, w = m.opt.width;
+                 frames.size(3) == 3 && frames.dtype() == DType::U8 && frames.device().is_cpu(),
+             "{}: video frames {} are not uint8 [f, {}, {}, 3] on the CPU", m.path, frames.str(),
+             m.opt.height, m.opt.width);
+  const Tensor rgb = frames.contiguous();
+  const int64_t frame_bytes = int64_t{m.opt.height} * m.opt.width * 3;
   for (int64_t f = 0; f < frames.size(0); ++f) {
-    const float* px = rgb.data<float>() + f * h * w * 3;
-    av_frame_unref(m.frame);
-    m.frame->format = AV_PIX_FMT_YUV420P;
-    m.frame->width = static_cast<int>(w);
-    m.frame->height = static_cast<int>(h);
-    m.check(av_frame_get_buffer(m.frame, 0), "video frame allocation");
-    // Zero the whole buffer, padding included, so that no uninitialised byte can reach the
-    // encoder (whose SIMD loads may read past the row width).
-    for (AVBufferRef* buf : m.frame->buf)
-      if (buf) std::memset(buf->data, 0, buf->size);
-    // BT.709, computed per pixel; chroma averaged over each 2x2 block before the range mapping.
-    std::vector<float> cb(h * w), cr(h * w);
-    for (int64_t y = 0; y < h; ++y) {
-      uint8_t* luma = m.frame->data[0] + y * m.frame->linesize[0];
-      for (int64_t x = 0; x < w; ++x) {
-        const float* p = px + (y * w + x) * 3;
-        const float r = p[0], g = p[1], b = p[2];
-        luma[x] = to_u8((0.2126f * r + 0.7152f * g + 0.0722f * b) * 219.0f + 16.0f);
-        cb[y * w + x] = -0.1146f * r - 0.3854f * g + 0.5f * b;
-        cr[y * w + x] = 0.5f * r - 0.4542f * g - 0.0458f * b;
-      }
-    }
-    for (int64_t y = 0; y < h / 2; ++y) {
-      uint8_t* u = m.frame->data[1] + y * m.frame->linesize[1];
-      uint8_t* v = m.frame->data[2] + y * m.frame->linesize[2];
-      for (int64_t x = 0; x < w / 2; ++x) {
-        const int64_t i = 2 * y * w + 2 * x;
-        const float mb = (cb[i] + cb[i + 1] + cb[i + w] + cb[i + w + 1]) / 4.0f;
-        const float mr = (cr[i] + cr[i + 1] + cr[i + w] + cr[i + w + 1]) / 4.0f;
-        u[x] = to_u8(mb * 224.0f + 128.0f);
-        v[x] = to_u8(mr * 224.0f + 128.0f);
-      }
-    }
-    m.frame->pts = m.video_pts++;
-    m.encode(m.video, m.video_stream, m.frame);
+    const auto start = Clock::now();
+    m.writable_picture();
+    m.to_yuv->convert(rgb.data<uint8_t>() + f * frame_bytes, m.picture->data, m.picture->linesize);
+    const auto converted = Clock::now();
+    m.timings.convert_seconds += std::chrono::duration<double>(converted - start).count();
+    m.picture->pts = m.video_pts++;
+    m.encode(m.video, m.video_stream, m.picture);
+    m.timings.encode_seconds += seconds_since(converted);
+    ++m.timings.frames;
   }
 }
 
@@ -264,7 +282,9 @@ void Mp4Writer::finish() {
   Impl& m = *impl_;
   LTX2_CHECK(!m.finished, "{}: finished twice", m.path);
   LTX2_CHECK(m.video_pts > 0, "{}: no video frames were written", m.path);
+  const auto flush_start = Clock::now();
   m.encode(m.video, m.video_stream, nullptr);
+  m.timings.encode_seconds += seconds_since(flush_start);
   if (m.audio) {
     if (!m.pending[0].empty()) m.audio_frame(static_cast<int>(m.pending[0].size()));
     m.encode(m.audio, m.audio_stream, nullptr);
@@ -274,6 +294,10 @@ void Mp4Writer::finish() {
   LTX2_CHECK(std::rename(m.tmp.c_str(), m.path.c_str()) == 0, "{}: cannot rename {} into place", m.path,
              m.tmp);
   m.finished = true;
+}
+
+Mp4Timings Mp4Writer::timings() const {
+  return impl_->timings;
 }
 
 void write_mp4(const std::string& path, const Tensor& frames, double fps, const Tensor& audio,

@@ -1,13 +1,15 @@
 // The distilled pipeline with PipelineOptions::device = cuda:0 on the golden pipeline_distilled
 // checkpoint (128x192, 9 frames, no image): the
 // transformer runs on the GPU (float32, the options' default), the video VAE decoder, the
-// upsampler, the audio decoder and the vocoder there in bf16; the upsampled latent, the frames and
-// the waveform come back to the host in float32. Judged by the bf16 rule (gpu_compare.h) against
+// upsampler, the audio decoder and the vocoder there in bf16; the upsampled latent, the float
+// frames (the "video" probe) and the waveform come back to the host in float32, the frames for
+// files as 8-bit RGB made on the GPU. Judged by the bf16 rule (gpu_compare.h) against
 // the CPU float32 run, with the CPU run whose VAE side is placed as bf16 (vae_dtype: every op
 // rounds its result) as the naive bf16 computation.
 #include <optional>
 
 #include "gpu_compare.h"
+#include "ops/rgb8.h"
 #include "ops/shape.h"
 #include "pipeline/distilled_pipeline.h"
 #include "support/test_util.h"
@@ -17,7 +19,8 @@ using namespace ltx2;
 namespace {
 
 struct Outputs {
-  Tensor upsampled, frames, waveform;
+  Tensor upsampled, frames, waveform;  // frames: the "video" probes
+  Tensor rgb8;                         // video_chunk's frames
 };
 
 Outputs run(Device device, std::optional<DType> vae_dtype) {
@@ -38,15 +41,17 @@ Outputs run(Device device, std::optional<DType> vae_dtype) {
   r.num_frames = 9;
   r.output_path = dir.file("out.mp4");
   Outputs out;
-  std::vector<Tensor> chunks;
+  std::vector<Tensor> chunks, probed;
   pipeline::PipelineCallbacks cb;
   cb.video_chunk = [&](const Tensor& frames) { chunks.push_back(frames); };
   cb.audio = [&](const Tensor& waveform, int64_t) { out.waveform = waveform; };
   cb.probe = [&](const std::string& name, const Tensor& t) {
     if (name == "upsampled_video_latent") out.upsampled = t.clone();
+    if (name == "video") probed.push_back(t.clone());
   };
   pipe.run(r, cb);
-  out.frames = ops::cat(chunks, 0);
+  out.frames = ops::cat(probed, 0);
+  out.rgb8 = ops::cat(chunks, 0);
   return out;
 }
 
@@ -66,4 +71,12 @@ TEST_CASE("gpu: the distilled pipeline runs the VAE side on its GPU in bf16 (2x 
   test::check_bf16_rule("upsampled latent", gpu.upsampled, naive.upsampled, ref.upsampled);
   test::check_bf16_rule("frames", gpu.frames, naive.frames, ref.frames);
   test::check_bf16_rule("waveform", gpu.waveform, naive.waveform, ref.waveform);
+  // The 8-bit frames the GPU made are its float frames scaled and truncated, value for value.
+  REQUIRE(gpu.rgb8.device().is_cpu());
+  REQUIRE(gpu.rgb8.dtype() == DType::U8);
+  REQUIRE(gpu.rgb8.shape() == gpu.frames.shape());
+  const std::vector<float> unit = gpu.frames.to_vector(), bytes = gpu.rgb8.to_vector();
+  size_t mismatches = 0;
+  for (size_t i = 0; i < unit.size(); ++i) mismatches += bytes[i] != ops::unit_to_u8(unit[i]);
+  REQUIRE(mismatches == 0);
 }

@@ -2,9 +2,10 @@
 // random inputs: convolutions (every stride, padding, dilation and group option, the chunked
 // im2col path; conv2d and conv1d under both engine modes, test_gpu_conv_engines.cpp has cuDNN's
 // own cases), pixel/group norm, border padding, resampling, Snake-Beta, nearest upsampling and
-// depth-to-space. bf16 under the FlashAttention-style rule of gpu_compare.h (the naive bf16
-// computation: inputs rounded to bf16, the CPU op, the output rounded), f32 against a tight
-// absolute tolerance; pure data movement must match exactly.
+// depth-to-space, and the decoded video's 8-bit RGB frames. bf16 under the FlashAttention-style rule of
+// gpu_compare.h (the naive bf16 computation: inputs rounded to bf16, the CPU op, the output rounded), f32
+// against a tight absolute tolerance; pure data movement and the 8-bit frames must match exactly.
+#include <cmath>
 #include <functional>
 #include <string>
 #include <vector>
@@ -20,6 +21,7 @@
 #include "ops/elementwise.h"
 #include "ops/pixel_shuffle.h"
 #include "ops/resample1d.h"
+#include "ops/rgb8.h"
 #include "ops/snake.h"
 #include "ops/upsample_nearest.h"
 #include "support/test_util.h"
@@ -346,4 +348,28 @@ TEST_CASE("gpu: upsample_nearest2d, depth_to_space and space_to_depth move value
     const Tensor s = ops::depth_to_space(v, f);
     compare_exact("space_to_depth", s, [&](const Tensor& t) { return ops::space_to_depth(t, f); });
   }
+}
+
+TEST_CASE("gpu: decoded_to_rgb8 gives the CPU op's bytes for f32 and bf16 input, edge values included") {
+  // Random values beyond [-1, 1], plus the clamp and truncation edges and non-finite values.
+  Tensor x = ops::mul(test::random_tensor({3, 5, 17, 33}, 280), 1.3f);
+  const std::vector<float> edges = {-1.f,           1.f,  0.f, -1.5f,    1.5f,
+                                    1.f - 0x1p-22f, 0.5f, NAN, INFINITY, -INFINITY};
+  float* p = x.data<float>();
+  for (size_t i = 0; i < edges.size(); ++i) p[i * 97] = edges[i];
+  for (DType dtype : {DType::F32, DType::BF16}) {
+    INFO(dtype_name(dtype));
+    const Tensor host = x.to(dtype);
+    const Tensor got = ops::decoded_to_rgb8(to_gpu(x, dtype));
+    REQUIRE(got.device().is_cuda());
+    REQUIRE(got.dtype() == DType::U8);
+    const Tensor want = ops::decoded_to_rgb8(host);
+    REQUIRE(got.shape() == want.shape());
+    REQUIRE(test::max_error(got, want) == 0.0);
+  }
+  // A sample of a batched output (a strided view) and an empty video.
+  const Tensor batch = test::random_tensor({2, 3, 2, 4, 6}, 281);
+  REQUIRE(test::max_error(ops::decoded_to_rgb8(to_gpu(batch, DType::BF16).select(0, 1)),
+                          ops::decoded_to_rgb8(batch.to(DType::BF16).select(0, 1))) == 0.0);
+  REQUIRE(ops::decoded_to_rgb8(Tensor::zeros({3, 0, 4, 4}, DType::BF16, test::gpu())).numel() == 0);
 }

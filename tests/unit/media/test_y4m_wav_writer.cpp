@@ -25,15 +25,17 @@ uint32_t u32(const std::string& s, size_t at) {
   return v;
 }
 
-// [n, H, W, 3]: frame f is uniform grey f / (n - 1), except pixel (0, 0) of frame 0: pure red.
+// [n, H, W, 3] uint8: frame f is uniform grey 255 * f / (n - 1) (truncated), except pixel (0, 0) of
+// frame 0: pure red.
 Tensor frames(int64_t n, int64_t h, int64_t w) {
-  Tensor t = Tensor::empty({n, h, w, 3});
+  Tensor t = Tensor::empty({n, h, w, 3}, DType::U8);
+  uint8_t* p = t.data<uint8_t>();
   for (int64_t f = 0; f < n; ++f)
     for (int64_t i = 0; i < h * w * 3; ++i)
-      t.data<float>()[(f * h * w * 3) + i] = static_cast<float>(f) / (n - 1);
-  t.data<float>()[0] = 1.f;
-  t.data<float>()[1] = 0.f;
-  t.data<float>()[2] = 0.f;
+      p[(f * h * w * 3) + i] = static_cast<uint8_t>(n > 1 ? 255 * f / (n - 1) : 0);
+  p[0] = 255;
+  p[1] = 0;
+  p[2] = 0;
   return t;
 }
 
@@ -72,7 +74,7 @@ TEST_CASE("y4m+wav: headers, planes and PCM are what players expect") {
   REQUIRE(plane(0, 0, 1) == 16);
   REQUIRE(plane(0, 1, 1) == 128);
   REQUIRE(plane(2, 0, 5) == 235);  // white
-  REQUIRE(plane(1, 0, 3) == 125);  // grey 0.5: 16 + 109.5, truncated
+  REQUIRE(plane(1, 0, 3) == 125);  // grey 127: 16 + 109.07, truncated
 
   const std::string wav = slurp(media::wav_path_for(path));
   REQUIRE(wav.substr(0, 4) == "RIFF");
@@ -97,7 +99,9 @@ TEST_CASE("y4m+wav: fractional rates, no audio, bad input, and no files from a w
   {
     media::Y4mWavWriter w(path, {2, 2, 23.976, 0});
     w.write_video(frames(2, 2, 2));
-    REQUIRE_THROWS_WITH(w.write_video(frames(1, 2, 4)), Catch::Matchers::Contains("are not [n, 2, 2, 3]"));
+    REQUIRE_THROWS_WITH(w.write_video(frames(1, 2, 4)),
+                        Catch::Matchers::Contains("are not uint8 [n, 2, 2, 3]"));
+    REQUIRE_THROWS_WITH(w.write_video(Tensor::zeros({1, 2, 2, 3})), Catch::Matchers::Contains("uint8"));
     REQUIRE_THROWS_WITH(w.write_audio(Tensor::zeros({2, 4})),
                         Catch::Matchers::Contains("without an audio rate"));
     w.finish();

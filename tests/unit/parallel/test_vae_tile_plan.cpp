@@ -1,5 +1,7 @@
 // Distributed VAE decode: masks, normalisation, the temporal-split guard and assembly.
 #include "error_text.h"
+#include "ops/elementwise.h"
+#include "ops/rgb8.h"
 #include "ops/shape.h"
 #include "parallel/vae_tile_plan.h"
 #include "support/catch.h"
@@ -29,7 +31,84 @@ Tensor assemble_all(const VaeTilePlan& plan, const std::vector<DecodedTile>& til
   return ops::cat(batches, 0);
 }
 
+// The blend as tensor ops (zeros, then dst + pixels * ((m_f * m_h) * m_w) per tile, then / weights):
+// the formulation assemble_frames must reproduce bit for bit.
+Tensor tensor_op_assembly(const VaeTilePlan& plan, const std::vector<DecodedTile>& tiles, int64_t start,
+                          int64_t stop, const Tensor& weights) {
+  const GridExtent& e = plan.pixel_extent;
+  Tensor out = Tensor::zeros({stop - start, e[1], e[2], 3});
+  for (const DecodedTile& d : tiles) {
+    const VaeTile& t = plan.tiles[static_cast<size_t>(d.tile)];
+    const int64_t lo = std::max(start, t.pixel[0].start), hi = std::min(stop, t.pixel[0].stop);
+    if (lo >= hi) continue;
+    std::array<std::vector<float>, 3> masks = t.masks;
+    masks[0] = std::vector<float>(t.masks[0].begin() + (lo - t.pixel[0].start),
+                                  t.masks[0].begin() + (hi - t.pixel[0].start));
+    const Tensor w = Tensor::from_vector(outer_product_mask(masks),
+                                         {hi - lo, t.pixel[1].length(), t.pixel[2].length(), 1});
+    Tensor dst = out.narrow(0, lo - start, hi - lo)
+                     .narrow(1, t.pixel[1].start, t.pixel[1].length())
+                     .narrow(2, t.pixel[2].start, t.pixel[2].length());
+    dst.copy_(ops::add(dst, ops::mul(d.pixels.narrow(0, lo - t.pixel[0].start, hi - lo).to(DType::F32), w)));
+  }
+  return weights.defined() ? ops::div(out, weights.narrow(0, start, stop - start).unsqueeze(3)) : out;
+}
+
+std::vector<DecodedTile> random_tiles(const VaeTilePlan& plan, float scale, uint64_t seed) {
+  std::vector<DecodedTile> out;
+  for (size_t i = 0; i < plan.tiles.size(); ++i) {
+    const auto& p = plan.tiles[i].pixel;
+    out.push_back(
+        {static_cast<int64_t>(i),
+         ops::mul(test::random_tensor({p[0].length(), p[1].length(), p[2].length(), 3}, seed + i), scale)});
+  }
+  return out;
+}
+
 }  // namespace
+
+TEST_CASE("vae: assembly reproduces the tensor-op blend bit for bit, and its 8-bit frames truncate it") {
+  // A complementary plan (2 x 2 x 2 tiles) and a dense one (width tiles shorter than their ramps).
+  const VaeTilePlan plans[] = {
+      plan_vae_tiles({4, 3, 5}, {AxisTiling{2, 1}, AxisTiling{2, 1}, AxisTiling{2, 2}}, {8, 4, 4}),
+      plan_vae_tiles({2, 2, 9}, {AxisTiling{}, AxisTiling{}, AxisTiling{3, 3}}, {8, 4, 4})};
+  for (const VaeTilePlan& plan : plans) {
+    const Tensor weights = masks_are_complementary(plan) ? Tensor{} : dense_blend_weights(plan);
+    INFO((weights.defined() ? "dense" : "complementary"));
+    const int64_t F = plan.pixel_extent[0];
+    std::vector<DecodedTile> tiles = random_tiles(plan, 1.2f, 40);
+    std::vector<DecodedTile> ordered;
+    for (int64_t t : assembly_order(static_cast<int64_t>(tiles.size()), 3)) ordered.push_back(tiles[t]);
+    for (const auto& [start, stop] : std::vector<std::pair<int64_t, int64_t>>{{0, F}, {3, F - 2}}) {
+      const Tensor got = assemble_frames(plan, ordered, start, stop, weights);
+      REQUIRE(test::max_abs_diff(got, tensor_op_assembly(plan, ordered, start, stop, weights)) == 0.f);
+      // bf16 tiles are read as their float32 values.
+      std::vector<DecodedTile> half = ordered;
+      for (DecodedTile& d : half) d.pixels = d.pixels.to(DType::BF16);
+      std::vector<DecodedTile> widened = half;
+      for (DecodedTile& d : widened) d.pixels = d.pixels.to(DType::F32);
+      REQUIRE(test::max_abs_diff(assemble_frames(plan, half, start, stop, weights),
+                                 assemble_frames(plan, widened, start, stop, weights)) == 0.f);
+      // Decoded tiles: mapped to [0, 1] per tile, then blended; the 8-bit frames truncate that blend.
+      std::vector<DecodedTile> unit = ordered;
+      for (DecodedTile& d : unit) {
+        d.pixels = d.pixels.clone();
+        float* p = d.pixels.data<float>();
+        for (int64_t i = 0; i < d.pixels.numel(); ++i) p[i] = ops::from_vae_range(p[i]);
+      }
+      const Tensor blended = assemble_frames(plan, unit, start, stop, weights);
+      REQUIRE(test::max_abs_diff(assemble_frames(plan, ordered, start, stop, weights, TileValues::Decoded),
+                                 blended) == 0.f);
+      const Tensor rgb8 = assemble_frames_rgb8(plan, ordered, start, stop, weights, TileValues::Decoded);
+      REQUIRE(rgb8.dtype() == DType::U8);
+      REQUIRE(rgb8.shape() == blended.shape());
+      const std::vector<float> bytes = rgb8.to_vector(), values = blended.to_vector();
+      size_t mismatches = 0;
+      for (size_t i = 0; i < values.size(); ++i) mismatches += bytes[i] != ops::unit_to_u8(values[i]);
+      REQUIRE(mismatches == 0);
+    }
+  }
+}
 
 TEST_CASE("vae: causal temporal tiles give the primed frame weight 0 and complementary masks") {
   VaeTilePlan plan = plan_vae_tiles({4, 2, 6}, {AxisTiling{2, 1}, AxisTiling{}, AxisTiling{2, 2}}, {8, 4, 4});

@@ -4,6 +4,7 @@
 #include <optional>
 
 #include "core/error.h"
+#include "ops/rgb8.h"
 #include "ops/shape.h"
 #include "pipeline/denoise_stage.h"
 #include "pipeline/distilled_pipeline.h"
@@ -282,7 +283,7 @@ TEST_CASE("distilled pipeline: an injected video decode receives the AUTO tile p
   REQUIRE(frames == 9);
 }
 
-TEST_CASE("distilled pipeline: a bf16 VAE side (vae_dtype) hands float32 results to the host") {
+TEST_CASE("distilled pipeline: a bf16 VAE side (vae_dtype) gives float32 host results and 8-bit frames") {
   const std::string dir = test::golden_dir("pipeline_distilled");
   ModelPaths paths;
   paths.checkpoint = dir + "/checkpoint.safetensors";
@@ -296,7 +297,8 @@ TEST_CASE("distilled pipeline: a bf16 VAE side (vae_dtype) hands float32 results
   r.num_frames = 9;
   r.output_path = out.file("o.mp4");
   struct Outputs {
-    Tensor upsampled, frames, waveform;
+    Tensor upsampled, frames, waveform;  // frames: the "video" probes (float32 in [0, 1])
+    Tensor rgb8;                         // video_chunk's frames
   };
   auto run = [&](std::optional<DType> vae_dtype) {
     PipelineOptions options;
@@ -304,15 +306,17 @@ TEST_CASE("distilled pipeline: a bf16 VAE side (vae_dtype) hands float32 results
     DistilledPipeline pipe(paths, options);
     REQUIRE(pipe.models().video_decoder->dtype() == vae_dtype.value_or(DType::F32));
     Outputs o;
-    std::vector<Tensor> chunks;
+    std::vector<Tensor> chunks, probed;
     PipelineCallbacks cb;
     cb.video_chunk = [&](const Tensor& f) { chunks.push_back(f); };
     cb.audio = [&](const Tensor& w, int64_t) { o.waveform = w; };
     cb.probe = [&](const std::string& name, const Tensor& t) {
       if (name == "upsampled_video_latent") o.upsampled = t.clone();
+      if (name == "video") probed.push_back(t.clone());
     };
     pipe.run(r, cb);
-    o.frames = ops::cat(chunks, 0);
+    o.frames = ops::cat(probed, 0);
+    o.rgb8 = ops::cat(chunks, 0);
     return o;
   };
   const Outputs f32 = run(std::nullopt), bf16 = run(DType::BF16);
@@ -321,6 +325,16 @@ TEST_CASE("distilled pipeline: a bf16 VAE side (vae_dtype) hands float32 results
       REQUIRE(t->device().is_cpu());
       REQUIRE(t->dtype() == DType::F32);
     }
+  // The 8-bit frames are the float frames scaled by 255 and truncated, value for value.
+  for (const Outputs* o : {&f32, &bf16}) {
+    REQUIRE(o->rgb8.device().is_cpu());
+    REQUIRE(o->rgb8.dtype() == DType::U8);
+    REQUIRE(o->rgb8.shape() == o->frames.shape());
+    const std::vector<float> unit = o->frames.to_vector(), bytes = o->rgb8.to_vector();
+    size_t mismatches = 0;
+    for (size_t i = 0; i < unit.size(); ++i) mismatches += bytes[i] != ops::unit_to_u8(unit[i]);
+    REQUIRE(mismatches == 0);
+  }
   // The bf16 VAE side differs from the float32 one, but only by rounding (frames are in [0, 1]).
   const float frames_diff = test::max_abs_diff(bf16.frames, f32.frames);
   INFO("frames differ by " << frames_diff << ", upsampled latents by "
