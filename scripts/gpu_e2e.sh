@@ -12,6 +12,7 @@
 #   distilled   ltx2 bench pipeline, distilled, 1024x1536x121 (cold + warm load, 3 jobs) and 512x768x121
 #   ti2vid      ltx2 bench pipeline, ti2vid (guided stage 1, distilled LoRA), both sizes
 #   jobs        ltx2-distilled --jobs of 3 prompts at 1024x1536x121 within --gpu-memory 80 (H100-class)
+#   tight       ti2vid within --gpu-memory 80, distilled within 70 (Gemma then loaded per job)
 # Results (logs and JSON) go to $LTX2_E2E_OUT (default ./e2e-results). Needs build/bin from
 # scripts/gpu_build.sh. Output files are .y4m (+ .wav): the GPU machines have no FFmpeg.
 set -uo pipefail
@@ -72,6 +73,15 @@ for s in "${steps[@]}"; do
           --json "$out/ti2vid-$3.json" "${extra[@]}"
       done
       ;;
+    tight)
+      # As an 80 GiB card (H100-class) would run them: ti2vid (its stage 2 holds the LoRA-fused
+      # copies too) and, at 70 GiB, distilled with Gemma loaded per job.
+      step ti2vid-80gib "$bin/ltx2" bench pipeline --pipeline ti2vid "${models[@]}" --distilled-lora "$lora" \
+        --height 1024 --width 1536 --num-frames 121 --num-inference-steps 30 --repeat 1 --output y4m --gpu-memory 80 \
+        --json "$out/ti2vid-80gib.json" "${extra[@]}"
+      step distilled-70gib "$bin/ltx2" bench pipeline --pipeline distilled "${models[@]}" --height 1024 --width 1536 \
+        --num-frames 121 --repeat 2 --output y4m --gpu-memory 70 --json "$out/distilled-70gib.json" "${extra[@]}"
+      ;;
     jobs)
       printf '%s\n' "{\"prompt\": \"a red fox in fresh snow\", \"output_path\": \"$disk/j1.y4m\", \"seed\": 1}" \
         "{\"prompt\": \"waves on a rocky shore at dusk\", \"output_path\": \"$disk/j2.y4m\", \"seed\": 2}" \
@@ -82,6 +92,6 @@ for s in "${steps[@]}"; do
       ls -la "$disk"/j*.y4m "$disk"/j*.wav >>"$out/jobs-80gib.log" 2>&1
       rm -f "$disk"/j*.y4m "$disk"/j*.wav
       ;;
-    *) echo "gpu_e2e.sh: unknown step '$s' (make, distilled, ti2vid, jobs)"; exit 2 ;;
+    *) echo "gpu_e2e.sh: unknown step '$s' (make, distilled, ti2vid, jobs, tight)"; exit 2 ;;
   esac
 done

@@ -20,7 +20,7 @@ RunResult run_request(pipeline::GenerationEngine& engine, const GenerationReques
   PhaseClock clock(memory_device.is_cuda() ? std::function<double()>([&] {
     const CudaMemoryStats m = cuda_memory_stats(memory_device.index);
     cuda_reset_peak_memory(memory_device.index);
-    return static_cast<double>(m.peak_reserved) / static_cast<double>(1ull << 30);
+    return static_cast<double>(m.peak_allocated) / static_cast<double>(1ull << 30);
   })
                                            : std::function<double()>());
   const auto encode = [&](const auto& fn) {

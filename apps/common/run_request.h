@@ -24,7 +24,8 @@ struct RunResult {
 void stop_if_requested();
 
 // `reporter` may be null (no progress shown). A GPU `memory_device` (the in-process engine's) gets
-// each phase's memory high-water mark recorded (the caching allocator's reserved bytes). Throws
+// each phase's memory high-water mark recorded (the bytes allocated, cached blocks not counted: as
+// torch's max_memory_allocated, which the reference's numbers are). Throws
 // ltx2::Error on failure or interruption.
 RunResult run_request(pipeline::GenerationEngine& engine, const GenerationRequest& r,
                       int64_t audio_sample_rate, RunReporter* reporter, Device memory_device = Device::cpu());

@@ -263,6 +263,13 @@ int run_bench_pipeline(const BenchPipelineOptions& opt) {
     throw;
   }
   fs::remove_all(dir);
+  if (device.is_cuda()) {  // the driver's view: the context and every library's memory included
+    const CudaDeviceMemory m = cuda_device_memory(device.index);
+    const double used = static_cast<double>(m.total - m.free) / kGiB;
+    std::printf("  %s in use after the jobs (driver's view, cached blocks included): %.1f of %.1f GiB\n",
+                device.str().c_str(), used, m.total / kGiB);
+    doc["device_used_gib"] = used;
+  }
 
   const auto phase = [](const cli::RunResult& j, const std::string& name) {
     for (const cli::PhaseTime& p : j.phases)

@@ -8,6 +8,7 @@
 #include "core/cuda/memory.h"
 #include "core/error.h"
 #include "io/layout.h"
+#include "io/lora.h"
 #include "io/weights.h"
 #include "models/text/tokenizer.h"
 #include "pipeline/latent_tools.h"
@@ -40,6 +41,32 @@ uint64_t device_bytes(const WeightSet& set, const std::vector<Component>& compon
   return total;
 }
 
+// The transformer weights the LoRA files adapt (module names as lib/io/lora.h renames them), in
+// bytes on the device: fusing makes a copy of each while the clean one is kept for restoring.
+uint64_t lora_target_bytes(const WeightSet& ltx, const std::vector<std::string>& lora_files, DType dtype) {
+  constexpr std::string_view kDown = ".lora_A.weight";
+  std::vector<std::string> modules;
+  for (const std::string& path : lora_files) {
+    const auto lora = WeightSet::open({path});  // held: the loop below reads into it
+    for (const auto& file : lora->files())
+      for (const TensorInfo& t : file->tensors())
+        if (t.name.size() > kDown.size() &&
+            t.name.compare(t.name.size() - kDown.size(), kDown.size(), kDown) == 0)
+          modules.push_back(lora_renamed_key(t.name.substr(0, t.name.size() - kDown.size())));
+  }
+  std::sort(modules.begin(), modules.end());
+  modules.erase(std::unique(modules.begin(), modules.end()), modules.end());
+  uint64_t bytes = 0;
+  for (const std::string& module : modules)
+    for (const std::string& prefix : component_prefixes(Component::Transformer))
+      if (ltx.contains(prefix + module + ".weight")) {
+        bytes += static_cast<uint64_t>(shape_numel(ltx.info(prefix + module + ".weight").shape)) *
+                 dtype_size(dtype);
+        break;
+      }
+  return bytes;
+}
+
 // Gemma's activations for `prompts` prompts of kGemmaTokenizerMaxLength tokens: every layer's
 // hidden state is kept for the feature extractor (49 of 3840 x 1024 in bf16 for Gemma 3 12B, about
 // 0.4 GiB a prompt), the rest is one layer's working set; measured ~1.1 GiB for two prompts.
@@ -65,20 +92,21 @@ RequestShape request_shape(const GenerationRequest& r, PipelineKind kind) {
   return {r.height, r.width, r.num_frames, !r.images.empty(), kind == PipelineKind::TwoStage};
 }
 
-// Measured on the H200 (docs/performance.md): the 19B forward's activations are ~0.165 MiB per
-// video token (4.0 GiB at 24,576 tokens, 1.0 GiB at 6,144, one block's weights subtracted); the
-// estimate adds a fifth and the text tokens' share.
+// From the H200 (docs/performance.md, "End to end"): the 19B forward alone takes ~0.165 MiB of
+// activations per video token (4.0 GiB at 24,576 tokens in `ltx2 bench transformer`); in the
+// pipeline the stage's states, predictions and the allocator's rounding come on top, so the
+// estimate allows 0.25 MiB a token.
 uint64_t transformer_activation_bytes(int64_t video_tokens, int64_t text_tokens) {
-  return static_cast<uint64_t>(video_tokens) * 200 * 1024 + static_cast<uint64_t>(text_tokens) * 64 * 1024 +
+  return static_cast<uint64_t>(video_tokens) * 256 * 1024 + static_cast<uint64_t>(text_tokens) * 64 * 1024 +
          512 * kMiB;
 }
 
-// The automatic tiling bounds each tile; what grows with the video is the blended output. Measured
-// 6.2 GiB at 1024x1536x121 and 4.3 GiB at 512x768x121 (weights subtracted); the estimate is ~20% above.
+// The automatic tiling bounds each tile's working set (~4 GiB); what grows with the video is the
+// blended output and the 8-bit frames on their way out, allowed 40 bytes a pixel.
 uint64_t decode_activation_bytes(int height, int width, int num_frames) {
   const auto pixels =
       static_cast<uint64_t>(height) * static_cast<uint64_t>(width) * static_cast<uint64_t>(num_frames);
-  return 4 * kGiB + 256 * kMiB + pixels * 18;
+  return 4 * kGiB + 256 * kMiB + pixels * 40;
 }
 
 uint64_t ResidencyPlan::phase_peak(const PhaseMemory& phase) const {
@@ -123,8 +151,17 @@ ResidencyPlan plan_residency(const ModelPaths& paths, const PipelineOptions& opt
                                  : WeightSet::open({paths.checkpoint});
   const auto video_vae = paths.video_vae.empty() ? ltx : WeightSet::open({paths.video_vae});
   auto& w = plan.weight_bytes;
-  w[index_of(ModelPart::Transformer)] =
-      device_bytes(*ltx, {Component::Transformer}, options.transformer_dtype);
+  // User LoRAs are fused at load (a fused copy of each adapted weight beside the clean one); a
+  // two-stage stage 2 fuses the distilled LoRA on top, from the clean weights, for that stage only.
+  std::vector<std::string> user_loras;
+  for (const LoraFile& l : paths.loras) user_loras.push_back(l.path);
+  std::vector<std::string> stage_loras = user_loras;
+  if (!paths.distilled_lora.path.empty()) stage_loras.push_back(paths.distilled_lora.path);
+  const DType dt = options.transformer_dtype;
+  const uint64_t user_fused = user_loras.empty() ? 0 : lora_target_bytes(*ltx, user_loras, dt);
+  const uint64_t stage_fused =
+      paths.distilled_lora.path.empty() ? 0 : lora_target_bytes(*ltx, stage_loras, dt);
+  w[index_of(ModelPart::Transformer)] = device_bytes(*ltx, {Component::Transformer}, dt) + user_fused;
   // On the CPU the text encoder's memory is host memory: it takes nothing on the device.
   if (options.load_text_encoder && (options.text_encoder_on_device || !options.device.is_cuda()))
     w[index_of(ModelPart::Text)] =
@@ -157,7 +194,7 @@ ResidencyPlan plan_residency(const ModelPaths& paths, const PipelineOptions& opt
   plan.phases = {{"text encode", {ModelPart::Text}, text_act},
                  {"stage 1", stage, s1},
                  {"upsample", {ModelPart::Upsampler, ModelPart::VideoEncoder}, 1 * kGiB},
-                 {"stage 2", stage, s2},
+                 {"stage 2", stage, s2 + stage_fused},
                  {"decode", {ModelPart::VideoDecoder}, decode},
                  {"audio", {ModelPart::Audio}, 1 * kGiB}};
 

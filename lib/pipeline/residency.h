@@ -6,6 +6,8 @@
 // takes on the device in its dtype) and the largest request the engine will run (the activations of
 // each phase, estimated from the request's token and pixel counts):
 //   peak(phase) = resident weights + weights loaded for this phase only + the phase's activations
+// (stage 2 of the two-stage pipeline counts the fused copies of the weights its distilled LoRA
+// adapts among its activations: they exist for that stage only, beside the clean weights)
 // Every model starts resident; while the largest peak exceeds the budget the largest evictable
 // resident model (never the transformer: it serves both stages and carries the fused LoRAs) is made
 // per-phase. If the peak still exceeds the budget the job cannot run there, and plan_residency

@@ -11,7 +11,8 @@
 // after its copy. A chunk takes the next slot (round-robin under the ring's mutex), waits for the
 // slot's previous copy to finish, reads into it, queues its copy on the legacy default stream (the
 // stream every op runs on, so later work sees the data) and records the slot's event. The buffers
-// live until the process ends (page-locking is slow to set up; 256 MiB per device).
+// live until the process ends (page-locking is slow to set up; 128 MiB per device). Chunks are small
+// so that one 32-128 MiB weight keeps every reading thread busy.
 #include <cuda_runtime.h>
 #include <omp.h>
 #include <unistd.h>
@@ -32,9 +33,9 @@ namespace ltx2 {
 
 namespace {
 
-constexpr size_t kChunkBytes = 16u << 20;
-constexpr int kSlots = 16;
-constexpr int kMaxThreads = 8;
+constexpr size_t kChunkBytes = 4u << 20;
+constexpr int kSlots = 32;
+constexpr int kMaxThreads = 16;
 
 struct Slot {
   void* host = nullptr;

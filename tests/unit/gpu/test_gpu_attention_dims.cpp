@@ -192,7 +192,7 @@ TEST_CASE("gpu: flash attention at head dim 256, Tq != Tk and single rows") {
   }
 }
 
-TEST_CASE("gpu: flash attention at head dims 96 and 256 reads strided q, k, v; unaligned and f32 ones") {
+TEST_CASE("gpu: flash attention at head dims 96 and 256 reads strided q, k, v, unaligned and f32 ones too") {
   for (int64_t D : {96, 256}) {
     const std::string at = ", D=" + std::to_string(D);
     check("token-major" + at, inputs(1, 4, 4, 90, 77, D, 1400 + D, true), Tensor(), Tensor(), 0.1f);

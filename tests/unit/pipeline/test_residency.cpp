@@ -151,3 +151,29 @@ TEST_CASE("residency: per-phase models give the same video and are gone between 
     REQUIRE(test::max_abs_diff(wave_a, wave_b) == 0.0f);
   }
 }
+
+TEST_CASE("residency: stage 2 counts the copies the distilled LoRA fuses, user LoRAs stay resident") {
+  const std::string dir = test::golden_dir("pipeline_ti2vid");
+  ModelPaths p;
+  p.checkpoint = dir + "/checkpoint.safetensors";
+  p.gemma_root = dir + "/gemma";
+  p.spatial_upsampler = dir + "/spatial_upsampler.safetensors";
+  const PipelineOptions options = PipelineOptions::on_device(Device::cuda(0));
+  const auto stage2 = [](const ResidencyPlan& plan) {
+    for (const PhaseMemory& phase : plan.phases)
+      if (phase.phase == "stage 2") return phase.activation_bytes;
+    FAIL("no stage 2");
+    return uint64_t{0};
+  };
+  const ResidencyPlan plain = plan_residency(p, options, {kFull}, 200 * kGiB);
+  p.distilled_lora = {dir + "/distilled_lora.safetensors", 1.0};
+  const ResidencyPlan staged = plan_residency(p, options, {kFull}, 200 * kGiB);
+  REQUIRE(stage2(staged) > stage2(plain));
+  REQUIRE(staged.weights(ModelPart::Transformer) == plain.weights(ModelPart::Transformer));
+  // The same file as a user LoRA: fused at load, so its copies count as resident transformer bytes.
+  p.loras = {{dir + "/distilled_lora.safetensors", 0.5}};
+  p.distilled_lora = {};
+  const ResidencyPlan user = plan_residency(p, options, {kFull}, 200 * kGiB);
+  REQUIRE(user.weights(ModelPart::Transformer) - plain.weights(ModelPart::Transformer) ==
+          stage2(staged) - stage2(plain));
+}
