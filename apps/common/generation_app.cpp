@@ -104,7 +104,7 @@ Plan validate(const CLI::App& app, GenerationFlags& flags, PipelineKind kind, Ru
       check_output_available(job.request.output_path);
       check_images(job.request);
       check_request_fits_model(job.request, kind, plan.facts);
-    } catch (const Error& e) {
+    } catch (const std::exception& e) {  // ltx2::Error, or e.g. bad_alloc: this line's failure only
       job.error = e.what();
     }
   }
@@ -146,7 +146,7 @@ int run(const GenerationFlags& flags, PipelineKind kind, const Plan& plan, RunRe
     if (!job.error.empty()) continue;
     try {
       run_one(job.request, job.line);
-    } catch (const Error& e) {
+    } catch (const std::exception& e) {  // ltx2::Error, or e.g. bad_alloc: this line's failure only
       if (runtime::stop_requested()) throw;
       reporter.error(e.what(), job.line);
       ++failed;

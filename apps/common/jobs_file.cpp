@@ -120,9 +120,14 @@ std::vector<JobLine> read_jobs_file(const std::string& path, const GenerationReq
       const json j = json::parse(text);
       job.request = overlay(j, defaults);
       validate_request(job.request, kind);
-    } catch (const json::parse_error&) {
-      job.error = "not a JSON object";
-    } catch (const Error& e) {
+    } catch (const json::exception& e) {
+      // The parser's own words (nlohmann prefixes them with "[json.exception.parse_error.101] ").
+      std::string why = e.what();
+      if (const size_t end = why.find("] ");
+          why.rfind("[json.exception.", 0) == 0 && end != std::string::npos)
+        why = why.substr(end + 2);
+      job.error = "not a JSON object: " + why;
+    } catch (const std::exception& e) {
       job.error = e.what();
     }
     jobs.push_back(std::move(job));

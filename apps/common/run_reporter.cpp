@@ -19,8 +19,10 @@ RunReporter::RunReporter(std::string program, LogFormat format)
   set_log_json(format == LogFormat::Json);
 }
 
-void RunReporter::emit_json(const std::string& line) {
-  std::fprintf(stderr, "%s\n", line.c_str());
+// Bytes that are not UTF-8 (a path, a prompt, an error quoting either) become U+FFFD instead of
+// making dump() throw: a log line never ends the program.
+void RunReporter::emit_json(const json& j) {
+  std::fprintf(stderr, "%s\n", j.dump(-1, ' ', false, json::error_handler_t::replace).c_str());
   std::fflush(stderr);
 }
 
@@ -31,7 +33,7 @@ void RunReporter::end_bar() {
 }
 
 void RunReporter::info(const std::string& message) {
-  if (format_ == LogFormat::Json) return emit_json(json{{"event", "log"}, {"message", message}}.dump());
+  if (format_ == LogFormat::Json) return emit_json(json{{"event", "log"}, {"message", message}});
   end_bar();
   spdlog::info("{}", message);
 }
@@ -40,7 +42,7 @@ void RunReporter::job(int line, const std::string& prompt, const std::string& ou
   if (format_ == LogFormat::Json) {
     json j{{"event", "job"}, {"prompt", prompt}, {"output_path", output_path}};
     if (line > 0) j["line"] = line;
-    return emit_json(j.dump());
+    return emit_json(j);
   }
   info(line > 0 ? fmt::format("line {}: {} -> {}", line, prompt, output_path)
                 : fmt::format("{} -> {}", prompt, output_path));
@@ -49,8 +51,7 @@ void RunReporter::job(int line, const std::string& prompt, const std::string& ou
 void RunReporter::progress(const std::string& stage, int step, int steps) {
   const std::string name = PhaseClock::label(stage);
   if (format_ == LogFormat::Json)
-    return emit_json(
-        json{{"event", "progress"}, {"stage", name}, {"step", step + 1}, {"steps", steps}}.dump());
+    return emit_json(json{{"event", "progress"}, {"stage", name}, {"step", step + 1}, {"steps", steps}});
   if (!bars_) return info(fmt::format("{} {}/{}", name, step + 1, steps));
   constexpr int kWidth = 30;
   const int filled = steps > 0 ? (step + 1) * kWidth / steps : kWidth;
@@ -63,14 +64,12 @@ void RunReporter::progress(const std::string& stage, int step, int steps) {
 
 void RunReporter::output(const std::string& path, int64_t frames, int width, int height, double seconds) {
   if (format_ == LogFormat::Json)
-    return emit_json(json{
-        {"event", "output"},
-        {"path", path},
-        {"frames", frames},
-        {"width", width},
-        {"height", height},
-        {"seconds",
-         seconds}}.dump());
+    return emit_json(json{{"event", "output"},
+                          {"path", path},
+                          {"frames", frames},
+                          {"width", width},
+                          {"height", height},
+                          {"seconds", seconds}});
   info(fmt::format("wrote {} ({} frames, {}x{}) in {:.2f} s", path, frames, width, height, seconds));
 }
 
@@ -83,7 +82,7 @@ void RunReporter::timings(const std::vector<PhaseTime>& phases, double total_sec
     }
     json j{{"event", "timings"}, {"phases", p}, {"total", total_seconds}};
     if (!peaks.empty()) j["peak_gpu_gib"] = peaks;
-    return emit_json(j.dump());
+    return emit_json(j);
   }
   std::string text = "timings:";
   for (const PhaseTime& t : phases)
@@ -97,7 +96,7 @@ void RunReporter::error(const std::string& message, int line) {
   if (format_ == LogFormat::Json) {
     json j{{"event", "error"}, {"message", message}};
     if (line > 0) j["line"] = line;
-    return emit_json(j.dump());
+    return emit_json(j);
   }
   if (line > 0)
     std::fprintf(stderr, "%s: error: line %d: %s\n", program_.c_str(), line, message.c_str());

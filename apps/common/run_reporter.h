@@ -5,6 +5,7 @@
 // msg). Everything goes to stderr; stdout stays empty.
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -35,7 +36,7 @@ class RunReporter {
   bool bars_;              // text format on a terminal
   bool bar_open_ = false;  // a progress bar is drawn on the current line
   void end_bar();
-  void emit_json(const std::string& line);
+  void emit_json(const nlohmann::json& j);
 };
 
 }  // namespace ltx2::cli

@@ -1,5 +1,5 @@
 // Logging through spdlog. The level comes from LTX2_LOG_LEVEL (trace, debug, info, warn, error,
-// off; default info) and can be overridden by apps. Logs go to stderr so stdout stays for results.
+// off; default info) and can be overridden by apps; LTX2_LOG_FORMAT=json gives JSON lines. Logs go to stderr so stdout stays for results.
 #pragma once
 
 #include <spdlog/spdlog.h>
@@ -13,7 +13,9 @@ namespace ltx2 {
 void init_logging(const std::string& tag = "");
 // Applies a level name; throws ltx2::Error on an unknown name.
 void set_log_level(const std::string& level);
-// JSON lines instead of plain text (for --log-format json).
+// JSON lines instead of plain text (for --log-format json): one object per line, the message
+// escaped (bytes that are not UTF-8 become U+FFFD). Also for the worker processes started after
+// it (through LTX2_LOG_FORMAT in their environment; init_logging reads it).
 void set_log_json(bool json);
 
 }  // namespace ltx2

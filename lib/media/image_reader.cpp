@@ -27,6 +27,9 @@ void on_png_error(png_structp png, png_const_charp message) {
 
 void on_png_warning(png_structp, png_const_charp) {}
 
+// Conditioning images are resized to the video's size (at most a few thousand pixels a side).
+constexpr png_uint_32 kMaxImageSide = 8192;
+
 // Decodes into 8-bit RGB; returns false with `error` set on failure. The buffers live in the
 // caller, and nothing here changes after setjmp, so libpng's longjmp skips no destructor.
 bool decode(FILE* file, png_uint_32* width, png_uint_32* height, std::vector<png_byte>* rgb,
@@ -40,6 +43,14 @@ bool decode(FILE* file, png_uint_32* width, png_uint_32* height, std::vector<png
   }
   png_init_io(png, file);
   png_read_info(png, info);
+  // A few bytes of header can declare any size: refuse before anything is allocated.
+  if (png_get_image_width(png, info) > kMaxImageSide || png_get_image_height(png, info) > kMaxImageSide) {
+    std::snprintf(error, 256, "%ux%u pixels, more than the %ux%u an image may have",
+                  png_get_image_width(png, info), png_get_image_height(png, info), kMaxImageSide,
+                  kMaxImageSide);
+    png_destroy_read_struct(&png, &info, nullptr);
+    return false;
+  }
   const int color = png_get_color_type(png, info);
   png_set_strip_16(png);
   png_set_packing(png);

@@ -11,7 +11,8 @@
 
 namespace ltx2::media {
 
-// Throws ltx2::Error naming the file when it is missing or not a readable PNG.
+// Throws ltx2::Error naming the file when it is missing, not a readable PNG, or larger than 8192
+// pixels a side (checked from the header, before anything is allocated).
 Tensor read_png(const std::string& path);
 
 }  // namespace ltx2::media

@@ -21,6 +21,11 @@ ls "$scratch" | grep -q tmp && fail "a temporary file was left: $(ls "$scratch")
 # Where the job runs is the first thing said: this machine has no GPU (tests/cli/gpu checks a GPU one).
 echo "$out" | head -1 | grep -qF '"message":"running on the CPU in this process, float32' ||
   fail "the first line does not say where the job runs: $(echo "$out" | head -1)"
+# A byte that is not UTF-8 in a path that ends up in the error: still one JSON line, no abort.
+expect_exit 1 "$exe" --prompt "a cat" --output-path "$scratch/missing/"$'\xff'".mp4" "${small[@]}" --log-format json
+expect_one_line
+echo "$out" | grep -q '^{"event":"error","message":".*\\ufffd\|^{"event":"error","message":".*'$'\xef\xbf\xbd' ||
+  fail "a bad byte in the message: $out"
 
 # .y4m: the same clip uncompressed (read back by ffprobe), the audio as a .wav beside it; its
 # frames are the MP4's before compression, so the two decode to nearly the same pictures.
@@ -44,10 +49,13 @@ cat > "$scratch/jobs.jsonl" <<JOBS
 {"prompt": "a cat", "output_path": "$scratch/j1.mp4", "seed": 5}
 {"prompt": "a dog", "output_path": "$scratch/bad.mp4", "num_frames": 10}
 {"prompt": "a cat", "output_path": "$scratch/j3.mp4", "seed": 6, "frame_rate": 25}
+{"prompt": "a cow", "output_path": "$scratch/j4.mp4", "frame_rate": 1e309}
 JOBS
 expect_exit 1 "$exe" --jobs "$scratch/jobs.jsonl" "${small[@]}"
 expect_contains "line 2: --num-frames must be 8k+1"
-expect_contains "1 of 3 jobs failed"
+expect_contains "line 4: not a JSON object: number overflow"
+expect_contains "2 of 4 jobs failed"
+expect_no_output "$scratch/j4.mp4"
 expect_contains "timings:"
 expect_no_output "$scratch/bad.mp4"
 cmp -s "$scratch/a.mp4" "$scratch/j1.mp4" || fail "the same seed gave different MP4 files"

@@ -59,16 +59,24 @@ TEST_CASE("jobs file: a bad line gets its own error and the others are kept") {
                                       "{\"colour\": 1}\n"
                                       "{\"seed\": \"x\"}\n"
                                       "{\"num_frames\": 10}\n"
-                                      "{\"video_guidance\": {\"cfg_scale\": 2, \"stg_blocks\": [1]}}\n");
+                                      "{\"video_guidance\": {\"cfg_scale\": 2, \"stg_blocks\": [1]}}\n"
+                                      "{\"frame_rate\": 1e309}\n"
+                                      "{\"prompt\": \"fine\"}\n");
   const auto jobs = read_jobs_file(path, defaults(dir), PipelineKind::TwoStage);
-  REQUIRE(jobs.size() == 5);
-  REQUIRE(jobs[0].error == "not a JSON object");
+  REQUIRE(jobs.size() == 7);
+  // The parser's own message, without nlohmann's exception id.
+  REQUIRE_THAT(jobs[0].error, Catch::Matchers::StartsWith("not a JSON object: parse error") &&
+                                  Catch::Matchers::Contains("syntax error while parsing value"));
   REQUIRE(jobs[1].error == "unknown field 'colour'");
   REQUIRE_THAT(jobs[2].error, Catch::Matchers::Contains("field 'seed'"));
   REQUIRE_THAT(jobs[3].error, Catch::Matchers::Contains("--num-frames"));
   REQUIRE(jobs[4].error.empty());
   REQUIRE(jobs[4].request.video_guidance.cfg_scale == 2.0);
   REQUIRE(jobs[4].request.video_guidance.stg_blocks == std::vector<int>{1});
+  // A number beyond double's range is that line's error (it used to end the whole batch).
+  REQUIRE_THAT(jobs[5].error, Catch::Matchers::Contains("number overflow"));
+  REQUIRE(jobs[6].error.empty());
+  REQUIRE(jobs[6].request.prompt == "fine");
 }
 
 TEST_CASE("jobs file: a missing or empty file is an error naming --jobs") {

@@ -68,3 +68,29 @@ TEST_CASE("image reader: a missing or broken file is an error naming it") {
   test::write_bytes(dir.file("bad.png"), "not a png at all");
   REQUIRE_THROWS_WITH(media::read_png(dir.file("bad.png")), Contains("bad.png"));
 }
+
+TEST_CASE("image reader: a header declaring a huge image is refused before anything is allocated") {
+  // A 57-byte PNG (signature, IHDR, an empty IDAT, IEND) that declares 1,000,000 x 1,000,000 RGB
+  // pixels; decoding it used to try to allocate 3 TB.
+  const auto crc32 = [](const std::string& bytes) {
+    uint32_t c = 0xFFFFFFFFu;
+    for (unsigned char b : bytes) {
+      c ^= b;
+      for (int k = 0; k < 8; ++k) c = (c >> 1) ^ (0xEDB88320u & (0u - (c & 1u)));
+    }
+    return c ^ 0xFFFFFFFFu;
+  };
+  const auto be32 = [](uint32_t v) {
+    return std::string{static_cast<char>(v >> 24), static_cast<char>(v >> 16), static_cast<char>(v >> 8),
+                       static_cast<char>(v)};
+  };
+  const std::string ihdr = "IHDR" + be32(1000000) + be32(1000000) + std::string("\x08\x02\x00\x00\x00", 5);
+  const auto chunk = [&](const std::string& type_and_data) {
+    return be32(static_cast<uint32_t>(type_and_data.size() - 4)) + type_and_data + be32(crc32(type_and_data));
+  };
+  const std::string png = std::string("\x89PNG\r\n\x1a\n", 8) + chunk(ihdr) + chunk("IDAT") + chunk("IEND");
+  test::ScratchDir dir("png_bomb");
+  test::write_bytes(dir.file("bomb.png"), png);
+  REQUIRE_THROWS_WITH(media::read_png(dir.file("bomb.png")),
+                      Contains("bomb.png") && Contains("1000000x1000000 pixels, more than the 8192x8192"));
+}
