@@ -19,6 +19,8 @@ bool register_kind_runner(const char* kind, KindRunner run) {
 const std::vector<Kind>& kinds() {
   // Order matters where markers nest: more specific markers first.
   static const std::vector<Kind> table = {
+      // Prequantized FP8 transformer checkpoints (issue 15): before "transformer", which they match too.
+      {"transformer_fp8", "quantization.checkpoint", "FP8", nullptr},
       {"transformer", "component", "ltx_core.model.transformer", nullptr},
       {"video_vae_tiled_decode", "component", "video VAE single-GPU tiled decode", nullptr},
       {"video_vae_decoder", "component", "video VAE decoder", nullptr},
@@ -58,8 +60,16 @@ const std::vector<Kind>& kinds() {
 
 const Kind* classify(const GoldenCase& c) {
   for (const Kind& k : kinds()) {
-    auto it = c.spec().find(k.field);
-    if (it == c.spec().end() || !it->is_string()) continue;
+    // The field may be a path into nested objects ("quantization.checkpoint").
+    const nlohmann::json* value = &c.spec();
+    std::string path = k.field;
+    for (size_t dot; value && (dot = path.find('.')) != std::string::npos; path = path.substr(dot + 1)) {
+      auto it = value->find(path.substr(0, dot));
+      value = it != value->end() && it->is_object() ? &*it : nullptr;
+    }
+    if (!value) continue;
+    auto it = value->find(path);
+    if (it == value->end() || !it->is_string()) continue;
     if (it->get<std::string>().find(k.marker) != std::string::npos) return &k;
   }
   return nullptr;

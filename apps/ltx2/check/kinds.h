@@ -15,7 +15,8 @@ using KindRunner = void (*)(const GoldenCase& c, Report& report);
 
 struct Kind {
   const char* name;
-  // case.json field and a substring of its value that identify the kind.
+  // case.json field (a dotted path into nested objects) and a substring of its value that identify
+  // the kind.
   const char* field;
   const char* marker;
   KindRunner run;  // nullptr: no runner registered for this kind
