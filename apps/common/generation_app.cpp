@@ -4,6 +4,7 @@
 
 #include <CLI/CLI.hpp>
 #include <cstdio>
+#include <optional>
 
 #include "common/engine_factory.h"
 #include "common/generation_cli.h"
@@ -15,6 +16,7 @@
 #include "core/error.h"
 #include "core/log.h"
 #include "media/image_reader.h"
+#include "pipeline/residency.h"
 #include "pipeline/tiny_model.h"
 #include "runtime/stop_signal.h"
 
@@ -54,25 +56,34 @@ struct Plan {
 };
 
 // The requests' memory: on a GPU in this process a job that cannot fit fails now, before anything is
-// loaded (a --jobs line only fails its line), and the residency plan covers the others.
+// loaded (a --jobs line only fails its line), and the residency plan covers the others. The
+// models' sizes and the budget are read once for the whole batch.
 void plan_memory(Plan& plan, const GenerationFlags& flags, PipelineKind kind) {
+  const bool local = !plan.placement.fleet;
+  pipeline::PipelineOptions options = local ? pipeline::PipelineOptions::on_device(plan.placement.devices[0])
+                                            : pipeline::PipelineOptions{};
+  std::optional<pipeline::ModelMemory> memory;
+  uint64_t budget = 0;
+  if (local && options.device.is_cuda()) {
+    memory = pipeline::model_memory(flags.paths, options);
+    budget = pipeline::device_memory_budget(options.device, flags.gpu_memory);
+  }
   if (plan.jobs.empty()) {
     plan.shapes = {pipeline::request_shape(flags.request, kind)};
   } else {
-    const bool local_gpu = plan.placement.on_gpu() && !plan.placement.fleet;
     for (JobLine& job : plan.jobs) {
       if (!job.error.empty()) continue;
       const pipeline::RequestShape shape = pipeline::request_shape(job.request, kind);
       try {
-        if (local_gpu) local_engine_options(plan.placement, flags.paths, {shape}, flags.gpu_memory);
+        if (memory) pipeline::plan_residency(*memory, {shape}, budget);
         plan.shapes.push_back(shape);
       } catch (const Error& e) {
         job.error = e.what();
       }
     }
   }
-  if (!plan.placement.fleet && !plan.shapes.empty())
-    plan.local_options = local_engine_options(plan.placement, flags.paths, plan.shapes, flags.gpu_memory);
+  if (memory && !plan.shapes.empty()) options.residency = pipeline::plan_residency(*memory, plan.shapes, budget);
+  plan.local_options = std::move(options);
 }
 
 // Every check that needs no model loaded; throws ltx2::Error naming the flag. A bad --jobs line

@@ -144,18 +144,15 @@ std::string ResidencyPlan::describe() const {
       per_phase.empty() ? "none" : per_phase + " GiB", gib(phase_peak(peak)), peak.phase);
 }
 
-ResidencyPlan plan_residency(const ModelPaths& paths, const PipelineOptions& options,
-                             const std::vector<RequestShape>& shapes, uint64_t budget_bytes) {
-  LTX2_CHECK(!shapes.empty(), "residency plan: no request to plan for");
-  ResidencyPlan plan;
-  plan.device = options.device;
-  plan.budget_bytes = budget_bytes;
+ModelMemory model_memory(const ModelPaths& paths, const PipelineOptions& options) {
+  ModelMemory m;
+  m.device = options.device;
   const DType vae = options.vae_dtype.value_or(options.device.is_cuda() ? DType::BF16 : DType::F32);
   const DType text = options.text_encoder_on_device ? options.transformer_dtype : DType::F32;
   const auto ltx = paths.split() ? WeightSet::open({paths.transformer, paths.text_encoder, paths.audio_vae})
                                  : WeightSet::open({paths.checkpoint});
   const auto video_vae = paths.video_vae.empty() ? ltx : WeightSet::open({paths.video_vae});
-  auto& w = plan.weight_bytes;
+  auto& w = m.weight_bytes;
   // User LoRAs are fused at load (a fused copy of each adapted weight beside the clean one); a
   // two-stage stage 2 fuses the distilled LoRA on top, from the clean weights, for that stage only.
   std::vector<std::string> user_loras;
@@ -164,8 +161,7 @@ ResidencyPlan plan_residency(const ModelPaths& paths, const PipelineOptions& opt
   if (!paths.distilled_lora.path.empty()) stage_loras.push_back(paths.distilled_lora.path);
   const DType dt = options.transformer_dtype;
   const uint64_t user_fused = user_loras.empty() ? 0 : lora_target_bytes(*ltx, user_loras, dt);
-  const uint64_t stage_fused =
-      paths.distilled_lora.path.empty() ? 0 : lora_target_bytes(*ltx, stage_loras, dt);
+  m.stage2_lora_bytes = paths.distilled_lora.path.empty() ? 0 : lora_target_bytes(*ltx, stage_loras, dt);
   w[index_of(ModelPart::Transformer)] = device_bytes(*ltx, {Component::Transformer}, dt) + user_fused;
   // On the CPU the text encoder's memory is host memory: it takes nothing on the device.
   if (options.load_text_encoder && (options.text_encoder_on_device || !options.device.is_cuda()))
@@ -180,6 +176,22 @@ ResidencyPlan plan_residency(const ModelPaths& paths, const PipelineOptions& opt
       device_bytes(*WeightSet::open({paths.spatial_upsampler}), {Component::LatentUpsampler}, vae);
   w[index_of(ModelPart::Audio)] =
       device_bytes(*ltx, {Component::AudioDecoder, Component::AudioStats, Component::Vocoder}, vae);
+  return m;
+}
+
+ResidencyPlan plan_residency(const ModelPaths& paths, const PipelineOptions& options,
+                             const std::vector<RequestShape>& shapes, uint64_t budget_bytes) {
+  return plan_residency(model_memory(paths, options), shapes, budget_bytes);
+}
+
+ResidencyPlan plan_residency(const ModelMemory& memory, const std::vector<RequestShape>& shapes,
+                             uint64_t budget_bytes) {
+  LTX2_CHECK(!shapes.empty(), "residency plan: no request to plan for");
+  ResidencyPlan plan;
+  plan.device = memory.device;
+  plan.budget_bytes = budget_bytes;
+  plan.weight_bytes = memory.weight_bytes;
+  const uint64_t stage_fused = memory.stage2_lora_bytes;
 
   // Each phase's activations for the largest request.
   uint64_t text_act = 0, s1 = 0, s2 = 0, decode = 0;
@@ -226,7 +238,7 @@ ResidencyPlan plan_residency(const ModelPaths& paths, const PipelineOptions& opt
         if (plan.keeps(p) || std::find(peak.parts.begin(), peak.parts.end(), p) != peak.parts.end())
           weights += plan.weights(p);
       LTX2_FAIL("{} needs {:.1f} GiB on {} (weights {:.1f}, activations {:.1f}) but {:.1f} GiB are available",
-                peak.phase, gib(plan.phase_peak(peak)), options.device.str(), gib(weights),
+                peak.phase, gib(plan.phase_peak(peak)), memory.device.str(), gib(weights),
                 gib(peak.activation_bytes), gib(budget_bytes));
     }
     plan.resident[index_of(victim)] = false;

@@ -64,11 +64,24 @@ struct ResidencyPlan {
   std::string describe() const;
 };
 
-// Plans for `shapes` (the requests the engine will run; the largest per phase counts) on `device`
-// with `budget_bytes`, the models placed as `options` says (dtype). The paths are validated
-// already. Throws ltx2::Error when a phase cannot fit even with every other model released:
-// "stage 2 needs 84.3 GiB on cuda:0 (weights 38.2, activations 46.1) but 78.5 GiB are available".
+// What the models take on the device, read off the files' headers (no tensor is read): per
+// ModelPart in the dtype `options` places it in, and the copies (and temporaries) that fusing the
+// stage-2 LoRAs adds for that stage. The paths are validated already.
 struct PipelineOptions;
+struct ModelMemory {
+  Device device;
+  std::array<uint64_t, 6> weight_bytes{};  // per ModelPart
+  uint64_t stage2_lora_bytes = 0;
+};
+ModelMemory model_memory(const ModelPaths& paths, const PipelineOptions& options);
+
+// Plans for `shapes` (the requests the engine will run; the largest per phase counts) with
+// `budget_bytes`; no I/O, so a caller can try each request of a batch against one ModelMemory.
+// Throws ltx2::Error when a phase cannot fit even with every other model released:
+// "stage 2 needs 84.3 GiB on cuda:0 (weights 38.2, activations 46.1) but 78.5 GiB are available".
+ResidencyPlan plan_residency(const ModelMemory& memory, const std::vector<RequestShape>& shapes,
+                             uint64_t budget_bytes);
+// model_memory + plan_residency.
 ResidencyPlan plan_residency(const ModelPaths& paths, const PipelineOptions& options,
                              const std::vector<RequestShape>& shapes, uint64_t budget_bytes);
 

@@ -15,6 +15,14 @@ std::string golden_dir(const std::string& name) {
   return std::string(LTX2_SOURCE_DIR) + "/tests/data/golden/" + name;
 }
 
+ModelPaths fixture_model_paths(const std::string& dir) {
+  ModelPaths p;
+  p.checkpoint = dir + "/checkpoint.safetensors";
+  p.gemma_root = dir + "/gemma";
+  p.spatial_upsampler = dir + "/spatial_upsampler.safetensors";
+  return p;
+}
+
 ScratchDir::ScratchDir(const std::string& tag) {
   path_ = std::string(LTX2_BINARY_DIR) + "/scratch/" + tag + "." + std::to_string(getpid());
   fs::remove_all(path_);

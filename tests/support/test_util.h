@@ -1,15 +1,19 @@
-// Helpers shared by the unit tests: paths to fixtures and scratch folders, random tensors, and
+// Helpers shared by the unit tests: paths to fixtures (and a pipeline fixture's model set) and scratch folders, random tensors, and
 // a max-abs-difference helper.
 #pragma once
 
 #include <string>
 
 #include "core/tensor.h"
+#include "pipeline/request.h"
 
 namespace ltx2::test {
 
 // tests/data/golden/<name>
 std::string golden_dir(const std::string& name);
+// A pipeline fixture's model set in `dir` (a golden_dir: checkpoint.safetensors, gemma/,
+// spatial_upsampler.safetensors); no LoRA.
+ModelPaths fixture_model_paths(const std::string& dir);
 // A fresh empty folder under the build tree, removed when the object dies.
 class ScratchDir {
  public:

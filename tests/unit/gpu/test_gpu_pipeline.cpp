@@ -25,10 +25,7 @@ struct Outputs {
 
 Outputs run(Device device, std::optional<DType> vae_dtype) {
   const std::string golden = test::golden_dir("pipeline_distilled");
-  ModelPaths paths;
-  paths.checkpoint = golden + "/checkpoint.safetensors";
-  paths.gemma_root = golden + "/gemma";
-  paths.spatial_upsampler = golden + "/spatial_upsampler.safetensors";
+  ModelPaths paths = test::fixture_model_paths(golden);
   pipeline::PipelineOptions options;
   options.device = device;
   options.vae_dtype = vae_dtype;

@@ -276,10 +276,7 @@ TEST_CASE("gpu: the pipeline's prompt encoder on the device (pipeline_distilled 
   std::ifstream in(dir + "/case.json");
   const nlohmann::json spec = nlohmann::json::parse(in);
   const auto io = SafetensorsFile::open(dir + "/io.safetensors");
-  ModelPaths paths;
-  paths.checkpoint = dir + "/checkpoint.safetensors";
-  paths.gemma_root = dir + "/gemma";
-  paths.spatial_upsampler = dir + "/spatial_upsampler.safetensors";
+  ModelPaths paths = test::fixture_model_paths(dir);
   pipeline::PipelineOptions options;
   options.device = test::gpu();
   options.transformer_dtype = DType::BF16;

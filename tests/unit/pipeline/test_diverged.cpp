@@ -26,10 +26,8 @@ TEST_CASE("pipeline: a stage whose latents diverge fails the job instead of deco
   REQUIRE(poisoned);
   test::ScratchDir scratch("diverged");
   write_safetensors(scratch.file("checkpoint.safetensors"), tensors, monolith->metadata());
-  ModelPaths paths;
+  ModelPaths paths = test::fixture_model_paths(dir);
   paths.checkpoint = scratch.file("checkpoint.safetensors");
-  paths.gemma_root = dir + "/gemma";
-  paths.spatial_upsampler = dir + "/spatial_upsampler.safetensors";
   auto engine = pipeline::make_local_engine(PipelineKind::Distilled, paths);
   GenerationRequest r;
   r.prompt = "a fox in the snow";

@@ -14,12 +14,7 @@ using namespace ltx2::pipeline;
 namespace {
 
 ModelPaths fixture_paths() {
-  const std::string dir = test::golden_dir("pipeline_distilled");
-  ModelPaths p;
-  p.checkpoint = dir + "/checkpoint.safetensors";
-  p.gemma_root = dir + "/gemma";
-  p.spatial_upsampler = dir + "/spatial_upsampler.safetensors";
-  return p;
+  return test::fixture_model_paths(test::golden_dir("pipeline_distilled"));
 }
 
 const RequestShape kFull{1024, 1536, 121, false, false};
@@ -154,10 +149,7 @@ TEST_CASE("residency: per-phase models give the same video and are gone between 
 
 TEST_CASE("residency: stage 2 counts the copies the distilled LoRA fuses, user LoRAs stay resident") {
   const std::string dir = test::golden_dir("pipeline_ti2vid");
-  ModelPaths p;
-  p.checkpoint = dir + "/checkpoint.safetensors";
-  p.gemma_root = dir + "/gemma";
-  p.spatial_upsampler = dir + "/spatial_upsampler.safetensors";
+  ModelPaths p = test::fixture_model_paths(dir);
   const PipelineOptions options = PipelineOptions::on_device(Device::cuda(0));
   const auto stage2 = [](const ResidencyPlan& plan) {
     for (const PhaseMemory& phase : plan.phases)
