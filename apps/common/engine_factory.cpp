@@ -42,6 +42,7 @@ runtime::FleetEngineOptions fleet_options(const GenerationFlags& flags, const En
     o.ranks = static_cast<int>(placement.devices.size());
   }
   o.retries = flags.retries;
+  o.quantization = flags.quantization_policy;
   o.stage2_parallel = flags.stage2_parallel;
   std::tie(o.tdp_height_tiles, o.tdp_width_tiles) = parse_tiles(flags.tdp_tiles, "--tdp-tiles");
   std::tie(o.vae_height_tiles, o.vae_width_tiles) = parse_tiles(flags.vae_tiles, "--vae-tiles");

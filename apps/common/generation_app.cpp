@@ -62,6 +62,7 @@ void plan_memory(Plan& plan, const GenerationFlags& flags, PipelineKind kind) {
   const bool local = !plan.placement.fleet;
   pipeline::PipelineOptions options = local ? pipeline::PipelineOptions::on_device(plan.placement.devices[0])
                                             : pipeline::PipelineOptions{};
+  options.quantization = flags.quantization_policy;
   std::optional<pipeline::ModelMemory> memory;
   uint64_t budget = 0;
   if (local && options.device.is_cuda()) {

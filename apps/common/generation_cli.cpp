@@ -116,6 +116,12 @@ void add_generation_flags(CLI::App& app, GenerationFlags& f, PipelineKind kind) 
          "Models that do not fit beside the rest are loaded per phase; a job that cannot fit fails "
          "before loading, naming the phase")
       ->check(CLI::NonNegativeNumber);
+  app.add_option("--quantization", f.quantization,
+                 "How the transformer's weights are held and multiplied, as the reference names it: none (the "
+                 "checkpoint's values, an FP8 checkpoint's scales honoured, in the compute dtype) or fp8-cast "
+                 "(the reference's fp8-cast numbers: block linears rounded to FP8 at load); fp8-scaled-mm is "
+                 "not built yet")
+      ->capture_default_str();
   app.add_option("--ranks", f.ranks, "CPU ranks (worker processes) instead of GPUs");
   app.add_option("--vae-tiles", f.vae_tiles,
                  "Distributed VAE decode tiles HxW over the ranks (default: the reference's balanced split "
@@ -154,6 +160,10 @@ void finish_generation_flags(GenerationFlags& f, PipelineKind kind) {
         f.distilled_lora[0],
         f.distilled_lora.size() > 1 ? parse_number(f.distilled_lora[1], "--distilled-lora STRENGTH") : 1.0};
   }
+  f.quantization_policy = parse_quantization(f.quantization);
+  LTX2_CHECK(f.quantization_policy != Quantization::Fp8ScaledMm,
+             "--quantization fp8-scaled-mm: the FP8 GEMM path is not built yet (fp8-cast gives the reference's "
+             "FP8 numbers)");
   LTX2_CHECK(f.ranks >= 0 && f.ranks <= 64, "--ranks must be between 1 and 64, got {}", f.ranks);
   LTX2_CHECK(f.retries >= 0 && f.retries <= 10, "--retries must be between 0 and 10, got {}", f.retries);
 }

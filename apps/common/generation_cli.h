@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "io/quantization.h"
 #include "pipeline/request.h"
 
 namespace ltx2::cli {
@@ -22,6 +23,8 @@ struct GenerationFlags {
   std::string device = "auto";  // see EnginePlacement (engine_factory.h)
   std::string gpus;
   double gpu_memory = 0;  // GiB of each GPU to use (0: all of it)
+  std::string quantization = "none";  // --quantization, as the reference spells it
+  Quantization quantization_policy = Quantization::None;  // parsed by finish_generation_flags
   int ranks = 0;
   int retries = 0;
   std::string stage2_parallel = "tdp";

@@ -3,10 +3,12 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
 #include "io/layout.h"
+#include "io/quantization.h"
 #include "io/weights.h"
 
 namespace ltx2 {
@@ -35,6 +37,24 @@ json component_config(const WeightSet& set, Component c, const std::string& fold
   if (std::string(key).empty()) return cfg.empty() ? json(nullptr) : cfg;
   auto it = cfg.find(key);
   return it == cfg.end() ? json(nullptr) : *it;
+}
+
+// Every tensor stored with a scale (an FP8 checkpoint's quantized linears): its dtype, its scale
+// and, where the file has one, the linear's static input scale.
+json quantized_tensors(const WeightSet& set) {
+  json out = json::array();
+  for (const std::string& name : set.names()) {
+    const std::string scale = scale_key_of(name);
+    if (scale.empty() || !set.contains(scale)) continue;
+    json q = {{"tensor", name},
+              {"dtype", dtype_safetensors_name(set.info(name).dtype)},
+              {scale.substr(scale.rfind('.') + 1), set.raw(scale).item()}};
+    const std::string input_scale = name.substr(0, name.rfind('.')) + ".input_scale";
+    if (name.size() > 7 && name.compare(name.size() - 7, 7, ".weight") == 0 && set.contains(input_scale))
+      q["input_scale"] = set.raw(input_scale).item();
+    out.push_back(q);
+  }
+  return out;
 }
 
 json inspect_one(const std::string& path) {
@@ -72,6 +92,8 @@ json inspect_one(const std::string& path) {
   }
   out["tensors"] = count;
   out["bytes"] = total;
+  const json quantized = quantized_tensors(*set);
+  if (!quantized.empty()) out["quantized"] = quantized;
   return out;
 }
 
@@ -92,6 +114,20 @@ void print_text(const json& j) {
       std::printf("      config %s\n", cfg.c_str());
     }
   }
+  if (!j.contains("quantized")) return;
+  // One summary line per stored dtype; --json lists every tensor.
+  std::map<std::string, std::pair<size_t, std::pair<float, float>>> by_dtype;
+  for (const auto& q : j["quantized"]) {
+    const float s =
+        q.contains("weight_scale") ? q["weight_scale"].get<float>() : q["bias_scale"].get<float>();
+    auto [it, fresh] = by_dtype.try_emplace(q["dtype"].get<std::string>(), 0, std::pair{s, s});
+    ++it->second.first;
+    it->second.second.first = std::min(it->second.second.first, s);
+    it->second.second.second = std::max(it->second.second.second, s);
+  }
+  for (const auto& [dtype, stats] : by_dtype)
+    std::printf("  quantized %zu tensors stored as %s with a scale (%g .. %g; --json lists each)\n",
+                stats.first, dtype.c_str(), stats.second.first, stats.second.second);
 }
 
 }  // namespace

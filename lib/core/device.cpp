@@ -47,6 +47,9 @@ void cuda_memcpy(void*, Device, const void*, Device, size_t) {
 void cuda_copy_strided(const Tensor&, const Tensor&) {
   no_cuda();
 }
+void cuda_copy_scaled(const Tensor&, const Tensor&, float) {
+  no_cuda();
+}
 CudaMemoryStats cuda_memory_stats(int) {
   return {};
 }

@@ -1,8 +1,18 @@
 // Element types and the scalar conversions between them.
 //
-// bf16 and f16 are stored as raw uint16_t bit patterns; conversions round to nearest even, the way
-// PyTorch's .to(torch.bfloat16) does, so weights and fixtures round identically here and there.
+// bf16 and f16 are stored as raw uint16_t bit patterns, the 8-bit floats (e4m3fn: 4 exponent bits,
+// 3 mantissa bits, no infinities, 0x7f/0xff NaN, largest 448; e5m2: the upper byte of an f16) as
+// uint8_t. Conversions round to nearest even the way PyTorch's .to(dtype) does (float8 included,
+// without saturation: e4m3fn rounds |x| above 464 to NaN, e5m2 above 61440 to infinity), so weights
+// and fixtures round identically here and there. The bf16 and 8-bit conversions are host and device
+// functions: the GPU's converting copy uses these very ones (NaN included).
 #pragma once
+
+#ifdef __CUDACC__
+#define LTX2_HOST_DEVICE __host__ __device__
+#else
+#define LTX2_HOST_DEVICE
+#endif
 
 #include <cstdint>
 #include <cstring>
@@ -11,27 +21,28 @@
 
 namespace ltx2 {
 
-enum class DType : uint8_t { F32, BF16, F16, I32, I64, U8, Bool };
+enum class DType : uint8_t { F32, BF16, F16, I32, I64, U8, Bool, F8E4M3, F8E5M2 };
 
 size_t dtype_size(DType t);
-// Our name: "f32", "bf16", ...
+// Our name: "f32", "bf16", "f8e4m3", ...
 const char* dtype_name(DType t);
-// The safetensors name: "F32", "BF16", "F16", "I32", "I64", "U8", "BOOL".
+// The safetensors name: "F32", "BF16", "F16", "I32", "I64", "U8", "BOOL", "F8_E4M3", "F8_E5M2".
 const char* dtype_safetensors_name(DType t);
-// Parses a safetensors dtype name; false for names we do not support (F64, F8_*, ...).
+// Parses a safetensors dtype name; false for names we do not support (F64, I8, F8_E8M0, ...).
 bool dtype_from_safetensors(std::string_view name, DType* out);
 bool dtype_is_floating(DType t);
+bool dtype_is_float8(DType t);
 
-inline float bf16_to_f32(uint16_t v) {
+LTX2_HOST_DEVICE inline float bf16_to_f32(uint16_t v) {
   uint32_t bits = static_cast<uint32_t>(v) << 16;
   float f;
-  std::memcpy(&f, &bits, 4);
+  memcpy(&f, &bits, 4);
   return f;
 }
 
-inline uint16_t f32_to_bf16(float f) {
+LTX2_HOST_DEVICE inline uint16_t f32_to_bf16(float f) {
   uint32_t bits;
-  std::memcpy(&bits, &f, 4);
+  memcpy(&bits, &f, 4);
   if ((bits & 0x7f800000u) == 0x7f800000u && (bits & 0x007fffffu)) return 0x7fc0;  // NaN stays NaN
   uint32_t rounding = 0x7fffu + ((bits >> 16) & 1u);
   return static_cast<uint16_t>((bits + rounding) >> 16);
@@ -39,6 +50,74 @@ inline uint16_t f32_to_bf16(float f) {
 
 float f16_to_f32(uint16_t h);
 uint16_t f32_to_f16(float f);
+
+namespace float8 {
+LTX2_HOST_DEVICE inline uint32_t bits_of(float f) {
+  uint32_t b;
+  memcpy(&b, &f, 4);
+  return b;
+}
+LTX2_HOST_DEVICE inline float float_of(uint32_t b) {
+  float f;
+  memcpy(&f, &b, 4);
+  return f;
+}
+}  // namespace float8
+
+LTX2_HOST_DEVICE inline float f8e4m3_to_f32(uint8_t v) {
+  const uint32_t sign = static_cast<uint32_t>(v & 0x80) << 24, exp = (v >> 3) & 0xf, mant = v & 0x7;
+  if (exp == 0xf && mant == 0x7) return float8::float_of(sign | 0x7fc00000u);  // NaN
+  if (exp == 0)
+    return float8::float_of(sign | float8::bits_of(static_cast<float>(mant) * 0.001953125f));  // m * 2^-9
+  return float8::float_of(sign | ((exp + 120) << 23) | (mant << 20));
+}
+
+LTX2_HOST_DEVICE inline uint8_t f32_to_f8e4m3(float f) {
+  uint32_t bits = float8::bits_of(f);
+  const uint8_t sign = static_cast<uint8_t>((bits >> 24) & 0x80);
+  bits &= 0x7fffffffu;
+  uint8_t out;
+  if (bits >= (1087u << 20)) {  // >= 480 (or NaN/inf): NaN
+    out = 0x7f;
+  } else if (bits < (121u << 23)) {  // below 2^-6, the smallest normal: a subnormal step 2^-9
+    // Adding 2^14 leaves the value's multiple of 2^-9 in the low mantissa bits, rounded to even.
+    const float denorm = float8::float_of(141u << 23);
+    out = static_cast<uint8_t>(float8::bits_of(float8::float_of(bits) + denorm) - (141u << 23));
+  } else {
+    const uint32_t odd = (bits >> 20) & 1;
+    bits += (static_cast<uint32_t>(7 - 127) << 23) + 0x7ffff + odd;
+    out = static_cast<uint8_t>(bits >> 20);
+  }
+  return out | sign;
+}
+
+LTX2_HOST_DEVICE inline float f8e5m2_to_f32(uint8_t v) {
+  // The upper byte of an f16.
+  const uint32_t sign = static_cast<uint32_t>(v & 0x80) << 24, exp = (v >> 2) & 0x1f, mant = v & 0x3;
+  if (exp == 0x1f) return float8::float_of(sign | (mant ? 0x7fc00000u : 0x7f800000u));
+  if (exp == 0)
+    return float8::float_of(sign |
+                            float8::bits_of(static_cast<float>(mant) * 1.52587890625e-05f));  // m * 2^-16
+  return float8::float_of(sign | ((exp + 112) << 23) | (mant << 21));
+}
+
+LTX2_HOST_DEVICE inline uint8_t f32_to_f8e5m2(float f) {
+  uint32_t bits = float8::bits_of(f);
+  const uint8_t sign = static_cast<uint8_t>((bits >> 24) & 0x80);
+  bits &= 0x7fffffffu;
+  uint8_t out;
+  if (bits >= (143u << 23)) {  // >= 2^16 (or NaN/inf)
+    out = bits > 0x7f800000u ? 0x7f : 0x7c;
+  } else if (bits < (113u << 23)) {  // below 2^-14: a subnormal step 2^-16
+    const float denorm = float8::float_of(134u << 23);
+    out = static_cast<uint8_t>(float8::bits_of(float8::float_of(bits) + denorm) - (134u << 23));
+  } else {
+    const uint32_t odd = (bits >> 21) & 1;
+    bits += (static_cast<uint32_t>(15 - 127) << 23) + 0xfffff + odd;
+    out = static_cast<uint8_t>(bits >> 21);
+  }
+  return out | sign;
+}
 
 // Rounds a float to the nearest bf16 value and back (to emulate bf16 math in float32 code).
 inline float round_bf16(float f) { return bf16_to_f32(f32_to_bf16(f)); }

@@ -325,6 +325,8 @@ float load_as_float(const char* p, DType t) {
     case DType::I64: { int64_t v; std::memcpy(&v, p, 8); return static_cast<float>(v); }
     case DType::U8: return static_cast<float>(*reinterpret_cast<const uint8_t*>(p));
     case DType::Bool: return *p ? 1.f : 0.f;
+    case DType::F8E4M3: return f8e4m3_to_f32(*reinterpret_cast<const uint8_t*>(p));
+    case DType::F8E5M2: return f8e5m2_to_f32(*reinterpret_cast<const uint8_t*>(p));
   }
   return 0;
 }
@@ -347,6 +349,8 @@ void store_from(char* p, DType t, const char* src, DType st) {
     case DType::I64: { int64_t v = load_as_i64(src, st); std::memcpy(p, &v, 8); return; }
     case DType::U8: *reinterpret_cast<uint8_t*>(p) = static_cast<uint8_t>(load_as_i64(src, st)); return;
     case DType::Bool: *p = load_as_float(src, st) != 0.f; return;
+    case DType::F8E4M3: *reinterpret_cast<uint8_t*>(p) = f32_to_f8e4m3(load_as_float(src, st)); return;
+    case DType::F8E5M2: *reinterpret_cast<uint8_t*>(p) = f32_to_f8e5m2(load_as_float(src, st)); return;
   }
 }
 
@@ -455,6 +459,28 @@ Tensor Tensor::to(DType dtype) const {
   if (dtype == dtype_) return *this;
   Tensor t = empty(shape_, dtype, device());
   t.copy_(*this);
+  return t;
+}
+
+Tensor Tensor::to_scaled(DType dtype, float scale) const {
+  LTX2_CHECK(dtype_is_floating(dtype_) && dtype_is_floating(dtype),
+             "to_scaled from {} to {}: float dtypes only", dtype_name(dtype_), dtype_name(dtype));
+  Tensor t = empty(shape_, dtype, device());
+  if (device().is_cuda()) {
+    OpScope scope("copy (strided or converting)");
+    cuda_copy_scaled(t, *this, scale);
+    return t;
+  }
+  const Tensor src = contiguous();
+  const char* in = static_cast<const char*>(src.data_ptr());
+  char* out = static_cast<char*>(t.data_ptr());
+  const size_t isz = dtype_size(dtype_), osz = dtype_size(dtype);
+  const int64_t n = numel();
+#pragma omp parallel for schedule(static) if (n > (1 << 16))
+  for (int64_t i = 0; i < n; ++i) {
+    const float v = load_as_float(in + i * isz, dtype_) * scale;
+    store_from(out + i * osz, dtype, reinterpret_cast<const char*>(&v), DType::F32);
+  }
   return t;
 }
 

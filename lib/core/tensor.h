@@ -101,6 +101,9 @@ class Tensor {
   Tensor clone() const;
   Tensor to(Device device) const;
   Tensor to(DType dtype) const;
+  // float(x) * scale rounded to `dtype`, on this tensor's device (a float tensor): dequantizes an
+  // 8-bit weight stored with a per-tensor scale.
+  Tensor to_scaled(DType dtype, float scale) const;
   // Copies src into this tensor (same shape; dtype converts; any strides; CPU<->CUDA).
   void copy_(const Tensor& src);
   void fill_(float value);

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
+#include "io/quantization.h"
 
 namespace ltx2 {
 
@@ -37,6 +38,7 @@ std::shared_ptr<const WeightSet> WeightSet::open(const std::vector<std::string>&
     LTX2_CHECK(set->config_->is_object(), "{}: metadata 'config' is not a JSON object", f->path());
     break;
   }
+  validate_quantization(*set);
   return set;
 }
 
@@ -236,12 +238,17 @@ Tensor WeightView::load(const std::string& key, DType dtype, Device device) cons
   LTX2_CHECK(!full.empty(), "{}: missing tensor '{}' in {}", component_, prefixes_[0] + inner_ + key,
              set_->describe());
   const TensorInfo& info = set_->info(full);
-  if (device.is_cuda() && (info.dtype == dtype || !dtype_is_floating(info.dtype))) {
+  // A quantized tensor's value is float(stored) x its scale (validate_quantization vouched for it),
+  // formed on the target device from the stored bytes.
+  const std::string scale_name = scale_key_of(full);
+  const bool scaled = !scale_name.empty() && set_->contains(scale_name);
+  if (device.is_cuda() && (info.dtype == dtype || !dtype_is_floating(info.dtype) || scaled)) {
     Tensor out = Tensor::empty(info.shape, info.dtype, device);
     set_->file_of(full).upload(info, out.data_ptr(), device);
-    return out;
+    return scaled ? out.to_scaled(dtype, set_->raw(scale_name).item()) : out;
   }
   Tensor raw = set_->raw(full);
+  if (scaled) return raw.to_scaled(dtype, set_->raw(scale_name).item()).to(device);
   if (dtype_is_floating(raw.dtype()) && raw.dtype() != dtype) return raw.to(dtype).to(device);
   // Same dtype: copy out of the read-only mapping so that callers own (and may modify) it.
   return device.is_cpu() ? raw.clone() : raw.to(device);

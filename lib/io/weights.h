@@ -115,7 +115,8 @@ class WeightView {
 
   bool has(const std::string& key) const;
   // Loads key as a tensor of `dtype` on `device` (float weights are converted; f32 on the CPU
-  // widens bf16), checking the shape when `expected` is given. Without a dtype: the placement's.
+  // widens bf16; a tensor with a scale sibling, io/quantization.h, is float(stored) x scale),
+  // checking the shape when `expected` is given. Without a dtype: the placement's.
   Tensor load(const std::string& key, const Shape& expected) const;
   Tensor load(const std::string& key, const Shape& expected, DType dtype,
               Device device = Device::cpu()) const;

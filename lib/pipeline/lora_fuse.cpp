@@ -37,7 +37,8 @@ Tensor fuse_lora_weight(const Tensor& weight,
   return ops::add(delta, weight.to(DType::F32)).to(DType::BF16).to(weight.dtype());
 }
 
-std::vector<std::string> LoraFusion::apply(WeightMap& weights, const std::vector<LoraWithStrength>& loras) {
+std::vector<std::string> LoraFusion::apply(WeightMap& weights, const std::vector<LoraWithStrength>& loras,
+                                           const FusedRounding& round) {
   restore(weights);
   std::map<std::string, std::vector<std::pair<const LoraPair*, float>>> by_weight;
   for (const auto& l : loras) {
@@ -50,6 +51,7 @@ std::vector<std::string> LoraFusion::apply(WeightMap& weights, const std::vector
   WeightMap fused;
   for (const auto& [name, contributions] : by_weight) {
     fused[name] = fuse_lora_weight(weights.at(name), contributions, name);
+    if (round) fused[name] = round(name, fused[name]);
     affected.push_back(name);
   }
   // Only after every weight fused without error is the map changed.

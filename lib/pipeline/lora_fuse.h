@@ -7,6 +7,7 @@
 // There is no alpha/rank scaling; a LoRA of strength 0 contributes nothing; a pair whose target
 // is not in the weight map is skipped.
 #pragma once
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -33,11 +34,16 @@ using WeightMap = std::map<std::string, Tensor>;
 // Applies a set of LoRAs to a weight map and restores it. Fused weights are new tensors that
 // replace the map's entries; the replaced originals are kept (as they were: no copy of an mmap'ed
 // checkpoint is needed because nothing is written in place) until restore().
+// A last rounding of a fused weight by name (fp8-cast rounds the weights it holds in F8_E4M3 back
+// there); empty: none.
+using FusedRounding = std::function<Tensor(const std::string& name, const Tensor& fused)>;
+
 class LoraFusion {
  public:
-  // Fuses `loras` into `weights`, first restoring any previous fusion. Returns the affected names
-  // (sorted).
-  std::vector<std::string> apply(WeightMap& weights, const std::vector<LoraWithStrength>& loras);
+  // Fuses `loras` into `weights`, first restoring any previous fusion, each fused weight passed
+  // through `round`. Returns the affected names (sorted).
+  std::vector<std::string> apply(WeightMap& weights, const std::vector<LoraWithStrength>& loras,
+                                 const FusedRounding& round = {});
   // Puts the original tensors back (no-op when nothing is fused).
   void restore(WeightMap& weights);
   bool active() const { return !originals_.empty(); }

@@ -53,8 +53,10 @@ std::unique_ptr<PipelineModels> PipelineModels::load(const ModelPaths& paths, Pi
              m->ltx->describe());
   m->transformer_config = TransformerConfig::parse(cfg.at("transformer"));
   const WeightView view(m->ltx, component_prefixes(Component::Transformer), "transformer");
-  m->transformer_weights = std::make_unique<TransformerLoras>(tr::TransformerWeights::load(
-      view, m->transformer_config, m->options.transformer_dtype, m->options.device));
+  m->transformer_weights = std::make_unique<TransformerLoras>(
+      tr::TransformerWeights::load(view, m->transformer_config, m->options.transformer_dtype,
+                                   m->options.device, m->options.quantization),
+      m->options.quantization);
   for (const LoraFile& l : paths.loras)
     m->user_loras.push_back({read_lora_file(l.path), static_cast<float>(l.strength)});
   if (!m->user_loras.empty()) m->transformer_weights->fuse(m->user_loras);

@@ -5,8 +5,9 @@
 
 namespace ltx2::pipeline {
 
-TransformerLoras::TransformerLoras(models::transformer::TransformerWeights clean)
-    : weights_(std::make_unique<models::transformer::TransformerWeights>(std::move(clean))) {
+TransformerLoras::TransformerLoras(models::transformer::TransformerWeights clean, Quantization quantization)
+    : weights_(std::make_unique<models::transformer::TransformerWeights>(std::move(clean))),
+      quantization_(quantization) {
   slots_ = weights_->named_tensors();
   for (const auto& [name, slot] : slots_) map_[name] = *slot;
 }
@@ -16,7 +17,12 @@ void TransformerLoras::fuse(const std::vector<LoraWithStrength>& loras) {
     restore();
     return;
   }
-  fusion_.apply(map_, loras);
+  FusedRounding round;
+  if (quantization_ == Quantization::Fp8Cast)
+    round = [](const std::string& name, const Tensor& fused) {
+      return models::transformer::fp8_cast_covers(name) ? models::transformer::round_to_f8e4m3(fused) : fused;
+    };
+  fusion_.apply(map_, loras, round);
   current_ = loras;
   write_back();
 }

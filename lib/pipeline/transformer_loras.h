@@ -18,7 +18,10 @@ namespace ltx2::pipeline {
 
 class TransformerLoras {
  public:
-  explicit TransformerLoras(models::transformer::TransformerWeights clean);
+  // With fp8-cast, the fused weights it holds in F8_E4M3 are rounded back there (the reference's
+  // fp8-cast fuse rule with round-to-nearest: its CUDA path rounds stochastically).
+  explicit TransformerLoras(models::transformer::TransformerWeights clean,
+                            Quantization quantization = Quantization::None);
 
   // Fuses `loras` (in order) into the clean weights, replacing any previous fusion; an empty list
   // restores.
@@ -43,6 +46,7 @@ class TransformerLoras {
   std::vector<std::pair<std::string, Tensor*>> slots_;
   WeightMap map_;
   LoraFusion fusion_;
+  Quantization quantization_;
   std::vector<LoraWithStrength> current_;  // the LoRAs fused now
   struct Saved {
     WeightMap map;

@@ -78,6 +78,7 @@ class PipelineRunner final : public Runner {
     tdp_tiling_ = {parallel::AxisTiling{1, 0}, parallel::AxisTiling{h > 0 ? h : small, overlap},
                    parallel::AxisTiling{w > 0 ? w : large, overlap}};
     pipeline::PipelineOptions options = pipeline::PipelineOptions::on_device(ctx.device);
+    options.quantization = parse_quantization(config.at("quantization"));
     if (ctx.world_size > 1) {  // Gemma on rank 0 only; the contexts are broadcast
       options.load_text_encoder = ctx.rank == 0;
       options.text_encode = [this](pipeline::PipelineModels& m, const std::vector<std::string>& prompts) {
@@ -556,6 +557,7 @@ std::unique_ptr<pipeline::GenerationEngine> make_fleet_engine(PipelineKind kind,
                         {"vae_overlap", opt.vae_overlap},
                         {"plan_shapes", pipeline::to_json(opt.plan_shapes)},
                         {"gpu_memory_gib", opt.gpu_memory_gib},
+                        {"quantization", quantization_name(opt.quantization)},
                         {"tile_piece_bytes", opt.tile_piece_bytes}};
   fleet.shm_prefix = opt.shm_prefix;
   fleet.ready_timeout = opt.ready_timeout;

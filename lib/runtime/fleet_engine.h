@@ -35,6 +35,7 @@
 #include <vector>
 
 #include "core/device.h"
+#include "io/quantization.h"
 #include "pipeline/generation_engine.h"
 #include "pipeline/residency.h"
 
@@ -66,6 +67,7 @@ struct FleetEngineOptions {
   // model is kept. gpu_memory_gib > 0 caps each GPU's use.
   std::vector<pipeline::RequestShape> plan_shapes;
   double gpu_memory_gib = 0;
+  Quantization quantization = Quantization::None;  // of every rank's transformer
 };
 
 // One device per rank: cuda:g for each of gpus, else `ranks` CPU devices. Refuses ranks < 1,

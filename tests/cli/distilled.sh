@@ -44,6 +44,11 @@ psnr=$(ffmpeg -i "$scratch/a.y4m" -i "$scratch/a.mp4" -lavfi "[0]format=yuv420p[
        sed -n 's/.*PSNR.*average:\([0-9.]*\).*/\1/p')
 awk -v p="$psnr" 'BEGIN { exit !(p > 25) }' || fail "a.y4m and a.mp4 differ: PSNR $psnr"
 
+# --quantization fp8-cast reaches the transformer: its block linears rounded to FP8 change the frames.
+expect_exit 0 "$exe" --prompt "a cat" --output-path "$scratch/cast.y4m" --seed 5 "${small[@]}" --quantization fp8-cast
+[ -s "$scratch/cast.y4m" ] || fail "no cast.y4m"
+cmp -s "$scratch/a.y4m" "$scratch/cast.y4m" && fail "--quantization fp8-cast left the frames unchanged"
+
 # --jobs: the command line's values fill in; line 2 is bad and reported, the others run.
 cat > "$scratch/jobs.jsonl" <<JOBS
 {"prompt": "a cat", "output_path": "$scratch/j1.mp4", "seed": 5}
@@ -104,6 +109,10 @@ check_invalid 1 "--prompt is empty" --prompt " " --output-path "$o"
 check_invalid 1 "and --gpus cannot be combined" --prompt x --output-path "$o" --ranks 2 --gpus 0
 check_invalid 1 "--vae-tiles must be HxW" --prompt x --output-path "$o" --ranks 2 --vae-tiles 2
 check_invalid 1 "--jobs $scratch/none.jsonl: cannot read" --jobs "$scratch/none.jsonl"
+check_invalid 1 "--quantization 'int8': expected none, fp8-cast or fp8-scaled-mm" --prompt x --output-path "$o" --quantization int8
+check_invalid 1 "--quantization nvfp4-cast: NVFP4 needs Blackwell" --prompt x --output-path "$o" --quantization nvfp4-cast
+check_invalid 1 "--quantization fp8-scaled-mm: the FP8 GEMM path is not built yet" --prompt x --output-path "$o" \
+  --quantization fp8-scaled-mm
 check_invalid 2 "--log-format: xml not in {text,json}" --prompt x --output-path "$o" --log-format xml
 check_invalid 2 "--seed" --prompt x --output-path "$o" --seed many
 finish

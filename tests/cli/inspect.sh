@@ -21,6 +21,14 @@ for f in "$golden"/*/weights.safetensors; do
   echo "$out" | grep -q '"component": "lora"' && fail "$case_name: tensors taken for a LoRA"
 done
 
+# A prequantized FP8 file: its quantized linears and their scales.
+expect_exit 0 "$ltx2" inspect "$golden/transformer_19b_fp8/weights.safetensors"
+expect_contains "quantized 56 tensors stored as F8_E4M3 with a scale"
+expect_exit 0 "$ltx2" inspect --json "$golden/transformer_19b_fp8/weights.safetensors"
+expect_contains '"tensor": "model.diffusion_model.transformer_blocks.0.attn1.to_q.weight"'
+expect_contains '"weight_scale"'
+expect_contains '"input_scale"'
+
 # The monolith checkpoint of the pipeline cases holds every component but Gemma and the upsampler.
 expect_exit 0 "$ltx2" inspect "$golden/pipeline_distilled/checkpoint.safetensors"
 for c in transformer text_connector video_vae_decoder video_vae_encoder audio_vae_decoder vocoder; do

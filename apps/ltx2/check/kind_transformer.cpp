@@ -1,7 +1,8 @@
 // `ltx2 check` runner for "transformer" cases: builds the model from the case's weights and
 // metadata config, runs LTXModel.forward on the case's modalities (and per-sample perturbations),
 // and compares velocities, x0 = latent - v * t, the guided x0 of guided cases, and every mid.*
-// intermediate the model reports.
+// intermediate the model reports. "transformer_fp8" cases are the same on a prequantized FP8 file,
+// loaded under the case's quantization.policy (null: the scales honoured; "fp8-cast").
 #include <cmath>
 #include <map>
 #include <optional>
@@ -71,7 +72,11 @@ void run_transformer(const GoldenCase& c, Report& report) {
   const Tolerance mid_tol = tol.contains("mid") ? parse_tolerance(tol.at("mid")) : out_tol;
   const Tolerance rope_tol = tol.contains("rope_tables") ? parse_tolerance(tol.at("rope_tables")) : mid_tol;
 
-  const tr::Transformer model = tr::Transformer::load(c.weights());
+  Quantization quantization = Quantization::None;
+  if (spec.contains("quantization") && spec.at("quantization").value("policy", nlohmann::json()).is_string())
+    quantization = parse_quantization(spec.at("quantization").at("policy").get<std::string>());
+  const tr::Transformer model = tr::Transformer::load(c.weights(), std::make_shared<tr::LocalAttention>(),
+                                                      DType::F32, Device::cpu(), quantization);
   const json& fields = spec.at("modality_fields");
   std::optional<tr::Modality> video, audio;
   if (fields.contains("video") && !fields.at("video").is_null()) video = read_modality(c, fields.at("video"));
@@ -124,5 +129,6 @@ void run_transformer(const GoldenCase& c, Report& report) {
 }  // namespace
 
 static const bool registered = register_kind_runner("transformer", &run_transformer);
+static const bool registered_fp8 = register_kind_runner("transformer_fp8", &run_transformer);
 
 }  // namespace ltx2::check

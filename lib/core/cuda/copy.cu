@@ -4,8 +4,10 @@
 // words: when the innermost collapsed dim has stride 1 in both and its length, every other stride and
 // both base addresses allow, words of 16 (else 8, 4, 2) bytes, e.g. 8 bf16 of a head split
 // [B, T, H, D] -> [B, H, T, D] per thread, and otherwise one element per word. Index math is 32-bit
-// when every offset fits. A copy that converts dtypes (f32, bf16, f16, i32, i64) goes element by
-// element through float32 (integers directly) with 64-bit index math over the collapsed layout.
+// when every offset fits. A copy that converts dtypes (f32, bf16, f16, f8e4m3, f8e5m2, i32, i64), or
+// scales (cuda_copy_scaled: dequantizing an 8-bit weight), goes element by element through float32
+// (integers directly) with 64-bit index math over the collapsed layout; the 8-bit floats round as
+// the host does (core/dtype.h's functions).
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
@@ -143,6 +145,14 @@ __global__ void copy_words_kernel(W* dst, const W* src, DeviceLayout<I> l, I n) 
   }
 }
 
+// The 8-bit floats, told apart by type.
+struct F8E4M3 {
+  uint8_t bits;
+};
+struct F8E5M2 {
+  uint8_t bits;
+};
+
 template <typename T>
 __device__ float load_f(const T* p) {
   return static_cast<float>(*p);
@@ -156,21 +166,38 @@ __device__ float load_f<__half>(const __half* p) {
   return __half2float(*p);
 }
 
+template <>
+__device__ float load_f<F8E4M3>(const F8E4M3* p) {
+  return f8e4m3_to_f32(p->bits);
+}
+template <>
+__device__ float load_f<F8E5M2>(const F8E5M2* p) {
+  return f8e5m2_to_f32(p->bits);
+}
+
 template <typename T>
 __device__ void store_f(T* p, float v) {
   *p = static_cast<T>(v);
 }
 template <>
 __device__ void store_f<__nv_bfloat16>(__nv_bfloat16* p, float v) {
-  *p = __float2bfloat16(v);
+  *reinterpret_cast<uint16_t*>(p) = f32_to_bf16(v);  // the host's rounding, NaN included
 }
 template <>
 __device__ void store_f<__half>(__half* p, float v) {
   *p = __float2half(v);
 }
+template <>
+__device__ void store_f<F8E4M3>(F8E4M3* p, float v) {
+  p->bits = f32_to_f8e4m3(v);
+}
+template <>
+__device__ void store_f<F8E5M2>(F8E5M2* p, float v) {
+  p->bits = f32_to_f8e5m2(v);
+}
 
 template <typename D, typename S>
-__global__ void convert_kernel(D* dst, const S* src, DeviceLayout<int64_t> l, int64_t n) {
+__global__ void convert_kernel(D* dst, const S* src, DeviceLayout<int64_t> l, int64_t n, float scale) {
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n;
        i += int64_t(gridDim.x) * blockDim.x) {
     int64_t doff, soff;
@@ -178,7 +205,7 @@ __global__ void convert_kernel(D* dst, const S* src, DeviceLayout<int64_t> l, in
     if constexpr (std::is_integral_v<D> && std::is_integral_v<S>)
       dst[doff] = static_cast<D>(src[soff]);
     else
-      store_f(dst + doff, load_f(src + soff));
+      store_f(dst + doff, scale == 1.f ? load_f(src + soff) : load_f(src + soff) * scale);
   }
 }
 
@@ -199,21 +226,24 @@ void copy_words(void* dst, const void* src, const Layout& l) {
 }
 
 template <typename D, typename S>
-void convert(const Tensor& dst, const Tensor& src, const Layout& l) {
+void convert(const Tensor& dst, const Tensor& src, const Layout& l, float scale) {
   const int64_t n = count(l);
-  convert_kernel<D, S><<<blocks_for(n), kThreads>>>(
-      static_cast<D*>(dst.data_ptr()), static_cast<const S*>(src.data_ptr()), device_layout<int64_t>(l), n);
+  convert_kernel<D, S><<<blocks_for(n), kThreads>>>(static_cast<D*>(dst.data_ptr()),
+                                                    static_cast<const S*>(src.data_ptr()),
+                                                    device_layout<int64_t>(l), n, scale);
   LTX2_CUDA_CHECK(cudaGetLastError());
 }
 
 template <typename D>
-void convert_from(const Tensor& dst, const Tensor& src, const Layout& l) {
+void convert_from(const Tensor& dst, const Tensor& src, const Layout& l, float scale) {
   switch (src.dtype()) {
-    case DType::F32: return convert<D, float>(dst, src, l);
-    case DType::BF16: return convert<D, __nv_bfloat16>(dst, src, l);
-    case DType::F16: return convert<D, __half>(dst, src, l);
-    case DType::I32: return convert<D, int32_t>(dst, src, l);
-    case DType::I64: return convert<D, int64_t>(dst, src, l);
+    case DType::F32: return convert<D, float>(dst, src, l, scale);
+    case DType::BF16: return convert<D, __nv_bfloat16>(dst, src, l, scale);
+    case DType::F16: return convert<D, __half>(dst, src, l, scale);
+    case DType::F8E4M3: return convert<D, F8E4M3>(dst, src, l, scale);
+    case DType::F8E5M2: return convert<D, F8E5M2>(dst, src, l, scale);
+    case DType::I32: return convert<D, int32_t>(dst, src, l, scale);
+    case DType::I64: return convert<D, int64_t>(dst, src, l, scale);
     default:
       LTX2_FAIL("GPU copy from {} to {} is not supported", dtype_name(src.dtype()), dtype_name(dst.dtype()));
   }
@@ -221,14 +251,14 @@ void convert_from(const Tensor& dst, const Tensor& src, const Layout& l) {
 
 }  // namespace
 
-void cuda_copy_strided(const Tensor& dst, const Tensor& src) {
+void cuda_copy_scaled(const Tensor& dst, const Tensor& src, float scale) {
   LTX2_CHECK(dst.dim() <= kMaxDims, "GPU copy of a {}-d tensor (at most {})", dst.dim(), kMaxDims);
   LTX2_CHECK(dst.device() == src.device(), "GPU copy across devices {} -> {}", src.device().str(),
              dst.device().str());
   if (dst.numel() == 0) return;
   Layout l = collapse(dst, src);
   LTX2_CUDA_CHECK(cudaSetDevice(dst.device().index));
-  if (dst.dtype() == src.dtype()) {
+  if (dst.dtype() == src.dtype() && scale == 1.f) {
     switch (widen(l, dtype_size(dst.dtype()), dst.data_ptr(), src.data_ptr())) {
       case 16: return copy_words<uint4>(dst.data_ptr(), src.data_ptr(), l);
       case 8: return copy_words<uint2>(dst.data_ptr(), src.data_ptr(), l);
@@ -239,14 +269,20 @@ void cuda_copy_strided(const Tensor& dst, const Tensor& src) {
     }
   }
   switch (dst.dtype()) {
-    case DType::F32: return convert_from<float>(dst, src, l);
-    case DType::BF16: return convert_from<__nv_bfloat16>(dst, src, l);
-    case DType::F16: return convert_from<__half>(dst, src, l);
-    case DType::I32: return convert_from<int32_t>(dst, src, l);
-    case DType::I64: return convert_from<int64_t>(dst, src, l);
+    case DType::F32: return convert_from<float>(dst, src, l, scale);
+    case DType::BF16: return convert_from<__nv_bfloat16>(dst, src, l, scale);
+    case DType::F16: return convert_from<__half>(dst, src, l, scale);
+    case DType::F8E4M3: return convert_from<F8E4M3>(dst, src, l, scale);
+    case DType::F8E5M2: return convert_from<F8E5M2>(dst, src, l, scale);
+    case DType::I32: return convert_from<int32_t>(dst, src, l, scale);
+    case DType::I64: return convert_from<int64_t>(dst, src, l, scale);
     default:
       LTX2_FAIL("GPU copy from {} to {} is not supported", dtype_name(src.dtype()), dtype_name(dst.dtype()));
   }
+}
+
+void cuda_copy_strided(const Tensor& dst, const Tensor& src) {
+  cuda_copy_scaled(dst, src, 1.f);
 }
 
 }  // namespace ltx2

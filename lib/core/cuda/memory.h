@@ -19,6 +19,8 @@ void cuda_memset_zero(void* ptr, size_t bytes, int device);
 void cuda_memcpy(void* dst, Device dst_device, const void* src, Device src_device, size_t bytes);
 // dst.copy_(src) for two GPU tensors of the same shape: any strides, any dtype conversion.
 void cuda_copy_strided(const Tensor& dst, const Tensor& src);
+// The same with every value multiplied by `scale` in float32 before it is stored (to dequantize).
+void cuda_copy_scaled(const Tensor& dst, const Tensor& src, float scale);
 
 struct CudaMemoryStats {
   size_t allocated = 0;       // bytes handed out now

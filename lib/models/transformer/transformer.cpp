@@ -175,14 +175,14 @@ Transformer::Transformer(TransformerConfig config, TransformerWeights weights,
 }
 
 Transformer Transformer::load(std::shared_ptr<const WeightSet> weights,
-                              std::shared_ptr<const AttentionStrategy> attention, DType dtype,
-                              Device device) {
+                              std::shared_ptr<const AttentionStrategy> attention, DType dtype, Device device,
+                              Quantization quantization) {
   const nlohmann::json& cfg = weights->config();
   LTX2_CHECK(cfg.contains("transformer"), "{}: metadata config has no 'transformer' section",
              weights->describe());
   TransformerConfig config = TransformerConfig::parse(cfg.at("transformer"));
   const WeightView view(weights, component_prefixes(Component::Transformer), "transformer");
-  TransformerWeights w = TransformerWeights::load(view, config, dtype, device);
+  TransformerWeights w = TransformerWeights::load(view, config, dtype, device, quantization);
   return Transformer(std::move(config), std::move(w), std::move(attention));
 }
 

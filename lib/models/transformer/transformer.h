@@ -50,7 +50,8 @@ class Transformer {
   static Transformer load(
       std::shared_ptr<const WeightSet> weights,
       std::shared_ptr<const AttentionStrategy> attention = std::make_shared<LocalAttention>(),
-      DType dtype = DType::F32, Device device = Device::cpu());
+      DType dtype = DType::F32, Device device = Device::cpu(),
+      Quantization quantization = Quantization::None);
 
   // Either stream may be null (video-only / audio-only).
   TransformerOutput forward(const Modality* video, const Modality* audio,

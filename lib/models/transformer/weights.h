@@ -9,6 +9,7 @@
 
 #include "core/tensor.h"
 #include "io/configs/transformer_config.h"
+#include "io/quantization.h"
 #include "io/weights.h"
 
 namespace ltx2::models::transformer {
@@ -49,14 +50,25 @@ struct StreamWeights {
   Tensor output_table;  // [2, D] (shift, scale) of the output head
 };
 
+// The tensors the reference's fp8-cast holds in F8_E4M3 (checkpoint names without
+// "model.diffusion_model."): the weight and bias of every block's to_q, to_k, to_v, to_out.0 and
+// feed-forward linears ("...ff.net.0.proj", "...ff.net.2", audio's too); not the gate logits, the
+// AdaLN, the projections in and out.
+bool fp8_cast_covers(const std::string& name);
+// t rounded to F8_E4M3 and back to its dtype (fp8-cast's rounding; t on any device).
+Tensor round_to_f8e4m3(const Tensor& t);
+
 struct TransformerWeights {
   StreamWeights video, audio;
   Tensor keyframes_embedding;  // [1, Dv], only with use_keyframes_abs_pos_embedding
   std::vector<BlockWeights> blocks;
 
-  // Loads every tensor the config calls for; `dtype`/`device` as WeightView::load.
+  // Loads every tensor the config calls for; `dtype`/`device` as WeightView::load (a quantized
+  // checkpoint's scales honoured); `quantization` as io/quantization.h (fp8-scaled-mm is refused:
+  // not built yet).
   static TransformerWeights load(const WeightView& view, const TransformerConfig& config,
-                                 DType dtype = DType::F32, Device device = Device::cpu());
+                                 DType dtype = DType::F32, Device device = Device::cpu(),
+                                 Quantization quantization = Quantization::None);
 
   // Every loaded tensor with its checkpoint name (without "model.diffusion_model."), e.g.
   // "transformer_blocks.0.attn1.to_q.weight", so LoRA fusion can replace them; pointers into this

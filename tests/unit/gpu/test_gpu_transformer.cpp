@@ -51,19 +51,21 @@ bool rounded_field(const std::string& n) {
   return n == "latent" || n == "context";
 }
 
-void check_case(const std::string& name, double factor = 2.0) {
+void check_case(const std::string& name, double factor = 2.0,
+                Quantization quantization = Quantization::None) {
   INFO(name);
   const std::string dir = test::golden_dir(name);
   auto io = SafetensorsFile::open(dir + "/io.safetensors");
   auto weights = WeightSet::open({dir + "/weights.safetensors"});
 
-  const Transformer f32 = Transformer::load(weights);
+  const Transformer f32 =
+      Transformer::load(weights, std::make_shared<LocalAttention>(), DType::F32, Device::cpu(), quantization);
   TransformerWeights rounded = f32.weights();
   for (auto& [key, t] : rounded.named_tensors())
     if (t->defined()) *t = round_bf16(*t);
   const Transformer naive_model(f32.config(), std::move(rounded), std::make_shared<RoundingAttention>());
   const Transformer gpu_model =
-      Transformer::load(weights, std::make_shared<LocalAttention>(), DType::BF16, test::gpu());
+      Transformer::load(weights, std::make_shared<LocalAttention>(), DType::BF16, test::gpu(), quantization);
 
   auto on_host_rounded = [](const std::string& n, const Tensor& t) {
     return rounded_field(n) ? round_bf16(t) : t;
@@ -104,4 +106,17 @@ TEST_CASE("gpu: transformer 19B, 22B and 2.5 fixtures in bf16 (2x rule)") {
 TEST_CASE("gpu: transformer legacy-RoPE and constant-K/V-table fixtures in bf16 (3.25x)") {
   check_case("transformer_19b_legacy", 3.25);
   check_case("transformer_22b_kv", 3.25);
+}
+
+// The prequantized FP8 files: weights dequantized on the GPU (F8_E4M3 bytes uploaded, float(w) x
+// scale formed there: the very bf16 weights the naive run rounds to) and the reference's fp8-cast
+// rounding done there too. Measured on the H200 (2026-12-02): the 19B cases within 2x (worst 1.95,
+// 19b_fp8 out.video), the 22B ones at 2.34 (22b_fp8 out.video) and 2.08 (22b_fp8_cast
+// out.video_x0), the other outputs within 2x; held to 2.5x, as the legacy and K/V cases are held
+// above 2x, since the naive run rounds fewer intermediates than the GPU does.
+TEST_CASE("gpu: prequantized FP8 transformer fixtures in bf16, scales honoured and fp8-cast (2x, 22B 2.5x)") {
+  check_case("transformer_19b_fp8");
+  check_case("transformer_22b_fp8", 2.5);
+  check_case("transformer_19b_fp8_cast", 2.0, Quantization::Fp8Cast);
+  check_case("transformer_22b_fp8_cast", 2.5, Quantization::Fp8Cast);
 }

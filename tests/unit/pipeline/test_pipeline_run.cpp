@@ -18,6 +18,7 @@
 
 using namespace ltx2;
 using namespace ltx2::pipeline;
+using models::transformer::round_to_f8e4m3;
 
 TEST_CASE("latent state: latent-index conditioning keeps the image tokens through the noiser") {
   LatentState s = create_video_state({1, 4, 3, 2, 2}, 24.0);
@@ -120,12 +121,39 @@ TEST_CASE("transformer loras: fused for a stage, the clean weights restored bit 
   REQUIRE(loras.weights().blocks[0].video_self.to_q.weight.to_vector() == clean.to_vector());
 }
 
+TEST_CASE("transformer loras: with fp8-cast the fused F8_E4M3-held weights are rounded back to F8_E4M3") {
+  models::transformer::TransformerWeights w;
+  w.blocks.resize(1);
+  const Tensor clean_q = round_to_f8e4m3(test::random_tensor({4, 4}, 9));
+  const Tensor clean_gate = test::random_tensor({2, 4}, 10);
+  w.blocks[0].video_self.to_q.weight = clean_q;
+  w.blocks[0].video_self.to_gate_logits.weight = clean_gate;
+  TransformerLoras loras(std::move(w), Quantization::Fp8Cast);
+  auto lora = std::make_shared<LoraWeights>(lora_from_tensors(
+      {{"diffusion_model.transformer_blocks.0.attn1.to_q.lora_A.weight", test::random_tensor({2, 4}, 11)},
+       {"diffusion_model.transformer_blocks.0.attn1.to_q.lora_B.weight", test::random_tensor({4, 2}, 12)},
+       {"diffusion_model.transformer_blocks.0.attn1.to_gate_logits.lora_A.weight", test::random_tensor({2, 4}, 13)},
+       {"diffusion_model.transformer_blocks.0.attn1.to_gate_logits.lora_B.weight", test::random_tensor({2, 2}, 14)}},
+      "test"));
+  loras.fuse({{lora, 1.0f}});
+  const Tensor q = loras.weights().blocks[0].video_self.to_q.weight;
+  const Tensor gate = loras.weights().blocks[0].video_self.to_gate_logits.weight;
+  // to_q: bf16(D + W) rounded to F8_E4M3 (the reference's fp8-cast fuse rule, rounding to nearest).
+  const LoraPair& q_pair = lora->pairs.at("transformer_blocks.0.attn1.to_q.weight");
+  REQUIRE(test::max_abs_diff(q, clean_q) > 0.01f);
+  REQUIRE(q.to_vector() == round_to_f8e4m3(fuse_lora_weight(clean_q, {{&q_pair, 1.0f}}, "to_q")).to_vector());
+  // The gate logits are not held in F8_E4M3: plain bf16 fusion.
+  REQUIRE(gate.to_vector() ==
+          fuse_lora_weight(clean_gate, {{&lora->pairs.at("transformer_blocks.0.attn1.to_gate_logits.weight"), 1.0f}},
+                           "gate")
+              .to_vector());
+  loras.restore();
+  REQUIRE(loras.weights().blocks[0].video_self.to_q.weight.shares_storage(clean_q));
+}
+
 TEST_CASE("pipeline: a request that fails validation does no work") {
   const std::string dir = test::golden_dir("pipeline_distilled");
-  ModelPaths paths;
-  paths.checkpoint = dir + "/checkpoint.safetensors";
-  paths.gemma_root = dir + "/gemma";
-  paths.spatial_upsampler = dir + "/spatial_upsampler.safetensors";
+  ModelPaths paths = test::fixture_model_paths(dir);
   DistilledPipeline pipe(paths);
   GenerationRequest r;
   r.prompt = "a fox";
@@ -147,10 +175,7 @@ TEST_CASE("pipeline: a request that fails validation does no work") {
 TEST_CASE(
     "two-stage pipeline: stage 2 fuses the distilled LoRA and the clean weights come back bit for bit") {
   const std::string dir = test::golden_dir("pipeline_ti2vid");
-  ModelPaths paths;
-  paths.checkpoint = dir + "/checkpoint.safetensors";
-  paths.gemma_root = dir + "/gemma";
-  paths.spatial_upsampler = dir + "/spatial_upsampler.safetensors";
+  ModelPaths paths = test::fixture_model_paths(dir);
   paths.distilled_lora = {dir + "/distilled_lora.safetensors", 1.0};
   TwoStagePipeline pipe(paths);
   const WeightMap before = pipe.models().transformer_weights->by_name();
@@ -221,10 +246,7 @@ class CountingNoise : public LatentNoiseSource {
 
 TEST_CASE("denoise stage: the ancestral loop draws video then audio per step and ends on the prediction") {
   const std::string dir = test::golden_dir("pipeline_distilled");
-  ModelPaths paths;
-  paths.checkpoint = dir + "/checkpoint.safetensors";
-  paths.gemma_root = dir + "/gemma";
-  paths.spatial_upsampler = dir + "/spatial_upsampler.safetensors";
+  ModelPaths paths = test::fixture_model_paths(dir);
   const auto models = PipelineModels::load(paths, PipelineKind::Distilled, {});
   const models::transformer::Transformer transformer = models->transformer();
   const int64_t ctx = models->transformer_config.caption_channels;
@@ -251,10 +273,7 @@ TEST_CASE("denoise stage: the ancestral loop draws video then audio per step and
 
 TEST_CASE("distilled pipeline: an injected video decode receives the AUTO tile plan and feeds the frames") {
   const std::string dir = test::golden_dir("pipeline_distilled");
-  ModelPaths paths;
-  paths.checkpoint = dir + "/checkpoint.safetensors";
-  paths.gemma_root = dir + "/gemma";
-  paths.spatial_upsampler = dir + "/spatial_upsampler.safetensors";
+  ModelPaths paths = test::fixture_model_paths(dir);
   PipelineOptions options;
   size_t tiles = 0;
   options.video_decode = [&](const video_vae::VideoDecoder& decoder, const Tensor& latent,
@@ -285,10 +304,7 @@ TEST_CASE("distilled pipeline: an injected video decode receives the AUTO tile p
 
 TEST_CASE("distilled pipeline: a bf16 VAE side (vae_dtype) gives float32 host results and 8-bit frames") {
   const std::string dir = test::golden_dir("pipeline_distilled");
-  ModelPaths paths;
-  paths.checkpoint = dir + "/checkpoint.safetensors";
-  paths.gemma_root = dir + "/gemma";
-  paths.spatial_upsampler = dir + "/spatial_upsampler.safetensors";
+  ModelPaths paths = test::fixture_model_paths(dir);
   test::ScratchDir out("pipeline_bf16_vae");
   GenerationRequest r;
   r.prompt = "a fox";
