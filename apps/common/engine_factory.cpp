@@ -7,6 +7,7 @@
 #include "core/error.h"
 #include "io/configs/vocoder_config.h"
 #include "io/weights.h"
+#include "pipeline/pipeline_models.h"
 #include "runtime/fleet_engine.h"
 #include "runtime/launcher.h"
 
@@ -161,6 +162,7 @@ ModelFacts read_model_facts(const ModelPaths& paths) {
   ModelFacts facts;
   facts.vocoder_sample_rate = parse_vocoder_config(config.at("vocoder")).output_sampling_rate();
   facts.transformer_blocks = config.at("transformer").value("num_layers", 0);
+  facts.model_version = pipeline::parse_model_version(weights->metadata_value("model_version"));
   return facts;
 }
 

@@ -64,6 +64,7 @@ std::unique_ptr<pipeline::GenerationEngine> make_engine(PipelineKind kind, const
 struct ModelFacts {
   int64_t vocoder_sample_rate = 0;  // the MP4's audio stream is opened before the audio arrives
   int transformer_blocks = 0;       // 0: unknown; bounds --video-stg-blocks / --audio-stg-blocks
+  std::vector<int> model_version;   // the checkpoint's metadata model_version, parsed; empty: none
 };
 ModelFacts read_model_facts(const ModelPaths& paths);
 

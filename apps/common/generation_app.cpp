@@ -103,13 +103,16 @@ Plan validate(const CLI::App& app, GenerationFlags& flags, PipelineKind kind, Ru
     validate_request(flags.request, kind);
     check_output_available(flags.request.output_path);
     check_images(flags.request);
-  } else {
-    plan.jobs = read_jobs_file(flags.jobs_file, flags.request, kind);
   }
   if (plan.tiny) pipeline::use_tiny_model_when_unset(flags.paths, kind);
   validate_model_paths(flags.paths, kind);
   plan.facts = read_model_facts(flags.paths);
-  if (plan.jobs.empty()) check_request_fits_model(flags.request, kind, plan.facts);
+  // The checkpoint's version decides the defaults the flags leave, before the jobs inherit them.
+  if (!plan.tiny) apply_model_version_defaults(app, flags.request, kind, plan.facts.model_version);
+  if (flags.jobs_file.empty())
+    check_request_fits_model(flags.request, kind, plan.facts);
+  else
+    plan.jobs = read_jobs_file(flags.jobs_file, flags.request, kind);
   for (JobLine& job : plan.jobs) {
     if (!job.error.empty()) continue;
     try {

@@ -34,8 +34,11 @@ void add_guidance_flags(CLI::App& app, GuidanceParams& g, const std::string& m, 
   app.add_option("--" + m + "-rescale-scale", g.rescale_scale, "Guidance rescale for " + m)
       ->capture_default_str();
   app.add_option("--" + m + "-stg-blocks", g.stg_blocks,
-                 "Transformer blocks whose self-attention STG skips [default: 28; " +
-                     std::string(m == "video" ? "1" : "0") + " with the embedded tiny model]");
+                 "Transformer blocks whose self-attention STG skips, none for an empty list [default: by "
+                 "the checkpoint's version: 29 for LTX-2 (19B) and a checkpoint without one, 28 for "
+                 "LTX-2.3 and later; " +
+                     std::string(m == "video" ? "1" : "0") + " with the embedded tiny model]")
+      ->expected(0, CLI::detail::expected_max_vector_size);
   app.add_option(mod_flag, g.modality_scale, "Modality (cross-attention) guidance scale for " + m)
       ->capture_default_str();
   app.add_option("--" + m + "-skip-step", g.skip_step,
@@ -94,7 +97,10 @@ void add_generation_flags(CLI::App& app, GenerationFlags& f, PipelineKind kind) 
     app.add_option("--negative-prompt", r.negative_prompt,
                    "What to steer away from (default: the reference's list)");
     app.add_option("--num-inference-steps", r.num_inference_steps,
-                   size_help("Stage-1 denoising steps", r.num_inference_steps, kTinyInferenceSteps));
+                   fmt::format("Stage-1 denoising steps [default: by the checkpoint's version: 40 for LTX-2 "
+                               "(19B) and a checkpoint without one, 30 for LTX-2.3 and later; {} with the "
+                               "embedded tiny model]",
+                               kTinyInferenceSteps));
     add_guidance_flags(app, r.video_guidance, "video", "--a2v-guidance-scale");
     add_guidance_flags(app, r.audio_guidance, "audio", "--v2a-guidance-scale");
     app.add_option("--stage2-parallel", f.stage2_parallel, "Stage-2 strategy across ranks: tdp or sp")
@@ -116,11 +122,12 @@ void add_generation_flags(CLI::App& app, GenerationFlags& f, PipelineKind kind) 
          "Models that do not fit beside the rest are loaded per phase; a job that cannot fit fails "
          "before loading, naming the phase")
       ->check(CLI::NonNegativeNumber);
-  app.add_option("--quantization", f.quantization,
-                 "How the transformer's weights are held and multiplied, as the reference names it: none (the "
-                 "checkpoint's values, an FP8 checkpoint's scales honoured, in the compute dtype) or fp8-cast "
-                 "(the reference's fp8-cast numbers: block linears rounded to FP8 at load); fp8-scaled-mm is "
-                 "not built yet")
+  app.add_option(
+         "--quantization", f.quantization,
+         "How the transformer's weights are held and multiplied, as the reference names it: none (the "
+         "checkpoint's values, an FP8 checkpoint's scales honoured, in the compute dtype) or fp8-cast "
+         "(the reference's fp8-cast numbers: block linears rounded to FP8 at load); fp8-scaled-mm is "
+         "not built yet")
       ->capture_default_str();
   app.add_option("--ranks", f.ranks, "CPU ranks (worker processes) instead of GPUs");
   app.add_option("--vae-tiles", f.vae_tiles,
@@ -161,9 +168,10 @@ void finish_generation_flags(GenerationFlags& f, PipelineKind kind) {
         f.distilled_lora.size() > 1 ? parse_number(f.distilled_lora[1], "--distilled-lora STRENGTH") : 1.0};
   }
   f.quantization_policy = parse_quantization(f.quantization);
-  LTX2_CHECK(f.quantization_policy != Quantization::Fp8ScaledMm,
-             "--quantization fp8-scaled-mm: the FP8 GEMM path is not built yet (fp8-cast gives the reference's "
-             "FP8 numbers)");
+  LTX2_CHECK(
+      f.quantization_policy != Quantization::Fp8ScaledMm,
+      "--quantization fp8-scaled-mm: the FP8 GEMM path is not built yet (fp8-cast gives the reference's "
+      "FP8 numbers)");
   LTX2_CHECK(f.ranks >= 0 && f.ranks <= 64, "--ranks must be between 1 and 64, got {}", f.ranks);
   LTX2_CHECK(f.retries >= 0 && f.retries <= 10, "--retries must be between 0 and 10, got {}", f.retries);
 }
@@ -181,6 +189,15 @@ void apply_tiny_model_defaults(const CLI::App& app, GenerationRequest& r, Pipeli
   // The tiny transformer has 2 blocks; STG skips the last one for video and the first for audio.
   if (app.count("--video-stg-blocks") == 0) r.video_guidance.stg_blocks = {1};
   if (app.count("--audio-stg-blocks") == 0) r.audio_guidance.stg_blocks = {0};
+}
+
+void apply_model_version_defaults(const CLI::App& app, GenerationRequest& r, PipelineKind kind,
+                                  const std::vector<int>& model_version) {
+  if (kind != PipelineKind::TwoStage) return;
+  const VersionDefaults d = version_defaults(model_version);
+  if (app.count("--num-inference-steps") == 0) r.num_inference_steps = d.num_inference_steps;
+  if (app.count("--video-stg-blocks") == 0) r.video_guidance.stg_blocks = d.stg_blocks;
+  if (app.count("--audio-stg-blocks") == 0) r.audio_guidance.stg_blocks = d.stg_blocks;
 }
 
 }  // namespace ltx2::cli

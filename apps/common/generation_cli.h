@@ -23,7 +23,7 @@ struct GenerationFlags {
   std::string device = "auto";  // see EnginePlacement (engine_factory.h)
   std::string gpus;
   double gpu_memory = 0;  // GiB of each GPU to use (0: all of it)
-  std::string quantization = "none";  // --quantization, as the reference spells it
+  std::string quantization = "none";                      // --quantization, as the reference spells it
   Quantization quantization_policy = Quantization::None;  // parsed by finish_generation_flags
   int ranks = 0;
   int retries = 0;
@@ -45,5 +45,9 @@ void finish_generation_flags(GenerationFlags& f, PipelineKind kind);
 bool wants_tiny_model(const ModelPaths& p);
 // The tiny model's sizes (and two-stage steps and STG blocks) for the flags the user did not give.
 void apply_tiny_model_defaults(const CLI::App& app, GenerationRequest& r, PipelineKind kind);
+// The two-stage steps and STG blocks of the checkpoint's version (version_defaults) for the flags the
+// user did not give.
+void apply_model_version_defaults(const CLI::App& app, GenerationRequest& r, PipelineKind kind,
+                                  const std::vector<int>& model_version);
 
 }  // namespace ltx2::cli

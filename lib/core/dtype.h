@@ -62,6 +62,20 @@ LTX2_HOST_DEVICE inline float float_of(uint32_t b) {
   memcpy(&f, &b, 4);
   return f;
 }
+// A finite float's magnitude (its bits, sign cleared, below the format's overflow) rounded to an
+// 8-bit float of M mantissa bits and exponent bias B, to nearest even, as torch's casts do.
+template <int M, int B>
+LTX2_HOST_DEVICE inline uint32_t round_magnitude(uint32_t bits) {
+  if (bits < (static_cast<uint32_t>(128 - B) << 23)) {
+    // Below the smallest normal: adding a power of two whose float ulp is the format's subnormal
+    // step leaves the value's multiple of that step, rounded to even, in the low bits.
+    const uint32_t magic = static_cast<uint32_t>(127 - B + 23 - M + 1) << 23;
+    return bits_of(float_of(bits) + float_of(magic)) - magic;
+  }
+  const uint32_t odd = (bits >> (23 - M)) & 1;  // ties go to the even mantissa
+  bits += (static_cast<uint32_t>(B - 127) << 23) + ((1u << (22 - M)) - 1) + odd;
+  return bits >> (23 - M);
+}
 }  // namespace float8
 
 LTX2_HOST_DEVICE inline float f8e4m3_to_f32(uint8_t v) {
@@ -73,22 +87,9 @@ LTX2_HOST_DEVICE inline float f8e4m3_to_f32(uint8_t v) {
 }
 
 LTX2_HOST_DEVICE inline uint8_t f32_to_f8e4m3(float f) {
-  uint32_t bits = float8::bits_of(f);
-  const uint8_t sign = static_cast<uint8_t>((bits >> 24) & 0x80);
-  bits &= 0x7fffffffu;
-  uint8_t out;
-  if (bits >= (1087u << 20)) {  // >= 480 (or NaN/inf): NaN
-    out = 0x7f;
-  } else if (bits < (121u << 23)) {  // below 2^-6, the smallest normal: a subnormal step 2^-9
-    // Adding 2^14 leaves the value's multiple of 2^-9 in the low mantissa bits, rounded to even.
-    const float denorm = float8::float_of(141u << 23);
-    out = static_cast<uint8_t>(float8::bits_of(float8::float_of(bits) + denorm) - (141u << 23));
-  } else {
-    const uint32_t odd = (bits >> 20) & 1;
-    bits += (static_cast<uint32_t>(7 - 127) << 23) + 0x7ffff + odd;
-    out = static_cast<uint8_t>(bits >> 20);
-  }
-  return out | sign;
+  const uint32_t bits = float8::bits_of(f) & 0x7fffffffu, sign = (float8::bits_of(f) >> 24) & 0x80;
+  // From 480 on (and NaN, infinity): NaN; above 464 rounds up into the NaN code too.
+  return static_cast<uint8_t>((bits >= (1087u << 20) ? 0x7f : float8::round_magnitude<3, 7>(bits)) | sign);
 }
 
 LTX2_HOST_DEVICE inline float f8e5m2_to_f32(uint8_t v) {
@@ -102,21 +103,11 @@ LTX2_HOST_DEVICE inline float f8e5m2_to_f32(uint8_t v) {
 }
 
 LTX2_HOST_DEVICE inline uint8_t f32_to_f8e5m2(float f) {
-  uint32_t bits = float8::bits_of(f);
-  const uint8_t sign = static_cast<uint8_t>((bits >> 24) & 0x80);
-  bits &= 0x7fffffffu;
-  uint8_t out;
-  if (bits >= (143u << 23)) {  // >= 2^16 (or NaN/inf)
-    out = bits > 0x7f800000u ? 0x7f : 0x7c;
-  } else if (bits < (113u << 23)) {  // below 2^-14: a subnormal step 2^-16
-    const float denorm = float8::float_of(134u << 23);
-    out = static_cast<uint8_t>(float8::bits_of(float8::float_of(bits) + denorm) - (134u << 23));
-  } else {
-    const uint32_t odd = (bits >> 21) & 1;
-    bits += (static_cast<uint32_t>(15 - 127) << 23) + 0xfffff + odd;
-    out = static_cast<uint8_t>(bits >> 21);
-  }
-  return out | sign;
+  const uint32_t bits = float8::bits_of(f) & 0x7fffffffu, sign = (float8::bits_of(f) >> 24) & 0x80;
+  // From 2^16 on: infinity (NaN stays NaN); above 61440 rounds up into infinity too.
+  const uint32_t out =
+      bits >= (143u << 23) ? (bits > 0x7f800000u ? 0x7f : 0x7c) : float8::round_magnitude<2, 15>(bits);
+  return static_cast<uint8_t>(out | sign);
 }
 
 // Rounds a float to the nearest bf16 value and back (to emulate bf16 math in float32 code).

@@ -63,12 +63,8 @@ Tensor preprocess_image(const Tensor& image_hwc, int64_t height, int64_t width) 
   return out;
 }
 
-int default_image_crf(const std::vector<int>& model_version) {
-  return model_version >= std::vector<int>{2, 4} ? 18 : 33;
-}
-
 int resolved_image_crf(const ImageCondition& image, const std::vector<int>& model_version) {
-  return image.crf < 0 ? default_image_crf(model_version) : image.crf;
+  return image.crf < 0 ? version_defaults(model_version).image_crf : image.crf;
 }
 
 void check_image_crf(const ImageCondition& image, const std::vector<int>& model_version) {

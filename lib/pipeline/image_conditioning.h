@@ -19,9 +19,8 @@ namespace ltx2::pipeline {
 // bilinear with half-pixel centres, no antialiasing), centre-cropped, mapped by x / 127.5 - 1.
 Tensor preprocess_image(const Tensor& image_hwc, int64_t height, int64_t width);
 
-// The image CRF a request's crf -1 stands for: 18 for model_version >= 2.4, else 33.
-int default_image_crf(const std::vector<int>& model_version);
-// The image's CRF with -1 resolved by default_image_crf; 0 = no re-compression.
+// The image's CRF with -1 resolved by the model version's default (version_defaults); 0 = no
+// re-compression.
 int resolved_image_crf(const ImageCondition& image, const std::vector<int>& model_version);
 // Refuses, before any work, an image that needs the H.264 re-compression in a build without FFmpeg.
 void check_image_crf(const ImageCondition& image, const std::vector<int>& model_version);

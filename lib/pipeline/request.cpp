@@ -35,10 +35,18 @@ const std::string& default_negative_prompt() {
 }
 
 GuidanceParams default_video_guidance() {
-  return {3.0, 1.0, 0.7, 3.0, 0, {28}};
+  return {3.0, 1.0, 0.7, 3.0, 0, version_defaults({2, 3}).stg_blocks};
 }
 GuidanceParams default_audio_guidance() {
-  return {7.0, 1.0, 0.7, 3.0, 0, {28}};
+  return {7.0, 1.0, 0.7, 3.0, 0, version_defaults({2, 3}).stg_blocks};
+}
+
+VersionDefaults version_defaults(const std::vector<int>& model_version) {
+  // Newest generation first; a version at or above a row gets it (so a newer, unknown one gets the
+  // closest known), anything older LTX-2.0's.
+  if (model_version >= std::vector<int>{2, 4}) return {30, {28}, 18};
+  if (model_version >= std::vector<int>{2, 3}) return {30, {28}, 33};
+  return {40, {29}, 33};
 }
 
 namespace {

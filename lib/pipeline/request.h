@@ -62,6 +62,17 @@ const std::string& default_negative_prompt();
 GuidanceParams default_video_guidance();
 GuidanceParams default_audio_guidance();
 
+// What a checkpoint's model_version (parse_model_version) decides, as the reference's detect_params
+// gives it: the two-stage pipeline's stage-1 steps and STG blocks (video and audio alike) and the
+// H.264 CRF a conditioning image is re-compressed at. LTX-2.0, and a checkpoint that declares no
+// version: 40 steps, block 29, CRF 33; 2.3 and later: 30 steps, block 28; 2.4 and later: CRF 18.
+struct VersionDefaults {
+  int num_inference_steps = 30;
+  std::vector<int> stg_blocks;
+  int image_crf = 33;
+};
+VersionDefaults version_defaults(const std::vector<int>& model_version);
+
 // Throws ltx2::Error with a one-line message naming the flag when the request cannot run:
 // frames not 8k+1, height/width not multiples of 64 (the two-stage and distilled pipelines halve
 // them for stage 1), strengths outside [0, 1], image frames outside the video, empty prompt,

@@ -54,4 +54,14 @@ check_invalid 1 "--checkpoint-path (monolith) cannot be mixed" --prompt x --outp
 check_invalid 1 "--gemma-root $scratch/none: not a folder" --prompt x --output-path "$o" --checkpoint-path "$ckpt" \
   --gemma-root "$scratch/none" --spatial-upsampler-path "$ckpt" --distilled-lora "$ckpt"
 check_invalid 2 "--stage2-parallel" --prompt x --output-path "$o" --stage2-parallel both
+# Defaults by the checkpoint's version: the fixture's checkpoint declares none, so it gets LTX-2.0's
+# (STG on block 29, which its 2 blocks do not have); the flag given, or an empty list, overrides it.
+fixture_models=(--checkpoint-path "$ckpt" --gemma-root "$case_dir/gemma" --spatial-upsampler-path \
+  "$case_dir/spatial_upsampler.safetensors" --distilled-lora "$case_dir/distilled_lora.safetensors")
+check_invalid 1 "--video-stg-blocks: block 29 is not in the model, which has 2 blocks" --prompt x --output-path "$o" \
+  "${fixture_models[@]}"
+check_invalid 1 "--audio-stg-blocks: block 29 is not in the model" --prompt x --output-path "$o" \
+  "${fixture_models[@]}" --video-stg-blocks
+expect_exit 0 "$exe" --prompt "a cat" --output-path "$scratch/no_stg.y4m" --height 64 --width 64 --num-frames 9 \
+  --num-inference-steps 2 --video-stg-blocks --audio-stg-blocks
 finish

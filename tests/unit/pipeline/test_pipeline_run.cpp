@@ -132,8 +132,10 @@ TEST_CASE("transformer loras: with fp8-cast the fused F8_E4M3-held weights are r
   auto lora = std::make_shared<LoraWeights>(lora_from_tensors(
       {{"diffusion_model.transformer_blocks.0.attn1.to_q.lora_A.weight", test::random_tensor({2, 4}, 11)},
        {"diffusion_model.transformer_blocks.0.attn1.to_q.lora_B.weight", test::random_tensor({4, 2}, 12)},
-       {"diffusion_model.transformer_blocks.0.attn1.to_gate_logits.lora_A.weight", test::random_tensor({2, 4}, 13)},
-       {"diffusion_model.transformer_blocks.0.attn1.to_gate_logits.lora_B.weight", test::random_tensor({2, 2}, 14)}},
+       {"diffusion_model.transformer_blocks.0.attn1.to_gate_logits.lora_A.weight",
+        test::random_tensor({2, 4}, 13)},
+       {"diffusion_model.transformer_blocks.0.attn1.to_gate_logits.lora_B.weight",
+        test::random_tensor({2, 2}, 14)}},
       "test"));
   loras.fuse({{lora, 1.0f}});
   const Tensor q = loras.weights().blocks[0].video_self.to_q.weight;
@@ -144,11 +146,30 @@ TEST_CASE("transformer loras: with fp8-cast the fused F8_E4M3-held weights are r
   REQUIRE(q.to_vector() == round_to_f8e4m3(fuse_lora_weight(clean_q, {{&q_pair, 1.0f}}, "to_q")).to_vector());
   // The gate logits are not held in F8_E4M3: plain bf16 fusion.
   REQUIRE(gate.to_vector() ==
-          fuse_lora_weight(clean_gate, {{&lora->pairs.at("transformer_blocks.0.attn1.to_gate_logits.weight"), 1.0f}},
+          fuse_lora_weight(clean_gate,
+                           {{&lora->pairs.at("transformer_blocks.0.attn1.to_gate_logits.weight"), 1.0f}},
                            "gate")
               .to_vector());
   loras.restore();
   REQUIRE(loras.weights().blocks[0].video_self.to_q.weight.shares_storage(clean_q));
+}
+
+TEST_CASE("version defaults follow the checkpoint's model_version as the reference's detect_params does") {
+  const auto check = [](const std::vector<int>& version, int steps, std::vector<int> blocks, int crf) {
+    const VersionDefaults d = version_defaults(version);
+    CHECK(d.num_inference_steps == steps);
+    CHECK(d.stg_blocks == blocks);
+    CHECK(d.image_crf == crf);
+  };
+  check({}, 40, {29}, 33);  // no model_version: LTX-2.0's
+  check({2, 0, 0}, 40, {29}, 33);
+  check({2, 2, 9}, 40, {29}, 33);
+  check({2, 3}, 30, {28}, 33);
+  check({2, 3, 0}, 30, {28}, 33);
+  check({2, 4, 1}, 30, {28}, 18);  // 2.4 inherits 2.3's steps and blocks, its own CRF
+  check({3}, 30, {28}, 18);        // a newer version the closest known one's
+  CHECK(default_video_guidance().stg_blocks == std::vector<int>{28});
+  CHECK(default_audio_guidance().stg_blocks == std::vector<int>{28});
 }
 
 TEST_CASE("pipeline: a request that fails validation does no work") {
