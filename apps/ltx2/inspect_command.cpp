@@ -49,9 +49,8 @@ json quantized_tensors(const WeightSet& set) {
     json q = {{"tensor", name},
               {"dtype", dtype_safetensors_name(set.info(name).dtype)},
               {scale.substr(scale.rfind('.') + 1), set.raw(scale).item()}};
-    const std::string input_scale = name.substr(0, name.rfind('.')) + ".input_scale";
-    if (name.size() > 7 && name.compare(name.size() - 7, 7, ".weight") == 0 && set.contains(input_scale))
-      q["input_scale"] = set.raw(input_scale).item();
+    const std::string input_scale = input_scale_key_of(name);
+    if (!input_scale.empty() && set.contains(input_scale)) q["input_scale"] = set.raw(input_scale).item();
     out.push_back(q);
   }
   return out;

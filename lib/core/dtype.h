@@ -33,25 +33,7 @@ bool dtype_from_safetensors(std::string_view name, DType* out);
 bool dtype_is_floating(DType t);
 bool dtype_is_float8(DType t);
 
-LTX2_HOST_DEVICE inline float bf16_to_f32(uint16_t v) {
-  uint32_t bits = static_cast<uint32_t>(v) << 16;
-  float f;
-  memcpy(&f, &bits, 4);
-  return f;
-}
-
-LTX2_HOST_DEVICE inline uint16_t f32_to_bf16(float f) {
-  uint32_t bits;
-  memcpy(&bits, &f, 4);
-  if ((bits & 0x7f800000u) == 0x7f800000u && (bits & 0x007fffffu)) return 0x7fc0;  // NaN stays NaN
-  uint32_t rounding = 0x7fffu + ((bits >> 16) & 1u);
-  return static_cast<uint16_t>((bits + rounding) >> 16);
-}
-
-float f16_to_f32(uint16_t h);
-uint16_t f32_to_f16(float f);
-
-namespace float8 {
+// A float's bit pattern and back.
 LTX2_HOST_DEVICE inline uint32_t bits_of(float f) {
   uint32_t b;
   memcpy(&b, &f, 4);
@@ -62,6 +44,22 @@ LTX2_HOST_DEVICE inline float float_of(uint32_t b) {
   memcpy(&f, &b, 4);
   return f;
 }
+
+LTX2_HOST_DEVICE inline float bf16_to_f32(uint16_t v) {
+  return float_of(static_cast<uint32_t>(v) << 16);
+}
+
+LTX2_HOST_DEVICE inline uint16_t f32_to_bf16(float f) {
+  const uint32_t bits = bits_of(f);
+  if ((bits & 0x7f800000u) == 0x7f800000u && (bits & 0x007fffffu)) return 0x7fc0;  // NaN stays NaN
+  uint32_t rounding = 0x7fffu + ((bits >> 16) & 1u);
+  return static_cast<uint16_t>((bits + rounding) >> 16);
+}
+
+float f16_to_f32(uint16_t h);
+uint16_t f32_to_f16(float f);
+
+namespace float8 {
 // A finite float's magnitude (its bits, sign cleared, below the format's overflow) rounded to an
 // 8-bit float of M mantissa bits and exponent bias B, to nearest even, as torch's casts do.
 template <int M, int B>
@@ -80,14 +78,13 @@ LTX2_HOST_DEVICE inline uint32_t round_magnitude(uint32_t bits) {
 
 LTX2_HOST_DEVICE inline float f8e4m3_to_f32(uint8_t v) {
   const uint32_t sign = static_cast<uint32_t>(v & 0x80) << 24, exp = (v >> 3) & 0xf, mant = v & 0x7;
-  if (exp == 0xf && mant == 0x7) return float8::float_of(sign | 0x7fc00000u);  // NaN
-  if (exp == 0)
-    return float8::float_of(sign | float8::bits_of(static_cast<float>(mant) * 0.001953125f));  // m * 2^-9
-  return float8::float_of(sign | ((exp + 120) << 23) | (mant << 20));
+  if (exp == 0xf && mant == 0x7) return float_of(sign | 0x7fc00000u);                      // NaN
+  if (exp == 0) return float_of(sign | bits_of(static_cast<float>(mant) * 0.001953125f));  // m * 2^-9
+  return float_of(sign | ((exp + 120) << 23) | (mant << 20));
 }
 
 LTX2_HOST_DEVICE inline uint8_t f32_to_f8e4m3(float f) {
-  const uint32_t bits = float8::bits_of(f) & 0x7fffffffu, sign = (float8::bits_of(f) >> 24) & 0x80;
+  const uint32_t bits = bits_of(f) & 0x7fffffffu, sign = (bits_of(f) >> 24) & 0x80;
   // From 480 on (and NaN, infinity): NaN; above 464 rounds up into the NaN code too.
   return static_cast<uint8_t>((bits >= (1087u << 20) ? 0x7f : float8::round_magnitude<3, 7>(bits)) | sign);
 }
@@ -95,15 +92,13 @@ LTX2_HOST_DEVICE inline uint8_t f32_to_f8e4m3(float f) {
 LTX2_HOST_DEVICE inline float f8e5m2_to_f32(uint8_t v) {
   // The upper byte of an f16.
   const uint32_t sign = static_cast<uint32_t>(v & 0x80) << 24, exp = (v >> 2) & 0x1f, mant = v & 0x3;
-  if (exp == 0x1f) return float8::float_of(sign | (mant ? 0x7fc00000u : 0x7f800000u));
-  if (exp == 0)
-    return float8::float_of(sign |
-                            float8::bits_of(static_cast<float>(mant) * 1.52587890625e-05f));  // m * 2^-16
-  return float8::float_of(sign | ((exp + 112) << 23) | (mant << 21));
+  if (exp == 0x1f) return float_of(sign | (mant ? 0x7fc00000u : 0x7f800000u));
+  if (exp == 0) return float_of(sign | bits_of(static_cast<float>(mant) * 1.52587890625e-05f));  // m * 2^-16
+  return float_of(sign | ((exp + 112) << 23) | (mant << 21));
 }
 
 LTX2_HOST_DEVICE inline uint8_t f32_to_f8e5m2(float f) {
-  const uint32_t bits = float8::bits_of(f) & 0x7fffffffu, sign = (float8::bits_of(f) >> 24) & 0x80;
+  const uint32_t bits = bits_of(f) & 0x7fffffffu, sign = (bits_of(f) >> 24) & 0x80;
   // From 2^16 on: infinity (NaN stays NaN); above 61440 rounds up into infinity too.
   const uint32_t out =
       bits >= (143u << 23) ? (bits > 0x7f800000u ? 0x7f : 0x7c) : float8::round_magnitude<2, 15>(bits);

@@ -7,10 +7,6 @@ namespace ltx2 {
 
 namespace {
 
-bool ends_with(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
 std::string strip(const std::string& s, const std::string& suffix) {
   return s.substr(0, s.size() - suffix.size());
 }
@@ -19,14 +15,13 @@ std::string strip(const std::string& s, const std::string& suffix) {
 // and the like do not.
 bool is_scale_key(const std::string& name) {
   const size_t dot = name.rfind('.');
-  return ends_with(name.substr(dot == std::string::npos ? 0 : dot + 1), "_scale");
+  return name.substr(dot == std::string::npos ? 0 : dot + 1).ends_with("_scale");
 }
 
 // The tensor a known scale key belongs to, or "" for an unknown one.
 std::string owner_of_scale(const std::string& name) {
-  if (ends_with(name, ".weight_scale")) return strip(name, "_scale");
-  if (ends_with(name, ".bias_scale")) return strip(name, "_scale");
-  if (ends_with(name, ".input_scale")) return strip(name, ".input_scale") + ".weight";
+  if (name.ends_with(".weight_scale") || name.ends_with(".bias_scale")) return strip(name, "_scale");
+  if (name.ends_with(".input_scale")) return strip(name, ".input_scale") + ".weight";
   return "";
 }
 
@@ -53,8 +48,12 @@ Quantization parse_quantization(const std::string& name) {
 }
 
 std::string scale_key_of(const std::string& tensor_name) {
-  if (ends_with(tensor_name, ".weight") || ends_with(tensor_name, ".bias")) return tensor_name + "_scale";
+  if (tensor_name.ends_with(".weight") || tensor_name.ends_with(".bias")) return tensor_name + "_scale";
   return "";
+}
+
+std::string input_scale_key_of(const std::string& weight_name) {
+  return weight_name.ends_with(".weight") ? strip(weight_name, ".weight") + ".input_scale" : "";
 }
 
 void validate_quantization(const WeightSet& set) {

@@ -30,6 +30,9 @@ Quantization parse_quantization(const std::string& name);
 // The scale tensor that belongs to `tensor_name`: "a.weight" -> "a.weight_scale", "a.bias" ->
 // "a.bias_scale"; "" for any other name.
 std::string scale_key_of(const std::string& tensor_name);
+// The static input scale of the linear whose weight is `weight_name`: "a.weight" ->
+// "a.input_scale"; "" for any other name.
+std::string input_scale_key_of(const std::string& weight_name);
 
 // Checks a set's quantization tensors: every 8-bit float tensor has its scale; every scale key is a
 // known one (.weight_scale, .bias_scale, .input_scale), a float scalar, and belongs to a tensor of

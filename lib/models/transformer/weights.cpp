@@ -174,14 +174,10 @@ void name_block(Named& out, int64_t i, BlockWeights& b) {
 }  // namespace
 
 bool fp8_cast_covers(const std::string& name) {
-  const auto ends = [&](const std::string& suffix) {
-    return name.size() >= suffix.size() &&
-           name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0;
-  };
-  if (name.rfind("transformer_blocks.", 0) != 0) return false;
+  if (!name.starts_with("transformer_blocks.")) return false;
   for (const char* linear : {".to_q", ".to_k", ".to_v", ".to_out.0", "ff.net.0.proj", "ff.net.2"})
     for (const char* part : {".weight", ".bias"})
-      if (ends(std::string(linear) + part)) return true;
+      if (name.ends_with(std::string(linear) + part)) return true;
   return false;
 }
 
