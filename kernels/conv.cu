@@ -161,9 +161,13 @@ void implicit_gemm_conv(const Tensor& y, const Tensor& x, const Tensor& w, const
         check_launch();
         // y[b][co][p0 + j] = sum_k col[k][j] * w[co][k]: column-major D[n, Cout/groups], ld P.
         T* d = static_cast<T*>(y.data_ptr()) + b * out_item + p0;
-        gemm(y, x.dtype(), false, false, n, out_per_group, g.padded_rows, col.data_ptr(), ldc,
-             g.padded_rows * ldc, wk.data_ptr(), g.padded_rows, out_per_group * g.padded_rows, d, positions,
-             out_per_group * positions, g.groups, nullptr);
+        GemmParams p = same_dtype(x.dtype());
+        p.m = n, p.n = out_per_group, p.k = g.padded_rows;
+        p.A = col.data_ptr(), p.lda = ldc, p.stride_a = g.padded_rows * ldc;
+        p.B = wk.data_ptr(), p.ldb = g.padded_rows, p.stride_b = out_per_group * g.padded_rows;
+        p.D = d, p.ldd = positions, p.stride_d = out_per_group * positions;
+        p.batch = g.groups;
+        gemm(y, p);
       }
     }
   });

@@ -1,5 +1,6 @@
 // CUDA linear, linear_gelu_tanh and matmul through cuBLASLt: bf16 operands with float32 accumulation
-// (f32 operands compute in plain float32), bias and the tanh GELU fused as the epilogue. Row-major
+// (f32 operands compute in plain float32; FP8 ones for gemm_fp8.cu), bias and the tanh GELU fused as
+// the epilogue. Row-major
 // products are issued as their column-major transposes (Cᵀ = Bᵀ·Aᵀ), so no operand is copied. One handle and
 // one 32 MiB workspace per device; the algorithm heuristic is cached per problem (the query is host-only).
 #include <map>
@@ -21,10 +22,10 @@ struct DeviceContext {
   void* workspace = nullptr;
 };
 
-// Problem key: dtype, transa, transb, m, n, k, batch, leading dims, batch strides, bias, GELU, pointer
-// alignment.
-using PlanKey = std::tuple<int, int, int, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t,
-                           int64_t, int64_t, int64_t, bool, bool, uint32_t>;
+// Problem key: dtypes (A, B, D), transa, transb, m, n, k, batch, leading dims, batch strides, bias,
+// GELU, pointer alignment.
+using PlanKey = std::tuple<int, int, int, int, int, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t,
+                           int64_t, int64_t, int64_t, int64_t, bool, bool, uint32_t>;
 
 std::mutex g_mutex;
 std::map<int, DeviceContext> g_contexts;
@@ -48,7 +49,12 @@ uint32_t common_alignment(const void* a, const void* b, const void* d, const voi
 }
 
 cudaDataType_t cuda_type(DType t) {
-  return t == DType::BF16 ? CUDA_R_16BF : CUDA_R_32F;
+  switch (t) {
+    case DType::BF16: return CUDA_R_16BF;
+    case DType::F32: return CUDA_R_32F;
+    case DType::F8E4M3: return CUDA_R_8F_E4M3;
+    default: LTX2_FAIL("gemm: no cuBLASLt type for {}", dtype_name(t));
+  }
 }
 
 // RAII holders for the descriptors of one call.
@@ -85,35 +91,67 @@ void make_layout(Layout& out, cudaDataType_t type, int64_t rows, int64_t cols, i
 
 }  // namespace
 
-void gemm(const Tensor& out, DType dtype, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k,
-          const void* A, int64_t lda, int64_t stride_a, const void* B, int64_t ldb, int64_t stride_b, void* D,
-          int64_t ldd, int64_t stride_d, int64_t batch, const void* bias, bool gelu) {
+void gemm(const Tensor& out, const GemmParams& p) {
   int device = out.device().index;
   std::lock_guard<std::mutex> lock(g_mutex);
   DeviceContext& ctx = context(device);
-  cudaDataType_t type = cuda_type(dtype);
   MatmulDesc desc;
   LTX2_CUBLAS_CHECK(cublasLtMatmulDescCreate(&desc.d, CUBLAS_COMPUTE_32F, CUDA_R_32F));
-  cublasOperation_t ta = trans_a ? CUBLAS_OP_T : CUBLAS_OP_N, tb = trans_b ? CUBLAS_OP_T : CUBLAS_OP_N;
+  cublasOperation_t ta = p.trans_a ? CUBLAS_OP_T : CUBLAS_OP_N, tb = p.trans_b ? CUBLAS_OP_T : CUBLAS_OP_N;
   LTX2_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(desc.d, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof(ta)));
   LTX2_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(desc.d, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof(tb)));
-  if (bias || gelu) {
+  if (p.bias || p.gelu) {
     cublasLtEpilogue_t epi =
-        bias ? (gelu ? CUBLASLT_EPILOGUE_GELU_BIAS : CUBLASLT_EPILOGUE_BIAS) : CUBLASLT_EPILOGUE_GELU;
+        p.bias ? (p.gelu ? CUBLASLT_EPILOGUE_GELU_BIAS : CUBLASLT_EPILOGUE_BIAS) : CUBLASLT_EPILOGUE_GELU;
     LTX2_CUBLAS_CHECK(
         cublasLtMatmulDescSetAttribute(desc.d, CUBLASLT_MATMUL_DESC_EPILOGUE, &epi, sizeof(epi)));
   }
-  if (bias)
+  if (p.bias) {
     LTX2_CUBLAS_CHECK(
-        cublasLtMatmulDescSetAttribute(desc.d, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof(bias)));
+        cublasLtMatmulDescSetAttribute(desc.d, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &p.bias, sizeof(p.bias)));
+    // cuBLASLt's FP8 kernels take a bf16 bias for a bf16 and an f32 D alike (an f32 bias is "not
+    // supported"; unsaid, it is read as bf16); the others take D's dtype.
+    const cudaDataType_t bias_type = cuda_type(p.a_dtype == DType::F8E4M3 ? DType::BF16 : p.d_dtype);
+    LTX2_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(desc.d, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &bias_type,
+                                                     sizeof(bias_type)));
+  }
+  const bool fp8 = p.a_dtype == DType::F8E4M3;
+  LTX2_CHECK(fp8 ? p.b_dtype == DType::F8E4M3 && p.trans_a && !p.trans_b && p.a_scale && p.b_scale
+                 : p.a_dtype == p.b_dtype && p.a_dtype == p.d_dtype && !p.a_scale && !p.b_scale,
+             "gemm: unsupported operands {} x {} -> {}", dtype_name(p.a_dtype), dtype_name(p.b_dtype),
+             dtype_name(p.d_dtype));
+  if (fp8) {
+    LTX2_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(desc.d, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &p.a_scale,
+                                                     sizeof(p.a_scale)));
+    LTX2_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(desc.d, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &p.b_scale,
+                                                     sizeof(p.b_scale)));
+  }
   Layout la, lb, ld;
-  make_layout(la, type, trans_a ? k : m, trans_a ? m : k, lda, batch, stride_a);
-  make_layout(lb, type, trans_b ? n : k, trans_b ? k : n, ldb, batch, stride_b);
-  make_layout(ld, type, m, n, ldd, batch, stride_d);
+  make_layout(la, cuda_type(p.a_dtype), p.trans_a ? p.k : p.m, p.trans_a ? p.m : p.k, p.lda, p.batch,
+              p.stride_a);
+  make_layout(lb, cuda_type(p.b_dtype), p.trans_b ? p.n : p.k, p.trans_b ? p.k : p.n, p.ldb, p.batch,
+              p.stride_b);
+  make_layout(ld, cuda_type(p.d_dtype), p.m, p.n, p.ldd, p.batch, p.stride_d);
 
-  uint32_t align = common_alignment(A, B, D, bias);
-  PlanKey key{int(dtype), trans_a,  trans_b,         m,    n,    k, batch, lda, ldb, ldd, stride_a,
-              stride_b,   stride_d, bias != nullptr, gelu, align};
+  uint32_t align = common_alignment(p.A, p.B, p.D, p.bias);
+  PlanKey key{int(p.a_dtype),
+              int(p.b_dtype),
+              int(p.d_dtype),
+              p.trans_a,
+              p.trans_b,
+              p.m,
+              p.n,
+              p.k,
+              p.batch,
+              p.lda,
+              p.ldb,
+              p.ldd,
+              p.stride_a,
+              p.stride_b,
+              p.stride_d,
+              p.bias != nullptr,
+              p.gelu,
+              align};
   auto found = g_algos.find({device, key});
   if (found == g_algos.end()) {
     Preference pref;
@@ -128,13 +166,13 @@ void gemm(const Tensor& out, DType dtype, bool trans_a, bool trans_b, int64_t m,
     int count = 0;
     LTX2_CUBLAS_CHECK(cublasLtMatmulAlgoGetHeuristic(ctx.handle, desc.d, la.l, lb.l, ld.l, ld.l, pref.p, 1,
                                                      &result, &count));
-    LTX2_CHECK(count > 0, "cuBLASLt has no algorithm for a {} GEMM m={} n={} k={} batch={}",
-               dtype_name(dtype), m, n, k, batch);
+    LTX2_CHECK(count > 0, "cuBLASLt has no algorithm for a {} x {} -> {} GEMM m={} n={} k={} batch={}",
+               dtype_name(p.a_dtype), dtype_name(p.b_dtype), dtype_name(p.d_dtype), p.m, p.n, p.k, p.batch);
     found = g_algos.emplace(std::make_pair(device, key), result.algo).first;
   }
   float alpha = 1.f, beta = 0.f;
-  LTX2_CUBLAS_CHECK(cublasLtMatmul(ctx.handle, desc.d, &alpha, A, la.l, B, lb.l, &beta, D, ld.l, D, ld.l,
-                                   &found->second, ctx.workspace, kWorkspaceBytes, 0));
+  LTX2_CUBLAS_CHECK(cublasLtMatmul(ctx.handle, desc.d, &alpha, p.A, la.l, p.B, lb.l, &beta, p.D, ld.l, p.D,
+                                   ld.l, &found->second, ctx.workspace, kWorkspaceBytes, 0));
 }
 
 namespace {
@@ -164,8 +202,15 @@ Tensor linear_epilogue(const Tensor& x, const Tensor& w, const Tensor& bias, boo
   if (M == 0 || N == 0) return y;
   LTX2_CHECK(K > 0, "linear: empty reduction dimension in {}", w.str());
   // yᵀ[N, M] = w[N, K] · xᵀ[K, M] in column-major terms: w is stored as a column-major [K, N].
-  gemm(y, x.dtype(), true, false, N, M, K, wc.data_ptr(), K, 0, xc.data_ptr(), K, 0, y.data_ptr(), N, 0, 1,
-       bc.defined() ? bc.data_ptr() : nullptr, gelu);
+  GemmParams p = same_dtype(x.dtype());
+  p.trans_a = true;
+  p.m = N, p.n = M, p.k = K;
+  p.A = wc.data_ptr(), p.lda = K;
+  p.B = xc.data_ptr(), p.ldb = K;
+  p.D = y.data_ptr(), p.ldd = N;
+  p.bias = bc.defined() ? bc.data_ptr() : nullptr;
+  p.gelu = gelu;
+  gemm(y, p);
   return y;
 }
 
@@ -197,8 +242,13 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
   // A shared right operand folds the batch into the rows of a.
   int64_t rows = shared_b ? batch * M : M, count = shared_b ? 1 : batch;
   // yᵀ[N, rows] = bᵀ[N, K] · aᵀ[K, rows]; a row-major [K, N] is a column-major [N, K].
-  gemm(y, a.dtype(), false, false, N, rows, K, bc.data_ptr(), N, K * N, ac.data_ptr(), K, rows * K,
-       y.data_ptr(), N, rows * N, count, nullptr);
+  GemmParams p = same_dtype(a.dtype());
+  p.m = N, p.n = rows, p.k = K;
+  p.A = bc.data_ptr(), p.lda = N, p.stride_a = K * N;
+  p.B = ac.data_ptr(), p.ldb = K, p.stride_b = rows * K;
+  p.D = y.data_ptr(), p.ldd = N, p.stride_d = rows * N;
+  p.batch = count;
+  gemm(y, p);
   return y;
 }
 

@@ -6,6 +6,7 @@
 #include "ops/conv3d.h"
 #include "ops/conv_transpose1d.h"
 #include "ops/cuda_ops.h"
+#include "ops/linear.h"
 #include "ops/rope.h"
 
 namespace ltx2::cuda {
@@ -23,6 +24,7 @@ Tensor apply_rope(const Tensor& x, const Tensor& cos, const Tensor& sin, int lay
 ops::RopeTables rope_tables(const Tensor& positions, const Tensor& grid,
                             const ops::RopeSpec& spec);                         // rope.cu
 Tensor linear_gelu_tanh(const Tensor& x, const Tensor& w, const Tensor& bias);  // gemm.cu
+Tensor linear_fp8(const Tensor& x, const ops::Fp8Linear& w, bool gelu_tanh);    // gemm_fp8.cu
 Tensor rms_norm_modulate(const Tensor& x, const ops::AdaRow& shift, const ops::AdaRow& scale,
                          float eps);                                          // adaln.cu
 Tensor add_gated(const Tensor& x, const Tensor& y, const ops::AdaRow& gate);  // adaln.cu
@@ -64,6 +66,7 @@ void fill_cuda_ops(CudaOps& table) {
   table.apply_rope = &cuda::apply_rope;
   table.rope_tables = &cuda::rope_tables;
   table.linear_gelu_tanh = &cuda::linear_gelu_tanh;
+  table.linear_fp8 = &cuda::linear_fp8;
   table.rms_norm_modulate = &cuda::rms_norm_modulate;
   table.add_gated = &cuda::add_gated;
   table.rms_norm_rope = &cuda::rms_norm_rope;

@@ -125,9 +125,10 @@ void add_generation_flags(CLI::App& app, GenerationFlags& f, PipelineKind kind) 
   app.add_option(
          "--quantization", f.quantization,
          "How the transformer's weights are held and multiplied, as the reference names it: none (the "
-         "checkpoint's values, an FP8 checkpoint's scales honoured, in the compute dtype) or fp8-cast "
-         "(the reference's fp8-cast numbers: block linears rounded to FP8 at load); fp8-scaled-mm is "
-         "not built yet")
+         "checkpoint's values, an FP8 checkpoint's scales honoured, in the compute dtype), fp8-cast "
+         "(the reference's fp8-cast numbers: block linears rounded to FP8 at load) or fp8-scaled-mm "
+         "(an FP8 checkpoint's linears kept in FP8 and multiplied as FP8 with its static input scales, "
+         "cuBLASLt FP8 GEMMs on the GPU; FP8 checkpoints only, LoRAs into those linears not yet)")
       ->capture_default_str();
   app.add_option("--ranks", f.ranks, "CPU ranks (worker processes) instead of GPUs");
   app.add_option("--vae-tiles", f.vae_tiles,
@@ -168,10 +169,6 @@ void finish_generation_flags(GenerationFlags& f, PipelineKind kind) {
         f.distilled_lora.size() > 1 ? parse_number(f.distilled_lora[1], "--distilled-lora STRENGTH") : 1.0};
   }
   f.quantization_policy = parse_quantization(f.quantization);
-  LTX2_CHECK(
-      f.quantization_policy != Quantization::Fp8ScaledMm,
-      "--quantization fp8-scaled-mm: the FP8 GEMM path is not built yet (fp8-cast gives the reference's "
-      "FP8 numbers)");
   LTX2_CHECK(f.ranks >= 0 && f.ranks <= 64, "--ranks must be between 1 and 64, got {}", f.ranks);
   LTX2_CHECK(f.retries >= 0 && f.retries <= 10, "--retries must be between 0 and 10, got {}", f.retries);
 }

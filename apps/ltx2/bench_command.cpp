@@ -13,6 +13,7 @@
 #include "core/cuda/events.h"
 #include "core/error.h"
 #include "ops/attention.h"
+#include "ops/elementwise.h"
 #include "ops/linear.h"
 #include "ops/norm.h"
 #include "ops/norm_rope.h"
@@ -171,8 +172,17 @@ int bench_gemm(const BenchOptions& opt, Device device) {
       Tensor x = random_bf16({M, g.k}, 4, device), w = random_bf16({g.n, g.k}, 5, device);
       Tensor b = random_bf16({g.n}, 6, device);
       std::string desc = fmt::format("M{} N{} K{} +bias", M, g.n, g.k);
-      results.push_back(
-          time_kernel(g.name, desc, {2.0 * M * g.n * g.k, 0}, device, opt, [&] { ops::linear(x, w, b); }));
+      const Work work{2.0 * M * g.n * g.k, 0};
+      results.push_back(time_kernel(g.name, desc, work, device, opt, [&] { ops::linear(x, w, b); }));
+      // FP8 (fp8-scaled-mm): per-tensor scales mapping the uniform(-1, 1) values onto e4m3's range;
+      // the op as the model calls it (bf16 x quantized on the fly), and the FP8 GEMM alone.
+      const Tensor unit_scale = Tensor::scalar(1.f / 448).to(device);
+      const ops::Fp8Linear fp8{ops::mul(w, 448.f).to(DType::F8E4M3), unit_scale, unit_scale, b};
+      const Tensor x8 = ops::mul(x, 448.f).to(DType::F8E4M3);
+      results.push_back(time_kernel(fmt::format("{} fp8", g.name), desc + " bf16 x quantized", work, device,
+                                    opt, [&] { ops::linear_fp8(x, fp8); }));
+      results.push_back(time_kernel(fmt::format("{} fp8 gemm", g.name), desc + " e4m3 x", work, device, opt,
+                                    [&] { ops::linear_fp8(x8, fp8); }));
     }
   }
   return report("gemm", results, opt);
@@ -218,7 +228,8 @@ CLI::App* add_bench_command(CLI::App& app, BenchOptions& opt) {
        {bench->add_subcommand("attention",
                               "Attention on each engine (wgmma, cuDNN), 32 heads x 128; Gemma 3 12B: "
                               "--tokens 1024 --heads 16 --kv-heads 8 --head-dim 256 --causal --model-layout"),
-        bench->add_subcommand("gemm", "The transformer block's linear layers (bf16, bias)"),
+        bench->add_subcommand("gemm",
+                              "The transformer block's linear layers (bf16, and FP8 as fp8-scaled-mm; bias)"),
         bench->add_subcommand("memory", "Head split/merge copies and q/k norm + RoPE (unfused, fused)")}) {
     sub->add_option("--device", opt.device, "cuda:N")->capture_default_str();
     sub->add_option("--tokens", opt.tokens, "token counts (default 6144 24576)");

@@ -254,6 +254,28 @@ Tensor WeightView::load(const std::string& key, DType dtype, Device device) cons
   return device.is_cpu() ? raw.clone() : raw.to(device);
 }
 
+DType WeightView::stored_dtype(const std::string& key) const {
+  LTX2_CHECK(!synth_, "{}: stored dtype of '{}' asked while synthesizing", component_,
+             prefixes_[0] + inner_ + key);
+  shape_of(key);  // names a missing tensor
+  return set_->info(resolve(key)).dtype;
+}
+
+Tensor WeightView::load_stored(const std::string& key, const Shape& expected, Device device) const {
+  const DType stored = stored_dtype(key);
+  Shape got = shape_of(key);
+  LTX2_CHECK(got == expected, "{}: tensor '{}' has shape {}, expected {} ({})", component_, resolve(key),
+             shape_str(got), shape_str(expected), set_->file_of(resolve(key)).path());
+  const std::string full = resolve(key);
+  const TensorInfo& info = set_->info(full);
+  if (device.is_cuda()) {
+    Tensor out = Tensor::empty(info.shape, stored, device);
+    set_->file_of(full).upload(info, out.data_ptr(), device);
+    return out;
+  }
+  return set_->raw(full).clone();  // out of the read-only mapping, as load() does
+}
+
 Tensor WeightView::load(const std::string& key, const Shape& expected, DType dtype, Device device) const {
   if (synth_) return synth_->make(prefixes_[0] + inner_ + key, expected).to(dtype).to(device);
   Shape got = shape_of(key);

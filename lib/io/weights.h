@@ -122,6 +122,12 @@ class WeightView {
               Device device = Device::cpu()) const;
   Tensor load(const std::string& key) const;
   Tensor load(const std::string& key, DType dtype, Device device = Device::cpu()) const;
+  // Key's bytes as stored (an 8-bit weight stays 8-bit, its scale not applied) on `device`, the
+  // shape checked. For a quantized linear kept quantized (fp8-scaled-mm); refused while
+  // synthesizing.
+  Tensor load_stored(const std::string& key, const Shape& expected, Device device) const;
+  // The stored dtype of key (throws naming it when missing; refused while synthesizing).
+  DType stored_dtype(const std::string& key) const;
   // The stored shape of key (throws naming it when missing).
   Shape shape_of(const std::string& key) const;
   bool synthesizing() const { return synth_ != nullptr; }

@@ -18,6 +18,7 @@ struct Conv2dPadding;
 struct AdaRow;
 struct RopeSpec;
 struct RopeTables;
+struct Fp8Linear;
 
 struct CudaOps {
   Tensor (*linear)(const Tensor& x, const Tensor& w, const Tensor& bias) = nullptr;
@@ -50,6 +51,7 @@ struct CudaOps {
   // grid: the float32 frequency grid on the host (rope_frequency_grid).
   RopeTables (*rope_tables)(const Tensor& positions, const Tensor& grid, const RopeSpec& spec) = nullptr;
   Tensor (*linear_gelu_tanh)(const Tensor& x, const Tensor& w, const Tensor& bias) = nullptr;
+  Tensor (*linear_fp8)(const Tensor& x, const Fp8Linear& w, bool gelu_tanh) = nullptr;
   Tensor (*rms_norm_modulate)(const Tensor& x, const AdaRow& shift, const AdaRow& scale, float eps) = nullptr;
   Tensor (*add_gated)(const Tensor& x, const Tensor& y, const AdaRow& gate) = nullptr;
   Tensor (*rms_norm_rope)(const Tensor& x, const Tensor& w, float eps, const Tensor& cos, const Tensor& sin,

@@ -24,7 +24,7 @@ class TransformerLoras {
                             Quantization quantization = Quantization::None);
 
   // Fuses `loras` (in order) into the clean weights, replacing any previous fusion; an empty list
-  // restores.
+  // restores. A LoRA adapting a weight held in FP8 (fp8-scaled-mm) is refused, naming both.
   void fuse(const std::vector<LoraWithStrength>& loras);
   void restore();
   bool fused() const { return fusion_.active(); }

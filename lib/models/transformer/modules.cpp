@@ -26,11 +26,14 @@ Tensor qk_norm(const Tensor& t, const Tensor& weight, float eps, const ops::Rope
 
 // The input takes the weight's dtype, as the reference's bf16 model casts the float32 sinusoid and
 // float32-promoted activations before its linears (a no-op for the float32 model).
+// An FP8 linear (fp8-scaled-mm) quantizes x itself and answers in x's dtype.
 Tensor apply_linear(const Tensor& x, const LinearWeights& w) {
+  if (w.fp8()) return ops::linear_fp8(x, {w.weight, w.weight_scale, w.input_scale, w.bias});
   return ops::linear(x.to(w.weight.dtype()), w.weight, w.bias);
 }
 
 Tensor apply_linear_gelu_tanh(const Tensor& x, const LinearWeights& w) {
+  if (w.fp8()) return ops::linear_fp8(x, {w.weight, w.weight_scale, w.input_scale, w.bias}, true);
   return ops::linear_gelu_tanh(x.to(w.weight.dtype()), w.weight, w.bias);
 }
 

@@ -17,12 +17,31 @@ class Loader {
   Tensor tensor(const std::string& key, const Shape& shape) const {
     return view_.load(key, shape, dtype_, device_);
   }
+  Tensor tensor(const std::string& key, const Shape& shape, DType dtype) const {
+    return view_.load(key, shape, dtype, device_);
+  }
 
   LinearWeights linear(const std::string& key, int64_t out, int64_t in, bool bias = true) const {
     LinearWeights l;
-    l.weight = tensor_or_cast(key + ".weight", {out, in});
+    if (stored_in_fp8(key)) {
+      l.weight = view_.load_stored(key + ".weight", {out, in}, device_);
+      l.weight_scale = tensor(key + ".weight_scale", {}, DType::F32);
+      LTX2_CHECK(view_.has(key + ".input_scale"),
+                 "quantization fp8-scaled-mm: '{}' has a weight scale but no '{}.input_scale' (the static "
+                 "activation scale it needs; fp8-cast does not)",
+                 view_.resolve(key + ".weight"), key);
+      l.input_scale = tensor(key + ".input_scale", {}, DType::F32);
+    } else {
+      l.weight = tensor_or_cast(key + ".weight", {out, in});
+    }
     if (bias) l.bias = tensor_or_cast(key + ".bias", {out});
     return l;
+  }
+
+  // fp8-scaled-mm's choice, the reference's: the weight is F8_E4M3 and has a .weight_scale.
+  bool stored_in_fp8(const std::string& key) const {
+    return quantization_ == Quantization::Fp8ScaledMm && !view_.synthesizing() &&
+           view_.has(key + ".weight_scale") && view_.stored_dtype(key + ".weight") == DType::F8E4M3;
   }
 
   Tensor tensor_or_cast(const std::string& key, const Shape& shape) const {
@@ -119,6 +138,8 @@ void name_tensor(Named& out, const std::string& key, Tensor& t) {
 void name_linear(Named& out, const std::string& key, LinearWeights& l) {
   name_tensor(out, key + ".weight", l.weight);
   name_tensor(out, key + ".bias", l.bias);
+  name_tensor(out, key + ".weight_scale", l.weight_scale);
+  name_tensor(out, key + ".input_scale", l.input_scale);
 }
 
 void name_adaln(Named& out, const std::string& key, AdaLnWeights& a) {
@@ -196,9 +217,6 @@ std::vector<std::pair<std::string, Tensor*>> TransformerWeights::named_tensors()
 
 TransformerWeights TransformerWeights::load(const WeightView& view, const TransformerConfig& config,
                                             DType dtype, Device device, Quantization quantization) {
-  LTX2_CHECK(quantization != Quantization::Fp8ScaledMm,
-             "quantization fp8-scaled-mm: the FP8 GEMM path is not built yet (fp8-cast gives the reference's "
-             "FP8 numbers)");
   const Loader ld(view, dtype, device, quantization);
   TransformerWeights w;
   w.video = load_stream(ld, config, false);
@@ -206,6 +224,14 @@ TransformerWeights TransformerWeights::load(const WeightView& view, const Transf
   if (config.keyframe_embedding)
     w.keyframes_embedding = ld.tensor("keyframes_abs_pos_embedding", {1, config.video_dim()});
   for (int64_t i = 0; i < config.num_layers; ++i) w.blocks.push_back(load_block(ld, config, i));
+  if (quantization == Quantization::Fp8ScaledMm) {
+    bool any = false;
+    for (const auto& [name, t] : w.named_tensors()) any = any || name.ends_with(".weight_scale");
+    LTX2_CHECK(any,
+               "quantization fp8-scaled-mm needs a checkpoint stored in FP8 (F8_E4M3 weights with "
+               ".weight_scale), and {} has none: use --quantization fp8-cast for a bf16 checkpoint",
+               view.synthesizing() ? std::string("the synthesized model") : view.set().describe());
+  }
   return w;
 }
 

@@ -16,6 +16,10 @@ namespace ltx2::models::transformer {
 
 struct LinearWeights {
   Tensor weight, bias;  // bias undefined for a bias-free linear
+  // With fp8-scaled-mm, a linear the checkpoint stores in FP8 keeps its F8_E4M3 weight and these
+  // float32 scalars (ops::Fp8Linear); undefined otherwise.
+  Tensor weight_scale, input_scale;
+  bool fp8() const { return weight.defined() && weight.dtype() == DType::F8E4M3; }
 };
 
 // AdaLayerNormSingle: sinusoid(256) -> linear_1 -> SiLU -> linear_2 = embedding e (D);
@@ -64,8 +68,10 @@ struct TransformerWeights {
   std::vector<BlockWeights> blocks;
 
   // Loads every tensor the config calls for; `dtype`/`device` as WeightView::load (a quantized
-  // checkpoint's scales honoured); `quantization` as io/quantization.h (fp8-scaled-mm is refused:
-  // not built yet).
+  // checkpoint's scales honoured); `quantization` as io/quantization.h. fp8-scaled-mm keeps every
+  // linear stored as F8_E4M3 with a .weight_scale in FP8 (its .input_scale required), as the
+  // reference swaps them to FP8Linear, and is refused for a checkpoint without one (its bf16 and
+  // synthesized weights).
   static TransformerWeights load(const WeightView& view, const TransformerConfig& config,
                                  DType dtype = DType::F32, Device device = Device::cpu(),
                                  Quantization quantization = Quantization::None);

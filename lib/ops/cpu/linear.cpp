@@ -17,6 +17,7 @@
 #include "ops/cpu/bf16_widening.h"
 #include "ops/cuda_ops.h"
 #include "ops/elementwise.h"
+#include "ops/fp8_quantize.h"
 
 namespace ltx2::ops {
 
@@ -103,6 +104,37 @@ Tensor linear(const Tensor& x, const Tensor& w, const Tensor& bias) {
 Tensor linear_gelu_tanh(const Tensor& x, const Tensor& w, const Tensor& bias) {
   LTX2_DISPATCH_CUDA(x.device(), linear_gelu_tanh, x, w, bias);
   return gelu_tanh(linear(x, w, bias));
+}
+
+Tensor linear_fp8(const Tensor& x, const Fp8Linear& w, bool gelu_tanh) {
+  LTX2_DISPATCH_CUDA(x.device(), linear_fp8, x, w, gelu_tanh);
+  LTX2_CHECK(w.weight.dtype() == DType::F8E4M3 && w.weight.dim() == 2,
+             "linear_fp8: the weight must be an F8_E4M3 matrix, got {}", w.weight.str());
+  for (const Tensor* scale : {&w.weight_scale, &w.input_scale})
+    LTX2_CHECK(scale->defined() && scale->numel() == 1 && scale->dtype() == DType::F32,
+               "linear_fp8: scales must be float32 scalars, got {}",
+               scale->defined() ? scale->str() : "none");
+  LTX2_CHECK(x.dim() >= 1 && x.size(-1) == w.weight.size(1), "linear_fp8: input {} does not match weight {}",
+             x.str(), w.weight.str());
+  const float input_scale = w.input_scale.item();
+  Tensor q = x;
+  if (x.dtype() != DType::F8E4M3) {
+    const Tensor xf = cpu::widen(x).contiguous();
+    q = Tensor::empty(x.shape(), DType::F8E4M3);
+    const float* src = xf.data<float>();
+    uint8_t* dst = static_cast<uint8_t*>(q.data_ptr());
+    const float inverse = 1.f / input_scale;
+    const int64_t n = xf.numel();
+#pragma omp parallel for schedule(static) if (n > 65536)
+    for (int64_t i = 0; i < n; ++i) dst[i] = quantize_f8e4m3(src[i], inverse);
+  }
+  // The float32 product of the dequantized operands equals the scaled FP8 product up to float32
+  // rounding (every e4m3 value and its products are exact in float32).
+  const Tensor y =
+      linear(q.to_scaled(DType::F32, input_scale), w.weight.to_scaled(DType::F32, w.weight_scale.item()),
+             w.bias.defined() ? cpu::widen(w.bias) : Tensor());
+  const Tensor out = gelu_tanh ? ops::gelu_tanh(y) : y;
+  return x.dtype() == DType::BF16 ? out.to(DType::BF16) : out;
 }
 
 Tensor matmul(const Tensor& a, const Tensor& b) {

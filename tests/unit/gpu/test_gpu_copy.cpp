@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstring>
 #include <functional>
+#include <memory>
 
 #include "gpu_compare.h"
 #include "ops/shape.h"
@@ -156,9 +157,10 @@ TEST_CASE("gpu: 8-bit float conversions and scaled copies round as the CPU's, bi
     }
   std::vector<float> codes(256);
   for (int c = 0; c < 256; ++c) codes[c] = static_cast<float>(c);
-  const Tensor all = Tensor::from_vector(codes, {256}).to(DType::U8);
+  // The byte tensor owns the codes; each 8-bit view holds it (a null owner would mean "free this").
+  const auto all = std::make_shared<const Tensor>(Tensor::from_vector(codes, {256}).to(DType::U8));
   for (DType eight : {DType::F8E4M3, DType::F8E5M2}) {
-    const Tensor as_eight = Tensor::wrap(all.data_ptr(), {256}, eight, Device::cpu(), nullptr);
+    const Tensor as_eight = Tensor::wrap(all->data_ptr(), {256}, eight, Device::cpu(), all);
     require_same_floats(as_eight.to(test::gpu()).to(DType::F32), as_eight.to(DType::F32));
   }
 }

@@ -51,6 +51,51 @@ TEST_CASE("gpu: linear_gelu_tanh (cuBLASLt GELU epilogue) with and without bias,
   }
 }
 
+// The FP8 linear: the GPU quantizes x by the CPU's rule (same codes), then cuBLASLt's FP8 GEMM.
+// f32 in and out: the CPU's float32 result up to accumulation order; bf16: the 2x rule against the
+// CPU's bf16-input run; a misaligned x (offset view) and an F8_E4M3 x too.
+TEST_CASE("gpu: linear_fp8 (cuBLASLt FP8 GEMM), bias and GELU epilogues, bf16 and f32, like the CPU") {
+  const Tensor x = ops::mul(test::random_tensor({3, 37, 64}, 31), 4.f), w = test::random_tensor({48, 64}, 32);
+  const Tensor b = round_bf16(test::random_tensor({48}, 33));  // the FP8 epilogue reads a bf16 bias
+  const float weight_scale = 0.02f, input_scale = 0.05f;       // |x| / 0.05 reaches past 448: some clamp
+  const Tensor w8 = ops::mul(w, 1.f / weight_scale).to(DType::F8E4M3);
+  for (bool gelu : {false, true})
+    for (bool with_bias : {true, false}) {
+      INFO("gelu " << gelu << " bias " << with_bias);
+      const ops::Fp8Linear cpu{w8, Tensor::scalar(weight_scale), Tensor::scalar(input_scale),
+                               with_bias ? b : Tensor()};
+      const ops::Fp8Linear dev{w8.to(gpu()), cpu.weight_scale.to(gpu()), cpu.input_scale.to(gpu()),
+                               with_bias ? to_gpu(b, DType::BF16) : Tensor()};
+      ops::Fp8Linear dev_f32 = dev;
+      dev_f32.bias = with_bias ? to_gpu(b, DType::F32) : Tensor();
+      const Tensor ref = ops::linear_fp8(x, cpu, gelu);
+      const Tensor f32 = ops::linear_fp8(to_gpu(x, DType::F32), dev_f32, gelu);
+      REQUIRE(f32.dtype() == DType::F32);
+      // Hopper's FP8 MMA accumulates with fewer bits than float32 (measured on the H200: 1.9e-4 of
+      // the largest output, 2^-12.3): a relative bound of 1e-3, far below a wrong code or scale.
+      const double ref_max = test::max_error(ref, ops::mul(ref, 0.f));
+      test::require_f32_close("linear_fp8 f32", f32, ref, 1e-3 * ref_max);
+      const Tensor naive = ops::linear_fp8(round_bf16(x).to(DType::BF16), cpu, gelu).to(DType::F32);
+      const Tensor got = ops::linear_fp8(to_gpu(x, DType::BF16), dev, gelu);
+      REQUIRE(got.dtype() == DType::BF16);
+      REQUIRE(got.shape() == Shape{3, 37, 48});
+      test::require_bf16_close("linear_fp8 bf16", got, naive, ref);
+      const Tensor flat = Tensor::empty({x.numel() + 1}, DType::BF16, gpu());
+      Tensor shifted = flat.narrow(0, 1, x.numel()).view(x.shape());
+      shifted.copy_(to_gpu(x, DType::BF16));
+      test::require_bf16_close("linear_fp8 bf16 misaligned", ops::linear_fp8(shifted, dev, gelu), naive, ref);
+      const Tensor codes = ops::mul(x, 10.f).to(DType::F8E4M3);  // within e4m3's range
+      const Tensor from_codes = ops::linear_fp8(codes, cpu, gelu);
+      test::require_f32_close("linear_fp8 e4m3 input", ops::linear_fp8(codes.to(gpu()), dev_f32, gelu),
+                              from_codes, 1e-3 * test::max_error(from_codes, ops::mul(from_codes, 0.f)));
+    }
+  const ops::Fp8Linear odd{Tensor::zeros({40, 24}).to(DType::F8E4M3).to(gpu()),
+                           Tensor::scalar(1).to(gpu()),
+                           Tensor::scalar(1).to(gpu()),
+                           {}};
+  REQUIRE_THROWS_AS(ops::linear_fp8(Tensor::zeros({2, 24}).to(gpu()), odd), Error);
+}
+
 TEST_CASE("gpu: matmul batched, shared and strided right operands") {
   Tensor a = test::random_tensor({2, 3, 33, 64}, 4), b = test::random_tensor({2, 3, 64, 40}, 5);
   Tensor ref = ops::matmul(a, b);

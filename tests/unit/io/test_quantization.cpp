@@ -142,7 +142,12 @@ TEST_CASE("quantization: fp8-cast rounds the block linears of a prequantized tra
   for (size_t i = 0; i < s.size(); ++i) REQUIRE(c[i] == f8e4m3_to_f32(f32_to_f8e4m3(round_bf16(s[i]))));
   // Linears outside the blocks stay as they are.
   CHECK(test::max_abs_diff(cast.video.patchify_proj.weight, scaled.video.patchify_proj.weight) == 0.f);
-  CHECK_THROWS_WITH(
-      TransformerWeights::load(view, config, DType::F32, Device::cpu(), Quantization::Fp8ScaledMm),
-      Contains("fp8-scaled-mm: the FP8 GEMM path is not built yet"));
+  // fp8-scaled-mm keeps the stored bytes and the scales instead.
+  const TransformerWeights kept =
+      TransformerWeights::load(view, config, DType::F32, Device::cpu(), Quantization::Fp8ScaledMm);
+  const auto& q_kept = kept.blocks[0].video_self.to_q;
+  REQUIRE(q_kept.weight.dtype() == DType::F8E4M3);
+  REQUIRE(q_kept.input_scale.item() == 1.f);
+  REQUIRE(test::max_abs_diff(q_kept.weight.to_scaled(DType::F32, q_kept.weight_scale.item()), q_scaled) ==
+          0.f);
 }

@@ -35,6 +35,39 @@ TEST_CASE("ops: linear matches a naive loop, with and without bias") {
   REQUIRE_THROWS_AS(ops::linear(x, test::random_tensor({4, 36}, 1)), Error);
 }
 
+TEST_CASE("ops: linear_fp8 quantizes x with the input scale (clamped at 448) and scales the e4m3 product") {
+  // Weights and inputs chosen so every step is exact or known: w8 holds e4m3 values, x / 0.5 lands
+  // on e4m3 values except 1.3 / 0.5 = 2.6 (rounds to 2.5) and the clamped 300 / 0.5 = 600 (448).
+  const float input_scale = 0.5f, weight_scale = 0.25f;
+  const Tensor w = Tensor::from_vector({1, -2, 0.5f, 4, 3, 0, -1, 0.125f}, {2, 4});
+  const Tensor x = Tensor::from_vector({1.3f, -0.25f, 300, 2, 0, 1, -1, 0.75f}, {2, 4});
+  ops::Fp8Linear fp8{w.to(DType::F8E4M3), Tensor::scalar(weight_scale), Tensor::scalar(input_scale),
+                     Tensor::from_vector({10, -10}, {2})};
+  const float q[2][4] = {{2.5f, -0.5f, 448, 4}, {0, 2, -2, 1.5f}};
+  const Tensor y = ops::linear_fp8(x, fp8);
+  REQUIRE(y.shape() == Shape{2, 2});
+  REQUIRE(y.dtype() == DType::F32);
+  for (int m = 0; m < 2; ++m)
+    for (int n = 0; n < 2; ++n) {
+      double want = n == 0 ? 10 : -10;
+      for (int k = 0; k < 4; ++k) want += double(q[m][k]) * input_scale * w.item({n, k}) * weight_scale;
+      INFO("y[" << m << ", " << n << "]");
+      REQUIRE(std::fabs(y.item({m, n}) - want) <= 1e-6 * std::fabs(want) + 1e-6);
+    }
+  // An input already in F8_E4M3 is taken as quantized; a bf16 input answers in bf16; the GELU
+  // variant is gelu_tanh of the plain one.
+  const Tensor codes =
+      Tensor::from_vector({q[0][0], q[0][1], q[0][2], q[0][3], q[1][0], q[1][1], q[1][2], q[1][3]}, {2, 4})
+          .to(DType::F8E4M3);
+  REQUIRE(test::max_abs_diff(ops::linear_fp8(codes, fp8), y) == 0);
+  REQUIRE(ops::linear_fp8(x.to(DType::BF16), fp8).dtype() == DType::BF16);
+  REQUIRE(test::max_abs_diff(ops::linear_fp8(x, fp8, true), ops::gelu_tanh(y)) == 0);
+  // A weight that is not F8_E4M3, or a scale that is not a float32 scalar, is refused.
+  REQUIRE_THROWS_WITH(ops::linear_fp8(x, {w, fp8.weight_scale, fp8.input_scale, {}}), Contains("F8_E4M3"));
+  REQUIRE_THROWS_WITH(ops::linear_fp8(x, {fp8.weight, Tensor::from_vector({1, 2}, {2}), fp8.input_scale, {}}),
+                      Contains("float32 scalars"));
+}
+
 TEST_CASE("ops: matmul, batched and shared right operand, strided inputs") {
   Tensor a = test::random_tensor({2, 4, 5}, 4), b = test::random_tensor({2, 5, 3}, 5);
   Tensor c = ops::matmul(a, b);

@@ -154,6 +154,26 @@ TEST_CASE("transformer loras: with fp8-cast the fused F8_E4M3-held weights are r
   REQUIRE(loras.weights().blocks[0].video_self.to_q.weight.shares_storage(clean_q));
 }
 
+TEST_CASE("transformer loras: a LoRA into an FP8-held weight (fp8-scaled-mm) is refused, naming both") {
+  models::transformer::TransformerWeights w;
+  w.blocks.resize(1);
+  w.blocks[0].video_self.to_q.weight = test::random_tensor({4, 4}, 9).to(DType::F8E4M3);
+  w.blocks[0].video_self.to_q.weight_scale = Tensor::scalar(0.5f);
+  w.blocks[0].video_self.to_q.input_scale = Tensor::scalar(1.f);
+  const Tensor clean_q = w.blocks[0].video_self.to_q.weight;
+  TransformerLoras loras(std::move(w), Quantization::Fp8ScaledMm);
+  auto lora = std::make_shared<LoraWeights>(lora_from_tensors(
+      {{"diffusion_model.transformer_blocks.0.attn1.to_q.lora_A.weight", test::random_tensor({2, 4}, 11)},
+       {"diffusion_model.transformer_blocks.0.attn1.to_q.lora_B.weight", test::random_tensor({4, 2}, 12)}},
+      "style.safetensors"));
+  REQUIRE_THROWS_WITH(loras.fuse({{lora, 1.0f}}),
+                      Catch::Matchers::Contains("style.safetensors") &&
+                          Catch::Matchers::Contains("transformer_blocks.0.attn1.to_q.weight") &&
+                          Catch::Matchers::Contains("fp8-scaled-mm"));
+  REQUIRE_FALSE(loras.fused());
+  REQUIRE(loras.weights().blocks[0].video_self.to_q.weight.shares_storage(clean_q));
+}
+
 TEST_CASE("version defaults follow the checkpoint's model_version as the reference's detect_params does") {
   const auto check = [](const std::vector<int>& version, int steps, std::vector<int> blocks, int crf) {
     const VersionDefaults d = version_defaults(version);

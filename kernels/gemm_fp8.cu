@@ -1,0 +1,111 @@
+// CUDA linear_fp8 (ops/linear.h): the activation quantized to F8_E4M3 with the static input scale
+// (one pass, ops/fp8_quantize.h's rule, so the codes equal the CPU's), then cuBLASLt's FP8 GEMM
+// (gemm.cu) with the weight and input scales read by pointer on the device, bias and GELU in its
+// epilogue. The quantized activation is a temporary of the stream-ordered allocator.
+#include <algorithm>
+
+#include "kernels/common.cuh"
+#include "kernels/gemm.cuh"
+#include "ops/fp8_quantize.h"
+#include "ops/linear.h"
+
+namespace ltx2::cuda {
+
+namespace {
+
+constexpr int kThreads = 256;
+constexpr int kPerThread = 8;  // one 16-byte load of bf16, 8 bytes stored
+
+// q[i] = quantize(x[i], 1 / *scale) over n elements; x and q contiguous, q freshly allocated (so
+// aligned); packed loads of x only when `packed` (x aligned to a pack).
+template <typename T>
+__global__ void quantize_f8e4m3_kernel(const T* x, uint8_t* q, const float* scale, int64_t n, bool packed) {
+  const float inverse = 1.f / *scale;
+  const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x * kPerThread;
+  for (int64_t i = (static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) * kPerThread; i < n;
+       i += stride) {
+    if (packed && i + kPerThread <= n) {
+      float v[kPerThread];
+      load_pack<T, kPerThread>(v, x + i);
+      Pack<uint8_t, kPerThread> out;
+#pragma unroll
+      for (int j = 0; j < kPerThread; ++j) out.v[j] = ops::quantize_f8e4m3(v[j], inverse);
+      *reinterpret_cast<Pack<uint8_t, kPerThread>*>(q + i) = out;
+    } else {
+      const int64_t end = i + kPerThread < n ? i + kPerThread : n;
+      for (int64_t j = i; j < end; ++j) q[j] = ops::quantize_f8e4m3(to_f(x[j]), inverse);
+    }
+  }
+}
+
+const float* scalar_pointer(const Tensor& scale, const Tensor& x, const char* what) {
+  LTX2_CHECK(
+      scale.defined() && scale.numel() == 1 && scale.dtype() == DType::F32 && scale.device() == x.device(),
+      "linear_fp8: the {} must be a float32 scalar on {}, got {}", what, x.device().str(),
+      scale.defined() ? scale.str() : "none");
+  return static_cast<const float*>(scale.data_ptr());
+}
+
+}  // namespace
+
+Tensor linear_fp8(const Tensor& x, const ops::Fp8Linear& w, bool gelu_tanh) {
+  const Tensor& w8 = w.weight;
+  LTX2_CHECK(w8.dtype() == DType::F8E4M3 && w8.dim() == 2 && w8.device() == x.device(),
+             "linear_fp8: the weight must be an F8_E4M3 matrix on {}, got {}", x.device().str(), w8.str());
+  LTX2_CHECK(x.dim() >= 1 && x.size(-1) == w8.size(1), "linear_fp8: input {} does not match weight {}",
+             x.str(), w8.str());
+  const int64_t K = w8.size(1), N = w8.size(0), M = K ? x.numel() / K : 0;
+  // cuBLASLt's FP8 kernels take 16-byte aligned rows of the 8-bit operands and of the output.
+  LTX2_CHECK(K % 16 == 0 && N % 16 == 0, "linear_fp8: in ({}) and out ({}) features must be multiples of 16",
+             K, N);
+  const float* weight_scale = scalar_pointer(w.weight_scale, x, "weight scale");
+  const float* input_scale = scalar_pointer(w.input_scale, x, "input scale");
+  const DType out_dtype = x.dtype() == DType::BF16 ? DType::BF16 : DType::F32;
+  LTX2_CHECK(x.dtype() == DType::BF16 || x.dtype() == DType::F32 || x.dtype() == DType::F8E4M3,
+             "linear_fp8: the input must be bf16, f32 or F8_E4M3, got {}", x.str());
+  use_device(x);
+  Shape out_shape = x.shape();
+  out_shape.back() = N;
+  Tensor y = Tensor::empty(out_shape, out_dtype, x.device());
+  if (M == 0) return y;
+
+  Tensor q = x.contiguous();
+  if (q.dtype() != DType::F8E4M3) {
+    const Tensor src = q;
+    q = Tensor::empty(x.shape(), DType::F8E4M3, x.device());
+    const int64_t n = src.numel();
+    const int blocks =
+        static_cast<int>(std::min<int64_t>((n + kThreads * kPerThread - 1) / (kThreads * kPerThread), 65535));
+    dispatch_float(src.dtype(), "linear_fp8", [&](auto t) {
+      using T = decltype(t);
+      const bool packed = reinterpret_cast<uintptr_t>(src.data_ptr()) % (sizeof(T) * kPerThread) == 0;
+      quantize_f8e4m3_kernel<T><<<blocks, kThreads>>>(
+          static_cast<const T*>(src.data_ptr()), static_cast<uint8_t*>(q.data_ptr()), input_scale, n, packed);
+    });
+    check_launch();
+  }
+  Tensor bias;
+  if (w.bias.defined()) {
+    LTX2_CHECK(w.bias.numel() == N && w.bias.device() == x.device(), "linear_fp8: bias {} for {} outputs",
+               w.bias.str(), N);
+    bias = w.bias.to(DType::BF16).contiguous();  // the FP8 epilogue reads a bf16 bias (gemm.cuh)
+  }
+  const Tensor wc = w8.contiguous();
+  // yᵀ[N, M] = w[N, K] · qᵀ[K, M] in column-major terms, as the bf16 linear.
+  GemmParams p;
+  p.a_dtype = p.b_dtype = DType::F8E4M3;
+  p.d_dtype = out_dtype;
+  p.trans_a = true;
+  p.m = N, p.n = M, p.k = K;
+  p.A = wc.data_ptr(), p.lda = K;
+  p.B = q.data_ptr(), p.ldb = K;
+  p.D = y.data_ptr(), p.ldd = N;
+  p.bias = bias.defined() ? bias.data_ptr() : nullptr;
+  p.gelu = gelu_tanh;
+  p.a_scale = weight_scale;
+  p.b_scale = input_scale;
+  gemm(y, p);
+  return y;
+}
+
+}  // namespace ltx2::cuda
