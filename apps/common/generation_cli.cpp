@@ -128,7 +128,7 @@ void add_generation_flags(CLI::App& app, GenerationFlags& f, PipelineKind kind) 
          "checkpoint's values, an FP8 checkpoint's scales honoured, in the compute dtype), fp8-cast "
          "(the reference's fp8-cast numbers: block linears rounded to FP8 at load) or fp8-scaled-mm "
          "(an FP8 checkpoint's linears kept in FP8 and multiplied as FP8 with its static input scales, "
-         "cuBLASLt FP8 GEMMs on the GPU; FP8 checkpoints only, LoRAs into those linears not yet)")
+         "cuBLASLt FP8 GEMMs on the GPU; FP8 checkpoints only)")
       ->capture_default_str();
   app.add_option("--ranks", f.ranks, "CPU ranks (worker processes) instead of GPUs");
   app.add_option("--vae-tiles", f.vae_tiles,

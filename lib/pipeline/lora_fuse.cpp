@@ -1,10 +1,14 @@
 // LoRA fusion with bf16 rounding (emulated in float32: every bf16 result is a float32 value
-// rounded to nearest-even bf16), over lib/ops.
+// rounded to nearest-even bf16), and the FP8 rule, over lib/ops.
 #include "pipeline/lora_fuse.h"
 
+#include <cmath>
+
 #include "core/error.h"
+#include "io/quantization.h"
 #include "ops/elementwise.h"
 #include "ops/linear.h"
+#include "ops/reduce.h"
 
 namespace ltx2::pipeline {
 namespace {
@@ -13,11 +17,8 @@ Tensor to_bf16_values(const Tensor& t) {
   return t.to(DType::BF16).to(DType::F32);
 }
 
-}  // namespace
-
-Tensor fuse_lora_weight(const Tensor& weight,
-                        const std::vector<std::pair<const LoraPair*, float>>& contributions,
-                        const std::string& name) {
+// D of the header for a weight of `weight`'s shape, on its device (float32 holding bf16 values).
+Tensor lora_delta(const Tensor& weight, const LoraContributions& contributions, const std::string& name) {
   LTX2_CHECK(!contributions.empty(), "LoRA fusion: no LoRA for weight '{}'", name);
   LTX2_CHECK(weight.dim() == 2, "LoRA fusion: weight '{}' is {}, not a matrix", name, weight.str());
   Tensor delta;
@@ -34,7 +35,33 @@ Tensor fuse_lora_weight(const Tensor& weight,
       delta = to_bf16_values(ops::add(delta, ops::mul(ops::matmul(up, down), strength)));
     }
   }
+  return delta;
+}
+
+}  // namespace
+
+Tensor fuse_lora_weight(const Tensor& weight, const LoraContributions& contributions,
+                        const std::string& name) {
+  const Tensor delta = lora_delta(weight, contributions, name);
   return ops::add(delta, weight.to(DType::F32)).to(DType::BF16).to(weight.dtype());
+}
+
+Fp8Fused fuse_lora_fp8_weight(const Tensor& weight, const Tensor& scale,
+                              const LoraContributions& contributions, const std::string& name) {
+  LTX2_CHECK(weight.dtype() == DType::F8E4M3 && scale.numel() == 1,
+             "LoRA fusion: '{}' is not an F8_E4M3 weight with a scalar scale ({}, scale {})", name,
+             weight.str(), scale.str());
+  const float old_scale = scale.to(Device::cpu()).item();
+  const Tensor fused =
+      ops::add(weight.to_scaled(DType::F32, old_scale), lora_delta(weight, contributions, name));
+  const Tensor abs = ops::unary(fused, ops::UnaryOp::Abs);
+  const float amax = ops::reduce(abs.view({-1}), 0, false, ops::ReduceOp::Max).to(Device::cpu()).item();
+  LTX2_CHECK(std::isfinite(amax), "LoRA fusion: the fused weight '{}' is not finite", name);
+  // As the reference: s = 448 / amax in float32, w8 = e4m3(W' x s) (|W' x s| <= 448 up to one
+  // rounding, which e4m3 rounds to 448, so no clamp is needed), scale = 1 / s. An all-zero W'
+  // keeps s = 1 (the reference would divide by zero).
+  const float s = amax > 0 ? 448.f / amax : 1.f;
+  return {ops::mul(fused, s).to(DType::F8E4M3), Tensor::scalar(1.f / s).to(weight.device())};
 }
 
 std::vector<std::string> LoraFusion::apply(WeightMap& weights, const std::vector<LoraWithStrength>& loras,
@@ -50,8 +77,16 @@ std::vector<std::string> LoraFusion::apply(WeightMap& weights, const std::vector
   std::vector<std::string> affected;
   WeightMap fused;
   for (const auto& [name, contributions] : by_weight) {
-    fused[name] = fuse_lora_weight(weights.at(name), contributions, name);
-    if (round) fused[name] = round(name, fused[name]);
+    const std::string scale_name = scale_key_of(name);
+    const Tensor& weight = weights.at(name);
+    if (weight.dtype() == DType::F8E4M3 && weights.count(scale_name)) {
+      Fp8Fused f = fuse_lora_fp8_weight(weight, weights.at(scale_name), contributions, name);
+      fused[name] = std::move(f.weight);
+      fused[scale_name] = std::move(f.scale);
+    } else {
+      fused[name] = fuse_lora_weight(weight, contributions, name);
+      if (round) fused[name] = round(name, fused[name]);
+    }
     affected.push_back(name);
   }
   // Only after every weight fused without error is the map changed.

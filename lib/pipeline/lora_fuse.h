@@ -6,6 +6,10 @@
 //   W' = bf16( D + W ), stored in W's dtype
 // There is no alpha/rank scaling; a LoRA of strength 0 contributes nothing; a pair whose target
 // is not in the weight map is skipped.
+//
+// A weight held in FP8 (fp8-scaled-mm: F8_E4M3 beside its "<linear>.weight_scale" in the map)
+// takes the reference's fp8-scaled-mm rule instead: W' = float(w8) x scale + D in float32, then
+// quantized again per tensor, s = 448 / max|W'|, w8' = e4m3(W' x s), scale' = 1 / s.
 #pragma once
 #include <functional>
 #include <map>
@@ -23,10 +27,18 @@ struct LoraWithStrength {
   float strength = 1;
 };
 
+using LoraContributions = std::vector<std::pair<const LoraPair*, float>>;
+
 // W' for one weight from its contributions (pair, strength), in order; at least one.
-Tensor fuse_lora_weight(const Tensor& weight,
-                        const std::vector<std::pair<const LoraPair*, float>>& contributions,
+Tensor fuse_lora_weight(const Tensor& weight, const LoraContributions& contributions,
                         const std::string& name);
+
+// The FP8 rule above for an F8_E4M3 weight and its float32 scalar scale (both on one device).
+struct Fp8Fused {
+  Tensor weight, scale;
+};
+Fp8Fused fuse_lora_fp8_weight(const Tensor& weight, const Tensor& scale,
+                              const LoraContributions& contributions, const std::string& name);
 
 // Weights by name (the transformer's keys without "model.diffusion_model.").
 using WeightMap = std::map<std::string, Tensor>;
@@ -41,7 +53,8 @@ using FusedRounding = std::function<Tensor(const std::string& name, const Tensor
 class LoraFusion {
  public:
   // Fuses `loras` into `weights`, first restoring any previous fusion, each fused weight passed
-  // through `round`. Returns the affected names (sorted).
+  // through `round` (an FP8-held one takes the FP8 rule and its scale is replaced too). Returns the
+  // affected weights' names (sorted).
   std::vector<std::string> apply(WeightMap& weights, const std::vector<LoraWithStrength>& loras,
                                  const FusedRounding& round = {});
   // Puts the original tensors back (no-op when nothing is fused).

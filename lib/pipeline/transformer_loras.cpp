@@ -17,16 +17,6 @@ void TransformerLoras::fuse(const std::vector<LoraWithStrength>& loras) {
     restore();
     return;
   }
-  for (const auto& l : loras) {
-    if (!l.lora) continue;  // LoraFusion::apply names that fault
-    for (const auto& [name, pair] : l.lora->pairs) {
-      const auto it = map_.find(name);
-      LTX2_CHECK(it == map_.end() || it->second.dtype() != DType::F8E4M3,
-                 "LoRA '{}' adapts '{}', held in FP8 by --quantization fp8-scaled-mm: LoRAs into FP8 "
-                 "weights are not built yet (use --quantization fp8-cast)",
-                 l.lora->source, name);
-    }
-  }
   FusedRounding round;
   if (quantization_ == Quantization::Fp8Cast)
     round = [](const std::string& name, const Tensor& fused) {

@@ -24,7 +24,7 @@ class TransformerLoras {
                             Quantization quantization = Quantization::None);
 
   // Fuses `loras` (in order) into the clean weights, replacing any previous fusion; an empty list
-  // restores. A LoRA adapting a weight held in FP8 (fp8-scaled-mm) is refused, naming both.
+  // restores. A weight held in FP8 (fp8-scaled-mm) takes the FP8 rule of lora_fuse.h.
   void fuse(const std::vector<LoraWithStrength>& loras);
   void restore();
   bool fused() const { return fusion_.active(); }

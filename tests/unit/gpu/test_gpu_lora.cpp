@@ -1,6 +1,9 @@
 // LoRA fusion into a weight on the GPU (pipeline/lora_fuse.h): the pair read from a host file is
 // moved to the weight's device, and the fused weight is the one fused on the CPU (to one bf16 step:
 // the products sum in another order).
+#include <cmath>
+#include <vector>
+
 #include "gpu_compare.h"
 #include "io/lora.h"
 #include "pipeline/lora_fuse.h"
@@ -19,4 +22,30 @@ TEST_CASE("gpu: a LoRA fuses into a GPU weight as into the same weight on the CP
   REQUIRE(gpu.device() == test::gpu());
   REQUIRE(gpu.dtype() == DType::BF16);
   REQUIRE(test::max_error(test::to_host_f32(gpu), cpu.to(DType::F32)) <= 0.02);  // bf16 step at 2: 0.0156
+}
+
+// fp8-scaled-mm's rule on the GPU: the same re-quantized weight and scale as on the CPU, up to a
+// code where the matmul's accumulation order moves a value across an e4m3 rounding boundary.
+TEST_CASE("gpu: a LoRA fuses into an FP8-held GPU weight as on the CPU (fp8-scaled-mm rule)") {
+  LoraPair pair;
+  pair.down = test::random_tensor({4, 32}, 1);
+  pair.up = test::random_tensor({16, 4}, 2);
+  const Tensor weight = test::random_tensor({16, 32}, 3).to(DType::F8E4M3), scale = Tensor::scalar(0.25f);
+  const pipeline::LoraContributions contributions = {{&pair, 0.7f}};
+  const pipeline::Fp8Fused cpu = pipeline::fuse_lora_fp8_weight(weight, scale, contributions, "w");
+  const pipeline::Fp8Fused gpu =
+      pipeline::fuse_lora_fp8_weight(weight.to(test::gpu()), scale.to(test::gpu()), contributions, "w");
+  REQUIRE(gpu.weight.device() == test::gpu());
+  REQUIRE(gpu.weight.dtype() == DType::F8E4M3);
+  const float cpu_scale = cpu.scale.item(), gpu_scale = gpu.scale.to(Device::cpu()).item();
+  REQUIRE(std::fabs(gpu_scale - cpu_scale) <= 1e-6f * cpu_scale);
+  const Tensor a = test::to_host_f32(gpu.weight.to(Device::cpu()).to_scaled(DType::F32, gpu_scale));
+  const Tensor b = cpu.weight.to_scaled(DType::F32, cpu_scale);
+  // At most one e4m3 step where a value differs (32 at the top of the range, times the scale), and
+  // few codes differ at all.
+  REQUIRE(test::max_error(a, b) <= 32.f * cpu_scale);
+  const std::vector<float> va = a.to_vector(), vb = b.to_vector();
+  int differing = 0;
+  for (size_t i = 0; i < va.size(); ++i) differing += va[i] != vb[i];
+  REQUIRE(differing <= 8);  // of 512
 }

@@ -1,5 +1,7 @@
 // Pipeline run pieces: latent state and conditionings, noise sources, image preprocessing, LoRA
 // switching on transformer weights, and request validation before any work.
+#include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <optional>
 
@@ -154,24 +156,38 @@ TEST_CASE("transformer loras: with fp8-cast the fused F8_E4M3-held weights are r
   REQUIRE(loras.weights().blocks[0].video_self.to_q.weight.shares_storage(clean_q));
 }
 
-TEST_CASE("transformer loras: a LoRA into an FP8-held weight (fp8-scaled-mm) is refused, naming both") {
+TEST_CASE("transformer loras: with fp8-scaled-mm an FP8-held weight is fused and re-quantized per tensor") {
   models::transformer::TransformerWeights w;
   w.blocks.resize(1);
-  w.blocks[0].video_self.to_q.weight = test::random_tensor({4, 4}, 9).to(DType::F8E4M3);
-  w.blocks[0].video_self.to_q.weight_scale = Tensor::scalar(0.5f);
+  const Tensor clean_q = test::random_tensor({4, 4}, 9).to(DType::F8E4M3), clean_scale = Tensor::scalar(0.5f);
+  w.blocks[0].video_self.to_q.weight = clean_q;
+  w.blocks[0].video_self.to_q.weight_scale = clean_scale;
   w.blocks[0].video_self.to_q.input_scale = Tensor::scalar(1.f);
-  const Tensor clean_q = w.blocks[0].video_self.to_q.weight;
   TransformerLoras loras(std::move(w), Quantization::Fp8ScaledMm);
   auto lora = std::make_shared<LoraWeights>(lora_from_tensors(
       {{"diffusion_model.transformer_blocks.0.attn1.to_q.lora_A.weight", test::random_tensor({2, 4}, 11)},
        {"diffusion_model.transformer_blocks.0.attn1.to_q.lora_B.weight", test::random_tensor({4, 2}, 12)}},
       "style.safetensors"));
-  REQUIRE_THROWS_WITH(loras.fuse({{lora, 1.0f}}),
-                      Catch::Matchers::Contains("style.safetensors") &&
-                          Catch::Matchers::Contains("transformer_blocks.0.attn1.to_q.weight") &&
-                          Catch::Matchers::Contains("fp8-scaled-mm"));
-  REQUIRE_FALSE(loras.fused());
+  loras.fuse({{lora, 0.7f}});
+  const auto& q = loras.weights().blocks[0].video_self.to_q;
+  REQUIRE(q.weight.dtype() == DType::F8E4M3);
+  // The reference's rule written out: W' = float(w8) x 0.5 + D (D as the bf16 rule's, here
+  // fuse_lora_weight of a zero weight is exactly D), s = 448 / max|W'|, w8' = e4m3(W' x s).
+  const LoraPair& pair = lora->pairs.at("transformer_blocks.0.attn1.to_q.weight");
+  const Tensor delta = fuse_lora_weight(Tensor::zeros({4, 4}), {{&pair, 0.7f}}, "to_q");
+  const std::vector<float> d = delta.to_vector(), w8 = clean_q.to(DType::F32).to_vector();
+  std::vector<float> fused(16);
+  float amax = 0;
+  for (int i = 0; i < 16; ++i) amax = std::max(amax, std::fabs(fused[i] = w8[i] * 0.5f + d[i]));
+  const float s = 448.f / amax;
+  REQUIRE(q.weight_scale.item() == 1.f / s);
+  const std::vector<float> got = q.weight.to(DType::F32).to_vector();
+  for (int i = 0; i < 16; ++i) REQUIRE(got[i] == f8e4m3_to_f32(f32_to_f8e4m3(fused[i] * s)));
+  REQUIRE(q.input_scale.item() == 1.f);
+  // Both the weight and its scale come back as they were.
+  loras.restore();
   REQUIRE(loras.weights().blocks[0].video_self.to_q.weight.shares_storage(clean_q));
+  REQUIRE(loras.weights().blocks[0].video_self.to_q.weight_scale.shares_storage(clean_scale));
 }
 
 TEST_CASE("version defaults follow the checkpoint's model_version as the reference's detect_params does") {
