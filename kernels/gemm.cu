@@ -201,16 +201,8 @@ Tensor linear_epilogue(const Tensor& x, const Tensor& w, const Tensor& bias, boo
   Tensor y = Tensor::empty(out_shape, x.dtype(), x.device());
   if (M == 0 || N == 0) return y;
   LTX2_CHECK(K > 0, "linear: empty reduction dimension in {}", w.str());
-  // yᵀ[N, M] = w[N, K] · xᵀ[K, M] in column-major terms: w is stored as a column-major [K, N].
-  GemmParams p = same_dtype(x.dtype());
-  p.trans_a = true;
-  p.m = N, p.n = M, p.k = K;
-  p.A = wc.data_ptr(), p.lda = K;
-  p.B = xc.data_ptr(), p.ldb = K;
-  p.D = y.data_ptr(), p.ldd = N;
-  p.bias = bc.defined() ? bc.data_ptr() : nullptr;
-  p.gelu = gelu;
-  gemm(y, p);
+  gemm(y, linear_params(x.dtype(), x.dtype(), wc.data_ptr(), xc.data_ptr(), y.data_ptr(), M, N, K,
+                        bc.defined() ? bc.data_ptr() : nullptr, gelu));
   return y;
 }
 

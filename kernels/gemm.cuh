@@ -35,6 +35,24 @@ inline GemmParams same_dtype(DType t) {
   return p;
 }
 
+// The row-major linear y[M, N] = x[M, K] · w[N, K]ᵀ (+ bias, then GELU) as the column-major
+// yᵀ[N, M] = w · xᵀ: w, stored row-major [N, K], is a column-major [K, N] taken transposed. w and x
+// are `operands`, y is `out`; all contiguous.
+inline GemmParams linear_params(DType operands, DType out, const void* w, const void* x, void* y, int64_t M,
+                                int64_t N, int64_t K, const void* bias, bool gelu) {
+  GemmParams p;
+  p.a_dtype = p.b_dtype = operands;
+  p.d_dtype = out;
+  p.trans_a = true;
+  p.m = N, p.n = M, p.k = K;
+  p.A = w, p.lda = K;
+  p.B = x, p.ldb = K;
+  p.D = y, p.ldd = N;
+  p.bias = bias;
+  p.gelu = gelu;
+  return p;
+}
+
 // Enqueued on the device of `out` (its default stream); nothing waits for it.
 void gemm(const Tensor& out, const GemmParams& p);
 

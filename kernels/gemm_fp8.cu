@@ -91,17 +91,8 @@ Tensor linear_fp8(const Tensor& x, const ops::Fp8Linear& w, bool gelu_tanh) {
     bias = w.bias.to(DType::BF16).contiguous();  // the FP8 epilogue reads a bf16 bias (gemm.cuh)
   }
   const Tensor wc = w8.contiguous();
-  // yᵀ[N, M] = w[N, K] · qᵀ[K, M] in column-major terms, as the bf16 linear.
-  GemmParams p;
-  p.a_dtype = p.b_dtype = DType::F8E4M3;
-  p.d_dtype = out_dtype;
-  p.trans_a = true;
-  p.m = N, p.n = M, p.k = K;
-  p.A = wc.data_ptr(), p.lda = K;
-  p.B = q.data_ptr(), p.ldb = K;
-  p.D = y.data_ptr(), p.ldd = N;
-  p.bias = bias.defined() ? bias.data_ptr() : nullptr;
-  p.gelu = gelu_tanh;
+  GemmParams p = linear_params(DType::F8E4M3, out_dtype, wc.data_ptr(), q.data_ptr(), y.data_ptr(), M, N, K,
+                               bias.defined() ? bias.data_ptr() : nullptr, gelu_tanh);
   p.a_scale = weight_scale;
   p.b_scale = input_scale;
   gemm(y, p);
