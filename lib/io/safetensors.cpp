@@ -13,6 +13,7 @@
 #include <limits>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "core/cuda/memory.h"
 #include "core/error.h"
@@ -89,9 +90,26 @@ SafetensorsHeader parse_safetensors_header(const uint8_t* data, size_t size, uin
   h.data_start = 8 + n;
   uint64_t data_size = file_size - h.data_start;
 
+  // nlohmann keeps the last of two equal keys without a word, but a header naming a tensor (or any
+  // key) twice is ambiguous: the keys of every open object are tracked as the parser meets them.
+  std::vector<std::set<std::string>> open_objects;
+  std::string duplicate;
+  bool duplicate_at_top = false;
+  const json::parser_callback_t track_keys = [&](int, json::parse_event_t event, json& parsed) {
+    if (event == json::parse_event_t::object_start) {
+      open_objects.emplace_back();
+    } else if (event == json::parse_event_t::object_end) {
+      open_objects.pop_back();
+    } else if (event == json::parse_event_t::key && duplicate.empty() &&
+               !open_objects.back().insert(parsed.get<std::string>()).second) {
+      duplicate = parsed.get<std::string>();
+      duplicate_at_top = open_objects.size() == 1 && duplicate != "__metadata__";
+    }
+    return true;
+  };
   json j;
   try {
-    j = json::parse(data + 8, data + 8 + n);
+    j = json::parse(data + 8, data + 8 + n, track_keys);
   } catch (const json::exception& e) {
     // nlohmann's message names the byte; keep only the part after the error id.
     std::string what = e.what();
@@ -99,6 +117,8 @@ SafetensorsHeader parse_safetensors_header(const uint8_t* data, size_t size, uin
     LTX2_FAIL("{}: header is not valid JSON: {}", path, p == std::string::npos ? what : what.substr(p + 2));
   }
   LTX2_CHECK(j.is_object(), "{}: header is not a JSON object", path);
+  LTX2_CHECK(duplicate.empty(), "{}: {} '{}' appears twice in the header", path,
+             duplicate_at_top ? "tensor" : "key", duplicate);
 
   for (const auto& [key, value] : j.items()) {
     if (key == "__metadata__") {

@@ -4,8 +4,9 @@
 // Format: 8-byte little-endian header length N, N bytes of JSON, then the data region. The JSON
 // maps tensor names to {"dtype", "shape", "data_offsets": [begin, end]} (offsets relative to the
 // data region) and may hold "__metadata__": {string: string}. Every rule is checked before any
-// tensor is touched: header size bound, JSON syntax and types, known dtype, shape entries that are
-// non-negative integers, byte size == numel * dtype size, offsets inside the file, no overlaps.
+// tensor is touched: header size bound, JSON syntax and types, no key twice in one object, known
+// dtype, shape entries that are non-negative integers, byte size == numel * dtype size, offsets
+// inside the file, no overlaps.
 // Messages are one line and name the file and the tensor.
 #pragma once
 
