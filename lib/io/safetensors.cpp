@@ -158,6 +158,7 @@ std::shared_ptr<SafetensorsFile> SafetensorsFile::open(const std::string& path) 
   std::shared_ptr<SafetensorsFile> f(new SafetensorsFile());
   f->path_ = path;
   f->size_ = static_cast<uint64_t>(st.st_size);
+  f->mtime_ns_ = st.st_mtim.tv_sec * int64_t{1000000000} + st.st_mtim.tv_nsec;
   if (f->size_ > 0) {
     f->map_ = mmap(nullptr, f->size_, PROT_READ, MAP_PRIVATE, fd, 0);
     if (f->map_ == MAP_FAILED) {
@@ -166,7 +167,7 @@ std::shared_ptr<SafetensorsFile> SafetensorsFile::open(const std::string& path) 
       LTX2_FAIL("{}: cannot map: {}", path, std::strerror(errno));
     }
   }
-  f->fd_ = fd;  // kept for upload(): reading straight into pinned buffers beats the mapping
+  f->fd_ = fd;  // kept for read() and upload(): see read()
   f->header_ = parse_safetensors_header(static_cast<const uint8_t*>(f->map_), f->size_, f->size_, path);
   for (size_t i = 0; i < f->header_.tensors.size(); ++i) f->index_[f->header_.tensors[i].name] = i;
   f->self_ = f;
@@ -182,7 +183,47 @@ void SafetensorsFile::upload(const TensorInfo& info, void* dst, Device device) c
   LTX2_CHECK(device.is_cuda(), "{}: upload of '{}' to {} (only GPUs take uploads)", path_, info.name,
              device.str());
   cuda_upload_from_file(fd_, header_.data_start + info.begin, info.end - info.begin, dst, device.index,
-                        info.name.c_str());
+                        fmt::format("{}: tensor '{}'", path_, info.name).c_str());
+  check_unchanged(info.name);
+}
+
+// Copies from the file go through pread, never through the mapping: pages past the end of a file
+// truncated after open() raise SIGBUS when touched, and a handler that jumps out of the faulting
+// copy would need to cover every thread a converting copy runs on (OpenMP's included) and to share
+// the process-wide handler between loader threads; a short pread is an ordinary error instead. The
+// copy out of the page cache is the one a clone from the mapping made anyway. A same-size rewrite
+// cannot be told from the bytes, so the file's size and modification time are compared with
+// open()'s after each read.
+Tensor SafetensorsFile::read(const std::string& name) const {
+  constexpr uint64_t kChunkBytes = 4 << 20;
+  const TensorInfo& t = info(name);
+  Tensor out = Tensor::empty(t.shape, t.dtype);
+  auto* dst = static_cast<uint8_t*>(out.data_ptr());
+  const uint64_t bytes = t.end - t.begin, start = header_.data_start + t.begin;
+  for (uint64_t done = 0; done < bytes;) {
+    const uint64_t chunk_end = std::min(bytes, done + kChunkBytes);
+    for (uint64_t at = done; at < chunk_end;) {
+      const ssize_t n = ::pread(fd_, dst + at, chunk_end - at, static_cast<off_t>(start + at));
+      if (n < 0 && errno == EINTR) continue;
+      LTX2_CHECK(
+          n > 0, "{}: tensor '{}': reading byte {} of the file failed: {}", path_, name, start + at,
+          n < 0 ? std::strerror(errno)
+                : fmt::format("end of file (it had {} bytes when opened: truncated while loading?)", size_));
+      at += static_cast<uint64_t>(n);
+    }
+    done = chunk_end;
+  }
+  check_unchanged(name);
+  return out;
+}
+
+void SafetensorsFile::check_unchanged(const std::string& name) const {
+  struct stat st {};
+  LTX2_CHECK(fstat(fd_, &st) == 0, "{}: cannot stat: {}", path_, std::strerror(errno));
+  const int64_t mtime_ns = st.st_mtim.tv_sec * int64_t{1000000000} + st.st_mtim.tv_nsec;
+  LTX2_CHECK(static_cast<uint64_t>(st.st_size) == size_ && mtime_ns == mtime_ns_,
+             "{}: the file was {} while it was loading (noticed reading tensor '{}')", path_,
+             static_cast<uint64_t>(st.st_size) == size_ ? "rewritten" : "truncated or resized", name);
 }
 
 std::string SafetensorsFile::metadata_value(const std::string& key) const {

@@ -29,6 +29,9 @@ class WeightSet {
   const TensorInfo& info(const std::string& name) const;
   // Raw view in the stored dtype (CPU, zero-copy).
   Tensor raw(const std::string& name) const;
+  // A copy in the stored dtype, read from the file (SafetensorsFile::read: a file truncated since it
+  // was opened is an Error, not a SIGBUS).
+  Tensor read(const std::string& name) const;
   const SafetensorsFile& file_of(const std::string& name) const;
   std::vector<std::string> names() const;
   // "a.safetensors" or "a.safetensors, b.safetensors" for messages.

@@ -1,3 +1,4 @@
+#include <chrono>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -139,4 +140,33 @@ TEST_CASE("weights: the synthesized value rule streams the bytes a synthesizer m
   WeightSynthesizer shapes(5, /*values=*/false);
   REQUIRE(shapes.make("w", {1 << 14, 1 << 12}).shape() == Shape{1 << 14, 1 << 12});
   REQUIRE(shapes.tensors().size() == 1);
+}
+
+TEST_CASE("weights: a checkpoint truncated or rewritten after it was opened is an error naming it") {
+  // (Loads used to copy from the mapping: past the new end of the file that is a SIGBUS.)
+  test::ScratchDir dir("weights_truncated");
+  const std::string path = dir.file("w.safetensors");
+  const Tensor a = test::random_tensor({256, 64}, 1), b = test::random_tensor({256, 64}, 2);
+  write_safetensors(path, {{"a", a.to(DType::BF16)}, {"b", b}});
+  auto set = WeightSet::open({path});
+  const WeightView view(set, {""}, "test");
+  REQUIRE(test::max_abs_diff(view.load("b"), b) == 0.f);
+
+  std::filesystem::resize_file(path, 4096);
+  REQUIRE_THROWS_WITH(view.load("b"),
+                      Contains(path) && Contains("'b'") && Contains("truncated while loading"));
+  REQUIRE_THROWS_WITH(view.load("a", DType::BF16),
+                      Contains(path) && Contains("'a'") && Contains("truncated"));
+
+  // Rewritten in place to its old size: the bytes read fine, the modification time gives it away.
+  write_safetensors(path, {{"a", a.to(DType::BF16)}, {"b", b}});
+  auto fresh = WeightSet::open({path});
+  const WeightView again(fresh, {""}, "test");
+  {
+    std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(-4, std::ios::end);
+    f.write("\0\0\0\0", 4);
+  }
+  std::filesystem::last_write_time(path, std::filesystem::last_write_time(path) + std::chrono::seconds(5));
+  REQUIRE_THROWS_WITH(again.load("a"), Contains(path) && Contains("rewritten while it was loading"));
 }
