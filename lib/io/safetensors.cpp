@@ -74,6 +74,30 @@ TensorInfo parse_entry(const std::string& path, const std::string& name, const j
   return t;
 }
 
+// The index of the first NaN or infinity among n stored values of a floating dtype, or -1 (also for
+// integer dtypes). Read off the bits (an all-ones exponent; e4m3fn has no infinity and its NaN is
+// S.1111.111): one branch-free pass the compiler vectorises, and a second only when one is found.
+template <typename Bits>
+int64_t first_non_finite_of(const void* data, int64_t n, Bits mask, Bits special) {
+  const auto* v = static_cast<const Bits*>(data);
+  Bits any = 0;  // (a bool accumulator stops GCC from vectorising the loop)
+  for (int64_t i = 0; i < n; ++i) any |= static_cast<Bits>((v[i] & mask) == special);
+  if (!any) return -1;
+  for (int64_t i = 0;; ++i)
+    if ((v[i] & mask) == special) return i;
+}
+
+int64_t first_non_finite(const void* data, int64_t n, DType dtype) {
+  switch (dtype) {
+    case DType::F32: return first_non_finite_of<uint32_t>(data, n, 0x7f800000u, 0x7f800000u);
+    case DType::BF16: return first_non_finite_of<uint16_t>(data, n, 0x7f80, 0x7f80);
+    case DType::F16: return first_non_finite_of<uint16_t>(data, n, 0x7c00, 0x7c00);
+    case DType::F8E4M3: return first_non_finite_of<uint8_t>(data, n, 0x7f, 0x7f);
+    case DType::F8E5M2: return first_non_finite_of<uint8_t>(data, n, 0x7c, 0x7c);
+    default: return -1;
+  }
+}
+
 }  // namespace
 
 SafetensorsHeader parse_safetensors_header(const uint8_t* data, size_t size, uint64_t file_size,
@@ -195,11 +219,12 @@ void SafetensorsFile::upload(const TensorInfo& info, void* dst, Device device) c
 // cannot be told from the bytes, so the file's size and modification time are compared with
 // open()'s after each read.
 Tensor SafetensorsFile::read(const std::string& name) const {
-  constexpr uint64_t kChunkBytes = 4 << 20;
+  constexpr uint64_t kChunkBytes = 4 << 20;  // a multiple of every element size
   const TensorInfo& t = info(name);
   Tensor out = Tensor::empty(t.shape, t.dtype);
   auto* dst = static_cast<uint8_t*>(out.data_ptr());
   const uint64_t bytes = t.end - t.begin, start = header_.data_start + t.begin;
+  const int64_t esize = static_cast<int64_t>(dtype_size(t.dtype));
   for (uint64_t done = 0; done < bytes;) {
     const uint64_t chunk_end = std::min(bytes, done + kChunkBytes);
     for (uint64_t at = done; at < chunk_end;) {
@@ -210,6 +235,12 @@ Tensor SafetensorsFile::read(const std::string& name) const {
           n < 0 ? std::strerror(errno)
                 : fmt::format("end of file (it had {} bytes when opened: truncated while loading?)", size_));
       at += static_cast<uint64_t>(n);
+    }
+    const int64_t bad = first_non_finite(dst + done, static_cast<int64_t>(chunk_end - done) / esize, t.dtype);
+    if (bad >= 0) {
+      const int64_t index = static_cast<int64_t>(done) / esize + bad;
+      LTX2_FAIL("{}: tensor '{}' holds {} (element {} of {}): the checkpoint is corrupt", path_, name,
+                out.view({-1}).item({index}), index, shape_str(t.shape));
     }
     done = chunk_end;
   }

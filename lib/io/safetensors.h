@@ -66,12 +66,14 @@ class SafetensorsFile {
   // loads that copy anyway go through read().
   Tensor tensor(const std::string& name) const;
   // A tensor's stored bytes in a new CPU tensor, read with pread rather than through the mapping, so
-  // that a file truncated or rewritten since open() is an Error naming it, not a SIGBUS.
+  // that a file truncated or rewritten since open() is an Error naming it, not a SIGBUS. Refuses a
+  // floating tensor holding a NaN or an infinity, naming it: each chunk is scanned just after it is
+  // read, while it is in cache, so the check costs little next to the read.
   Tensor read(const std::string& name) const;
   // Reads a tensor's stored bytes into GPU memory `dst` (at least its byte size) on `device`
   // through pinned staging buffers (core/cuda/memory.h, cuda_upload_from_file): the fast path
   // for weights that go to a GPU in their stored dtype. A file truncated or rewritten since open()
-  // is an Error, as for read().
+  // is an Error, as for read(); the values are not checked.
   void upload(const TensorInfo& info, void* dst, Device device) const;
 
  private:
