@@ -104,6 +104,8 @@ check_invalid 1 "cannot be mixed" --prompt x --output-path "$o" --distilled-chec
 check_invalid 1 "--lora $scratch/none.safetensors: no such file" --prompt x --output-path "$o" --lora "$scratch/none.safetensors"
 check_invalid 1 "--output-path $scratch/bad.avi: must end in .mp4" --prompt x --output-path "$scratch/bad.avi"
 check_invalid 1 "--output-path $scratch/no/o.mp4: folder" --prompt x --output-path "$scratch/no/o.mp4"
+mkdir "$scratch/dir.mp4"
+check_invalid 1 "--output-path $scratch/dir.mp4: is a folder" --prompt x --output-path "$scratch/dir.mp4"
 check_invalid 1 "--prompt is required" --output-path "$o"
 check_invalid 1 "--prompt is empty" --prompt " " --output-path "$o"
 check_invalid 1 "and --gpus cannot be combined" --prompt x --output-path "$o" --ranks 2 --gpus 0
