@@ -123,6 +123,7 @@ Plan validate(const CLI::App& app, GenerationFlags& flags, PipelineKind kind, Ru
       job.error = e.what();
     }
   }
+  refuse_shared_outputs(plan.jobs);
   plan_memory(plan, flags, kind);
   reporter.info("running on " + plan.placement.describe());
   return plan;

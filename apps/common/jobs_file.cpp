@@ -1,6 +1,8 @@
 #include "common/jobs_file.h"
 
+#include <filesystem>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
@@ -134,6 +136,20 @@ std::vector<JobLine> read_jobs_file(const std::string& path, const GenerationReq
   }
   LTX2_CHECK(!jobs.empty(), "--jobs {}: no jobs in the file", path);
   return jobs;
+}
+
+void refuse_shared_outputs(std::vector<JobLine>& jobs) {
+  std::map<std::filesystem::path, int> writer;  // output -> the line that writes it
+  for (JobLine& job : jobs) {
+    if (!job.error.empty()) continue;
+    std::error_code ec;
+    std::filesystem::path out = std::filesystem::weakly_canonical(job.request.output_path, ec);
+    if (ec) out = std::filesystem::absolute(job.request.output_path).lexically_normal();
+    const auto [it, first] = writer.emplace(out, job.line);
+    if (!first)
+      job.error =
+          fmt::format("output_path {}: line {} writes it already", job.request.output_path, it->second);
+  }
 }
 
 }  // namespace ltx2::cli

@@ -23,4 +23,8 @@ struct JobLine {
 std::vector<JobLine> read_jobs_file(const std::string& path, const GenerationRequest& defaults,
                                     PipelineKind kind);
 
+// Marks each line still without an error whose output path (compared as absolute paths, symlinks
+// resolved) an earlier such line writes: the later file would silently replace the earlier one.
+void refuse_shared_outputs(std::vector<JobLine>& jobs);
+
 }  // namespace ltx2::cli

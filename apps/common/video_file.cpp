@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <mutex>
 #include <thread>
+#include <vector>
 
 #include "common/phase_clock.h"
 #include "core/error.h"
@@ -92,6 +93,9 @@ struct VideoFile::Encoder {
 VideoFile::VideoFile(std::string path, double fps, int64_t audio_sample_rate)
     : path_(std::move(path)), fps_(fps), audio_sample_rate_(audio_sample_rate) {
   check_output_available(path_);
+  std::vector<std::string> files = {path_};
+  if (is_y4m(path_)) files.push_back(media::wav_path_for(path_));
+  lock_ = std::make_unique<media::OutputLock>(path_, files);
 }
 
 // The encoder thread stops before the writer goes (which removes an unfinished file).

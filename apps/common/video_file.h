@@ -4,7 +4,9 @@
 // queue, so encoding runs while the next chunk decodes (the queue keeps the chunk itself, no copy);
 // the audio is added at the end and finish()
 // renames the file(s) into place. Destroyed before finish() (an error, an interrupt), it leaves no
-// file behind. A build without FFmpeg (LTX2_WITH_MEDIA undefined) writes only .y4m:
+// file behind. From construction to destruction it holds the path's lock (media/output_file.h):
+// another program writing the same path fails as its job starts, and temporaries that a killed
+// run left there are removed. A build without FFmpeg (LTX2_WITH_MEDIA undefined) writes only .y4m:
 // check_output_available() says so before any work.
 #pragma once
 
@@ -14,6 +16,7 @@
 
 #include "core/tensor.h"
 #include "media/clip_writer.h"
+#include "media/output_file.h"
 
 namespace ltx2::cli {
 
@@ -47,6 +50,7 @@ class VideoFile {
   std::string path_;
   double fps_;
   int64_t audio_sample_rate_;
+  std::unique_ptr<media::OutputLock> lock_;  // outlives the writer, which removes an unfinished file
   std::unique_ptr<media::ClipWriter> writer_;
   int64_t frames_ = 0;
   int width_ = 0, height_ = 0;

@@ -13,6 +13,7 @@
 #include <limits>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "core/cuda/memory.h"
 #include "core/error.h"
@@ -73,6 +74,30 @@ TensorInfo parse_entry(const std::string& path, const std::string& name, const j
   return t;
 }
 
+// The index of the first NaN or infinity among n stored values of a floating dtype, or -1 (also for
+// integer dtypes). Read off the bits (an all-ones exponent; e4m3fn has no infinity and its NaN is
+// S.1111.111): one branch-free pass the compiler vectorises, and a second only when one is found.
+template <typename Bits>
+int64_t first_non_finite_of(const void* data, int64_t n, Bits mask, Bits special) {
+  const auto* v = static_cast<const Bits*>(data);
+  Bits any = 0;  // (a bool accumulator stops GCC from vectorising the loop)
+  for (int64_t i = 0; i < n; ++i) any |= static_cast<Bits>((v[i] & mask) == special);
+  if (!any) return -1;
+  for (int64_t i = 0;; ++i)
+    if ((v[i] & mask) == special) return i;
+}
+
+int64_t first_non_finite(const void* data, int64_t n, DType dtype) {
+  switch (dtype) {
+    case DType::F32: return first_non_finite_of<uint32_t>(data, n, 0x7f800000u, 0x7f800000u);
+    case DType::BF16: return first_non_finite_of<uint16_t>(data, n, 0x7f80, 0x7f80);
+    case DType::F16: return first_non_finite_of<uint16_t>(data, n, 0x7c00, 0x7c00);
+    case DType::F8E4M3: return first_non_finite_of<uint8_t>(data, n, 0x7f, 0x7f);
+    case DType::F8E5M2: return first_non_finite_of<uint8_t>(data, n, 0x7c, 0x7c);
+    default: return -1;
+  }
+}
+
 }  // namespace
 
 SafetensorsHeader parse_safetensors_header(const uint8_t* data, size_t size, uint64_t file_size,
@@ -89,9 +114,26 @@ SafetensorsHeader parse_safetensors_header(const uint8_t* data, size_t size, uin
   h.data_start = 8 + n;
   uint64_t data_size = file_size - h.data_start;
 
+  // nlohmann keeps the last of two equal keys without a word, but a header naming a tensor (or any
+  // key) twice is ambiguous: the keys of every open object are tracked as the parser meets them.
+  std::vector<std::set<std::string>> open_objects;
+  std::string duplicate;
+  bool duplicate_at_top = false;
+  const json::parser_callback_t track_keys = [&](int, json::parse_event_t event, json& parsed) {
+    if (event == json::parse_event_t::object_start) {
+      open_objects.emplace_back();
+    } else if (event == json::parse_event_t::object_end) {
+      open_objects.pop_back();
+    } else if (event == json::parse_event_t::key && duplicate.empty() &&
+               !open_objects.back().insert(parsed.get<std::string>()).second) {
+      duplicate = parsed.get<std::string>();
+      duplicate_at_top = open_objects.size() == 1 && duplicate != "__metadata__";
+    }
+    return true;
+  };
   json j;
   try {
-    j = json::parse(data + 8, data + 8 + n);
+    j = json::parse(data + 8, data + 8 + n, track_keys);
   } catch (const json::exception& e) {
     // nlohmann's message names the byte; keep only the part after the error id.
     std::string what = e.what();
@@ -99,6 +141,8 @@ SafetensorsHeader parse_safetensors_header(const uint8_t* data, size_t size, uin
     LTX2_FAIL("{}: header is not valid JSON: {}", path, p == std::string::npos ? what : what.substr(p + 2));
   }
   LTX2_CHECK(j.is_object(), "{}: header is not a JSON object", path);
+  LTX2_CHECK(duplicate.empty(), "{}: {} '{}' appears twice in the header", path,
+             duplicate_at_top ? "tensor" : "key", duplicate);
 
   for (const auto& [key, value] : j.items()) {
     if (key == "__metadata__") {
@@ -138,6 +182,7 @@ std::shared_ptr<SafetensorsFile> SafetensorsFile::open(const std::string& path) 
   std::shared_ptr<SafetensorsFile> f(new SafetensorsFile());
   f->path_ = path;
   f->size_ = static_cast<uint64_t>(st.st_size);
+  f->mtime_ns_ = st.st_mtim.tv_sec * int64_t{1000000000} + st.st_mtim.tv_nsec;
   if (f->size_ > 0) {
     f->map_ = mmap(nullptr, f->size_, PROT_READ, MAP_PRIVATE, fd, 0);
     if (f->map_ == MAP_FAILED) {
@@ -146,7 +191,7 @@ std::shared_ptr<SafetensorsFile> SafetensorsFile::open(const std::string& path) 
       LTX2_FAIL("{}: cannot map: {}", path, std::strerror(errno));
     }
   }
-  f->fd_ = fd;  // kept for upload(): reading straight into pinned buffers beats the mapping
+  f->fd_ = fd;  // kept for read() and upload(): see read()
   f->header_ = parse_safetensors_header(static_cast<const uint8_t*>(f->map_), f->size_, f->size_, path);
   for (size_t i = 0; i < f->header_.tensors.size(); ++i) f->index_[f->header_.tensors[i].name] = i;
   f->self_ = f;
@@ -162,7 +207,54 @@ void SafetensorsFile::upload(const TensorInfo& info, void* dst, Device device) c
   LTX2_CHECK(device.is_cuda(), "{}: upload of '{}' to {} (only GPUs take uploads)", path_, info.name,
              device.str());
   cuda_upload_from_file(fd_, header_.data_start + info.begin, info.end - info.begin, dst, device.index,
-                        info.name.c_str());
+                        fmt::format("{}: tensor '{}'", path_, info.name).c_str());
+  check_unchanged(info.name);
+}
+
+// Copies from the file go through pread, never through the mapping: pages past the end of a file
+// truncated after open() raise SIGBUS when touched, and a handler that jumps out of the faulting
+// copy would need to cover every thread a converting copy runs on (OpenMP's included) and to share
+// the process-wide handler between loader threads; a short pread is an ordinary error instead. The
+// copy out of the page cache is the one a clone from the mapping made anyway. A same-size rewrite
+// cannot be told from the bytes, so the file's size and modification time are compared with
+// open()'s after each read.
+Tensor SafetensorsFile::read(const std::string& name) const {
+  constexpr uint64_t kChunkBytes = 4 << 20;  // a multiple of every element size
+  const TensorInfo& t = info(name);
+  Tensor out = Tensor::empty(t.shape, t.dtype);
+  auto* dst = static_cast<uint8_t*>(out.data_ptr());
+  const uint64_t bytes = t.end - t.begin, start = header_.data_start + t.begin;
+  const int64_t esize = static_cast<int64_t>(dtype_size(t.dtype));
+  for (uint64_t done = 0; done < bytes;) {
+    const uint64_t chunk_end = std::min(bytes, done + kChunkBytes);
+    for (uint64_t at = done; at < chunk_end;) {
+      const ssize_t n = ::pread(fd_, dst + at, chunk_end - at, static_cast<off_t>(start + at));
+      if (n < 0 && errno == EINTR) continue;
+      LTX2_CHECK(
+          n > 0, "{}: tensor '{}': reading byte {} of the file failed: {}", path_, name, start + at,
+          n < 0 ? std::strerror(errno)
+                : fmt::format("end of file (it had {} bytes when opened: truncated while loading?)", size_));
+      at += static_cast<uint64_t>(n);
+    }
+    const int64_t bad = first_non_finite(dst + done, static_cast<int64_t>(chunk_end - done) / esize, t.dtype);
+    if (bad >= 0) {
+      const int64_t index = static_cast<int64_t>(done) / esize + bad;
+      LTX2_FAIL("{}: tensor '{}' holds {} (element {} of {}): the checkpoint is corrupt", path_, name,
+                out.view({-1}).item({index}), index, shape_str(t.shape));
+    }
+    done = chunk_end;
+  }
+  check_unchanged(name);
+  return out;
+}
+
+void SafetensorsFile::check_unchanged(const std::string& name) const {
+  struct stat st {};
+  LTX2_CHECK(fstat(fd_, &st) == 0, "{}: cannot stat: {}", path_, std::strerror(errno));
+  const int64_t mtime_ns = st.st_mtim.tv_sec * int64_t{1000000000} + st.st_mtim.tv_nsec;
+  LTX2_CHECK(static_cast<uint64_t>(st.st_size) == size_ && mtime_ns == mtime_ns_,
+             "{}: the file was {} while it was loading (noticed reading tensor '{}')", path_,
+             static_cast<uint64_t>(st.st_size) == size_ ? "rewritten" : "truncated or resized", name);
 }
 
 std::string SafetensorsFile::metadata_value(const std::string& key) const {

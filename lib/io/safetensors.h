@@ -4,8 +4,9 @@
 // Format: 8-byte little-endian header length N, N bytes of JSON, then the data region. The JSON
 // maps tensor names to {"dtype", "shape", "data_offsets": [begin, end]} (offsets relative to the
 // data region) and may hold "__metadata__": {string: string}. Every rule is checked before any
-// tensor is touched: header size bound, JSON syntax and types, known dtype, shape entries that are
-// non-negative integers, byte size == numel * dtype size, offsets inside the file, no overlaps.
+// tensor is touched: header size bound, JSON syntax and types, no key twice in one object, known
+// dtype, shape entries that are non-negative integers, byte size == numel * dtype size, offsets
+// inside the file, no overlaps.
 // Messages are one line and name the file and the tensor.
 #pragma once
 
@@ -60,19 +61,31 @@ class SafetensorsFile {
   bool contains(const std::string& name) const { return index_.count(name) != 0; }
   // Throws naming the file when absent.
   const TensorInfo& info(const std::string& name) const;
-  // Zero-copy CPU view of the mapped bytes (read-only by contract; keeps the mapping alive).
+  // Zero-copy CPU view of the mapped bytes (read-only by contract; keeps the mapping alive). A file
+  // truncated after open() kills the process with SIGBUS when the view is read past its new end:
+  // loads that copy anyway go through read().
   Tensor tensor(const std::string& name) const;
+  // A tensor's stored bytes in a new CPU tensor, read with pread rather than through the mapping, so
+  // that a file truncated or rewritten since open() is an Error naming it, not a SIGBUS. Refuses a
+  // floating tensor holding a NaN or an infinity, naming it: each chunk is scanned just after it is
+  // read, while it is in cache, so the check costs little next to the read.
+  Tensor read(const std::string& name) const;
   // Reads a tensor's stored bytes into GPU memory `dst` (at least its byte size) on `device`
   // through pinned staging buffers (core/cuda/memory.h, cuda_upload_from_file): the fast path
-  // for weights that go to a GPU in their stored dtype.
+  // for weights that go to a GPU in their stored dtype. A file truncated or rewritten since open()
+  // is an Error, as for read(); the values are not checked.
   void upload(const TensorInfo& info, void* dst, Device device) const;
 
  private:
   SafetensorsFile() = default;
+  // Throws naming the file and tensor when the file's size or modification time is no longer
+  // open()'s: the bytes just read may be another file's.
+  void check_unchanged(const std::string& name) const;
   std::string path_;
   void* map_ = nullptr;
   int fd_ = -1;
   uint64_t size_ = 0;
+  int64_t mtime_ns_ = 0;
   SafetensorsHeader header_;
   std::map<std::string, size_t> index_;
   std::weak_ptr<SafetensorsFile> self_;

@@ -103,6 +103,9 @@ const TensorInfo& WeightSet::info(const std::string& name) const {
 Tensor WeightSet::raw(const std::string& name) const {
   return file_of(name).tensor(name);
 }
+Tensor WeightSet::read(const std::string& name) const {
+  return file_of(name).read(name);
+}
 
 std::vector<std::string> WeightSet::names() const {
   std::vector<std::string> out;
@@ -245,13 +248,13 @@ Tensor WeightView::load(const std::string& key, DType dtype, Device device) cons
   if (device.is_cuda() && (info.dtype == dtype || !dtype_is_floating(info.dtype) || scaled)) {
     Tensor out = Tensor::empty(info.shape, info.dtype, device);
     set_->file_of(full).upload(info, out.data_ptr(), device);
-    return scaled ? out.to_scaled(dtype, set_->raw(scale_name).item()) : out;
+    return scaled ? out.to_scaled(dtype, set_->read(scale_name).item()) : out;
   }
-  Tensor raw = set_->raw(full);
-  if (scaled) return raw.to_scaled(dtype, set_->raw(scale_name).item()).to(device);
-  if (dtype_is_floating(raw.dtype()) && raw.dtype() != dtype) return raw.to(dtype).to(device);
-  // Same dtype: copy out of the read-only mapping so that callers own (and may modify) it.
-  return device.is_cpu() ? raw.clone() : raw.to(device);
+  // A copy (callers own and may modify it), read from the file rather than the mapping.
+  Tensor stored = set_->read(full);
+  if (scaled) return stored.to_scaled(dtype, set_->read(scale_name).item()).to(device);
+  if (dtype_is_floating(stored.dtype()) && stored.dtype() != dtype) return stored.to(dtype).to(device);
+  return stored.to(device);
 }
 
 DType WeightView::stored_dtype(const std::string& key) const {

@@ -29,6 +29,9 @@ class WeightSet {
   const TensorInfo& info(const std::string& name) const;
   // Raw view in the stored dtype (CPU, zero-copy).
   Tensor raw(const std::string& name) const;
+  // A copy in the stored dtype, read from the file (SafetensorsFile::read: a file truncated since it
+  // was opened is an Error, not a SIGBUS; NaN and infinities are refused, naming the tensor).
+  Tensor read(const std::string& name) const;
   const SafetensorsFile& file_of(const std::string& name) const;
   std::vector<std::string> names() const;
   // "a.safetensors" or "a.safetensors, b.safetensors" for messages.
@@ -116,7 +119,9 @@ class WeightView {
   bool has(const std::string& key) const;
   // Loads key as a tensor of `dtype` on `device` (float weights are converted; f32 on the CPU
   // widens bf16; a tensor with a scale sibling, io/quantization.h, is float(stored) x scale),
-  // checking the shape when `expected` is given. Without a dtype: the placement's.
+  // checking the shape when `expected` is given. Without a dtype: the placement's. Whatever is
+  // copied or converted on the CPU comes through WeightSet::read (NaN and infinities refused);
+  // weights uploaded to a GPU in their stored dtype are not scanned.
   Tensor load(const std::string& key, const Shape& expected) const;
   Tensor load(const std::string& key, const Shape& expected, DType dtype,
               Device device = Device::cpu()) const;

@@ -2,8 +2,6 @@
 // two sizes are patched by finish() once the sample count is known.
 #include "media/y4m_wav_writer.h"
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
@@ -13,6 +11,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "media/output_file.h"
 
 namespace ltx2::media {
 namespace {
@@ -67,8 +66,7 @@ Y4mWavWriter::Y4mWavWriter(std::string path, const Y4mOptions& options)
              options.height);
   LTX2_CHECK(std::isfinite(options.fps) && options.fps >= 0.001 && options.fps <= 1000,
              "{}: frame rate {} is out of range", path_, options.fps);
-  const std::string suffix = ".tmp." + std::to_string(getpid());
-  video_tmp_ = path_ + suffix;
+  video_tmp_ = temporary_path(path_);
   video_ = std::fopen(video_tmp_.c_str(), "wb");
   LTX2_CHECK(video_ != nullptr, "{}: cannot create {}: {}", path_, video_tmp_, std::strerror(errno));
   const std::string header = "YUV4MPEG2 W" + std::to_string(options.width) + " H" +
@@ -76,7 +74,7 @@ Y4mWavWriter::Y4mWavWriter(std::string path, const Y4mOptions& options)
                              " Ip A1:1 C444 XCOLORRANGE=LIMITED\n";
   write(video_, header.data(), header.size(), path_);
   if (options.audio_sample_rate > 0) {
-    audio_tmp_ = wav_path_ + suffix;
+    audio_tmp_ = temporary_path(wav_path_);
     audio_ = std::fopen(audio_tmp_.c_str(), "wb");
     LTX2_CHECK(audio_ != nullptr, "{}: cannot create {}: {}", wav_path_, audio_tmp_, std::strerror(errno));
     const auto h = wav_header(options.audio_sample_rate, 0);
@@ -153,11 +151,8 @@ void Y4mWavWriter::finish() {
   LTX2_CHECK(std::fclose(video_) == 0, "{}: close failed: {}", path_, std::strerror(errno));
   video_ = nullptr;
   // The audio first: a .y4m in place means its .wav is complete too.
-  if (!audio_tmp_.empty())
-    LTX2_CHECK(std::rename(audio_tmp_.c_str(), wav_path_.c_str()) == 0, "{}: rename failed: {}", wav_path_,
-               std::strerror(errno));
-  LTX2_CHECK(std::rename(video_tmp_.c_str(), path_.c_str()) == 0, "{}: rename failed: {}", path_,
-             std::strerror(errno));
+  if (!audio_tmp_.empty()) rename_into_place(audio_tmp_, wav_path_);
+  rename_into_place(video_tmp_, path_);
   finished_ = true;
 }
 

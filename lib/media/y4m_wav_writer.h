@@ -2,8 +2,9 @@
 // from 8-bit RGB frames by the BT.709 limited-range formulas, Y * 219 + 16 and C * 224 + 128
 // truncated, computed here per pixel (rows in parallel) so that a build without FFmpeg has it), the
 // audio as 16-bit PCM WAV beside it ("<path without .y4m>.wav", clipped, scaled by 32767 and
-// truncated as for the MP4's AAC input). Both files are written as "<file>.tmp.<pid>" and renamed
-// by finish(); a writer destroyed before finish() removes them. Players and ffmpeg read both.
+// truncated as for the MP4's AAC input). Both files are written as "<file>.tmp.<pid>", flushed to
+// disk and renamed by finish() (media/output_file.h); a writer destroyed before finish() removes
+// them. Players and ffmpeg read both.
 #pragma once
 
 #include <cstdint>

@@ -108,6 +108,13 @@ void validate_request(const GenerationRequest& r, PipelineKind kind) {
   LTX2_CHECK(out.extension() == ".mp4" || out.extension() == ".y4m",
              "--output-path {}: must end in .mp4 (or .y4m for uncompressed video with a .wav beside it)",
              r.output_path);
+  // (The finished file is renamed onto the path: onto a folder that fails, after all the work.)
+  LTX2_CHECK(!fs::is_directory(out), "--output-path {}: is a folder", r.output_path);
+  if (out.extension() == ".y4m") {
+    const fs::path wav = fs::path(out).replace_extension(".wav");
+    LTX2_CHECK(!fs::is_directory(wav), "--output-path {}: its audio file {} is a folder", r.output_path,
+               wav.string());
+  }
   fs::path dir = out.has_parent_path() ? out.parent_path() : fs::path(".");
   LTX2_CHECK(fs::is_directory(dir), "--output-path {}: folder {} does not exist", r.output_path,
              dir.string());

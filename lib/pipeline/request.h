@@ -76,7 +76,7 @@ VersionDefaults version_defaults(const std::vector<int>& model_version);
 // Throws ltx2::Error with a one-line message naming the flag when the request cannot run:
 // frames not 8k+1, height/width not multiples of 64 (the two-stage and distilled pipelines halve
 // them for stage 1), strengths outside [0, 1], image frames outside the video, empty prompt,
-// output path not .mp4/.y4m or its folder missing, non-finite or negative scales.
+// output path not .mp4/.y4m, a folder or in a missing folder, non-finite or negative scales.
 void validate_request(const GenerationRequest& r, PipelineKind kind);
 // Files must exist and be readable; monolith and split layouts may not be mixed; the pieces each
 // pipeline needs must be there. Content is checked when the files are opened (before any work).

@@ -55,11 +55,13 @@ cat > "$scratch/jobs.jsonl" <<JOBS
 {"prompt": "a dog", "output_path": "$scratch/bad.mp4", "num_frames": 10}
 {"prompt": "a cat", "output_path": "$scratch/j3.mp4", "seed": 6, "frame_rate": 25}
 {"prompt": "a cow", "output_path": "$scratch/j4.mp4", "frame_rate": 1e309}
+{"prompt": "a cow", "output_path": "$scratch/./j1.mp4", "seed": 7}
 JOBS
 expect_exit 1 "$exe" --jobs "$scratch/jobs.jsonl" "${small[@]}"
 expect_contains "line 2: --num-frames must be 8k+1"
 expect_contains "line 4: not a JSON object: number overflow"
-expect_contains "2 of 4 jobs failed"
+expect_contains "line 5: output_path $scratch/./j1.mp4: line 1 writes it already"
+expect_contains "3 of 5 jobs failed"
 expect_no_output "$scratch/j4.mp4"
 expect_contains "timings:"
 expect_no_output "$scratch/bad.mp4"
@@ -104,6 +106,8 @@ check_invalid 1 "cannot be mixed" --prompt x --output-path "$o" --distilled-chec
 check_invalid 1 "--lora $scratch/none.safetensors: no such file" --prompt x --output-path "$o" --lora "$scratch/none.safetensors"
 check_invalid 1 "--output-path $scratch/bad.avi: must end in .mp4" --prompt x --output-path "$scratch/bad.avi"
 check_invalid 1 "--output-path $scratch/no/o.mp4: folder" --prompt x --output-path "$scratch/no/o.mp4"
+mkdir "$scratch/dir.mp4"
+check_invalid 1 "--output-path $scratch/dir.mp4: is a folder" --prompt x --output-path "$scratch/dir.mp4"
 check_invalid 1 "--prompt is required" --output-path "$o"
 check_invalid 1 "--prompt is empty" --prompt " " --output-path "$o"
 check_invalid 1 "and --gpus cannot be combined" --prompt x --output-path "$o" --ranks 2 --gpus 0

@@ -5,7 +5,6 @@
 #include "media/ffmpeg/mp4_writer.h"
 
 #include <sched.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -20,6 +19,7 @@
 #include "core/error.h"
 #include "core/log.h"
 #include "media/ffmpeg/rgb_to_yuv.h"
+#include "media/output_file.h"
 
 extern "C" {
 #include <libavcodec/avcodec.h>
@@ -187,7 +187,7 @@ Mp4Writer::Mp4Writer(std::string path, const Mp4Options& options) : impl_(std::m
   LTX2_CHECK(options.audio_sample_rate >= 0, "{}: bad audio sample rate {}", m.path,
              options.audio_sample_rate);
   route_ffmpeg_logs();
-  m.tmp = m.path + ".tmp." + std::to_string(getpid());
+  m.tmp = temporary_path(m.path);
   m.check(avformat_alloc_output_context2(&m.fmt, nullptr, "mp4", m.tmp.c_str()), "creating the MP4 muxer");
   m.fmt->flags |= AVFMT_FLAG_BITEXACT;
   m.packet = av_packet_alloc();
@@ -291,8 +291,7 @@ void Mp4Writer::finish() {
   }
   m.check(av_write_trailer(m.fmt), "writing the MP4 trailer");
   m.check(avio_closep(&m.fmt->pb), "closing the file");
-  LTX2_CHECK(std::rename(m.tmp.c_str(), m.path.c_str()) == 0, "{}: cannot rename {} into place", m.path,
-             m.tmp);
+  rename_into_place(m.tmp, m.path);
   m.finished = true;
 }
 

@@ -16,8 +16,9 @@
 // on machines of another core count only if encoder_threads is set to the same value. The colour
 // conversion's bytes depend on nothing but the frames. x264 is capped at AVX2 (see the .cpp).
 //
-// The file appears atomically: it is written to "<path>.tmp.<pid>" and renamed by finish();
-// a writer destroyed before finish() (an error) removes the temporary file.
+// The file appears atomically: it is written to "<path>.tmp.<pid>", flushed to disk and renamed by
+// finish() (media/output_file.h); a writer destroyed before finish() (an error) removes the
+// temporary file.
 #pragma once
 #include <memory>
 #include <string>

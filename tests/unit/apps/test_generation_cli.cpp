@@ -1,4 +1,5 @@
 // apps/common: the --jobs file reader, the tiny model's flag defaults and the per-phase clock.
+#include <filesystem>
 #include <fstream>
 
 #include "common/generation_cli.h"
@@ -77,6 +78,28 @@ TEST_CASE("jobs file: a bad line gets its own error and the others are kept") {
   REQUIRE_THAT(jobs[5].error, Catch::Matchers::Contains("number overflow"));
   REQUIRE(jobs[6].error.empty());
   REQUIRE(jobs[6].request.prompt == "fine");
+}
+
+TEST_CASE("jobs file: a line writing an earlier line's output is refused, naming that line") {
+  test::ScratchDir dir("jobs_file_shared");
+  std::filesystem::create_directory_symlink(dir.path(), dir.file("link"));
+  const std::string b = dir.file("b.mp4");
+  const auto line = [](const std::string& out, const std::string& more = "") {
+    return "{\"output_path\": \"" + out + "\"" + more + "}\n";
+  };
+  const std::string path =
+      write_jobs(dir, line(dir.file("a.mp4")) + line(dir.path() + "/./a.mp4") + line(dir.file("link/a.mp4")) +
+                          line(b, ", \"num_frames\": 10") + line(b) + line(dir.file("a.y4m")));
+  auto jobs = read_jobs_file(path, defaults(dir), PipelineKind::Distilled);
+  refuse_shared_outputs(jobs);
+  REQUIRE(jobs.size() == 6);
+  REQUIRE(jobs[0].error.empty());
+  REQUIRE(jobs[1].error == "output_path " + dir.path() + "/./a.mp4: line 1 writes it already");
+  REQUIRE(jobs[2].error == "output_path " + dir.file("link/a.mp4") + ": line 1 writes it already");
+  // A line that cannot run claims no file.
+  REQUIRE_THAT(jobs[3].error, Catch::Matchers::Contains("--num-frames"));
+  REQUIRE(jobs[4].error.empty());
+  REQUIRE(jobs[5].error.empty());
 }
 
 TEST_CASE("jobs file: a missing or empty file is an error naming --jobs") {

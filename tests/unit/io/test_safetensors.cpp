@@ -121,6 +121,20 @@ TEST_CASE("safetensors: malformed files give clear one-line errors") {
     std::string h = R"({"a":{"shape":[1],"data_offsets":[0,4]}})";
     REQUIRE_THAT(error_of(write("nodtype", file_with(h, 4))), Contains("\"dtype\""));
   }
+  SECTION("a key given twice") {
+    // (nlohmann's parser would keep the second one without a word)
+    std::string h = R"({"t":{"dtype":"F32","shape":[1],"data_offsets":[0,4]},)"
+                    R"("t":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}})";
+    REQUIRE_THAT(error_of(write("dup", file_with(h, 8))),
+                 Contains(dir.file("dup")) && Contains("tensor 't' appears twice"));
+    std::string h2 = R"({"t":{"dtype":"F32","dtype":"F32","shape":[1],"data_offsets":[0,4]}})";
+    REQUIRE_THAT(error_of(write("dup2", file_with(h2, 4))), Contains("key 'dtype' appears twice"));
+    std::string h3 = R"({"__metadata__":{"k":"a","k":"b"}})";
+    REQUIRE_THAT(error_of(write("dup3", file_with(h3, 0))), Contains("key 'k' appears twice"));
+    // The same key in two different objects is fine.
+    std::string h4 = R"({"__metadata__":{"t":"x"},"t":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}})";
+    REQUIRE(error_of(write("dup4", file_with(h4, 4))).empty());
+  }
   SECTION("a folder is not a file") {
     REQUIRE_THAT(error_of(dir.path()), Contains("not a regular file"));
   }

@@ -1,3 +1,5 @@
+#include <chrono>
+#include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -139,4 +141,69 @@ TEST_CASE("weights: the synthesized value rule streams the bytes a synthesizer m
   WeightSynthesizer shapes(5, /*values=*/false);
   REQUIRE(shapes.make("w", {1 << 14, 1 << 12}).shape() == Shape{1 << 14, 1 << 12});
   REQUIRE(shapes.tensors().size() == 1);
+}
+
+TEST_CASE("weights: a checkpoint truncated or rewritten after it was opened is an error naming it") {
+  // (Loads used to copy from the mapping: past the new end of the file that is a SIGBUS.)
+  test::ScratchDir dir("weights_truncated");
+  const std::string path = dir.file("w.safetensors");
+  const Tensor a = test::random_tensor({256, 64}, 1), b = test::random_tensor({256, 64}, 2);
+  write_safetensors(path, {{"a", a.to(DType::BF16)}, {"b", b}});
+  auto set = WeightSet::open({path});
+  const WeightView view(set, {""}, "test");
+  REQUIRE(test::max_abs_diff(view.load("b"), b) == 0.f);
+
+  std::filesystem::resize_file(path, 4096);
+  REQUIRE_THROWS_WITH(view.load("b"),
+                      Contains(path) && Contains("'b'") && Contains("truncated while loading"));
+  REQUIRE_THROWS_WITH(view.load("a", DType::BF16),
+                      Contains(path) && Contains("'a'") && Contains("truncated"));
+
+  // Rewritten in place to its old size: the bytes read fine, the modification time gives it away.
+  write_safetensors(path, {{"a", a.to(DType::BF16)}, {"b", b}});
+  auto fresh = WeightSet::open({path});
+  const WeightView again(fresh, {""}, "test");
+  {
+    std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(-4, std::ios::end);
+    f.write("\0\0\0\0", 4);
+  }
+  std::filesystem::last_write_time(path, std::filesystem::last_write_time(path) + std::chrono::seconds(5));
+  REQUIRE_THROWS_WITH(again.load("a"), Contains(path) && Contains("rewritten while it was loading"));
+}
+
+TEST_CASE("weights: NaN or infinite weights are refused, naming the tensor and the file") {
+  test::ScratchDir dir("weights_non_finite");
+  // In the second 4 MiB chunk the reader scans, to check the element index.
+  Tensor big = test::random_tensor({1 << 21}, 1);
+  big.data<float>()[1500000] = INFINITY;
+  Tensor nan_bf16 = test::random_tensor({4, 8}, 2);
+  nan_bf16.data<float>()[5] = NAN;
+  Tensor f16 = Tensor::from_vector({1.f, -INFINITY}, {2}).to(DType::F16);
+  Tensor e4m3 = Tensor::zeros({3}, DType::F8E4M3), e5m2 = Tensor::zeros({3}, DType::F8E5M2);
+  static_cast<uint8_t*>(e4m3.data_ptr())[2] = 0xff;  // e4m3fn's NaN (it has no infinity)
+  static_cast<uint8_t*>(e5m2.data_ptr())[1] = 0x7c;  // +inf
+  const Tensor scale = Tensor::from_vector({2.f}, {});
+  const std::string path = dir.file("w.safetensors");
+  write_safetensors(path, {{"big", big},
+                           {"nan.weight", nan_bf16.to(DType::BF16)},
+                           {"half", f16},
+                           {"q.weight", e4m3},
+                           {"q.weight_scale", scale},
+                           {"r.weight", e5m2},
+                           {"r.weight_scale", scale},
+                           {"fine.weight", Tensor::from_vector({1.f, 448.f}, {2}).to(DType::F8E4M3)},
+                           {"fine.weight_scale", scale},
+                           {"ids", Tensor::from_vector_i64({-1, 0x7ff0000000000000}, {2})}});
+  const WeightView view(WeightSet::open({path}), {""}, "test");
+  REQUIRE_THROWS_WITH(view.load("big"),
+                      Contains(path) && Contains("tensor 'big' holds inf (element 1500000 of [2097152])"));
+  REQUIRE_THROWS_WITH(view.load("nan.weight"),
+                      Contains("tensor 'nan.weight' holds nan (element 5 of [4, 8])"));
+  REQUIRE_THROWS_WITH(view.load("half", DType::F16), Contains("tensor 'half' holds -inf (element 1"));
+  REQUIRE_THROWS_WITH(view.load("q.weight"), Contains("tensor 'q.weight' holds -nan (element 2 of [3])"));
+  REQUIRE_THROWS_WITH(view.load("r.weight"), Contains("tensor 'r.weight' holds inf (element 1"));
+  // Finite values at the formats' ends, and integers with any bits, load.
+  REQUIRE(view.load("fine.weight").to_vector() == std::vector<float>{2.f, 896.f});
+  REQUIRE(view.load("ids", DType::I64).to_vector_i64() == std::vector<int64_t>{-1, 0x7ff0000000000000});
 }

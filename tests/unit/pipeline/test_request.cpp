@@ -1,4 +1,6 @@
 // Request validation: each mistake is one message naming the flag.
+#include <filesystem>
+
 #include "core/error.h"
 #include "pipeline/request.h"
 #include "support/catch.h"
@@ -42,6 +44,10 @@ TEST_CASE("request: a good request passes, each bad field is named") {
   bad([](auto& b) { b.audio_guidance.modality_scale = NAN; }, "--v2a-guidance-scale must be");
   bad([](auto& b) { b.output_path = "x.avi"; }, "must end in .mp4");
   bad([](auto& b) { b.output_path = "/no/such/folder/x.mp4"; }, "does not exist");
+  std::filesystem::create_directory(dir.file("folder.mp4"));
+  std::filesystem::create_directory(dir.file("clip.wav"));
+  bad([&](auto& b) { b.output_path = dir.file("folder.mp4"); }, "folder.mp4: is a folder");
+  bad([&](auto& b) { b.output_path = dir.file("clip.y4m"); }, "its audio file");
   bad([](auto& b) { b.images.push_back({"/no/such.png", 0, 1.0, -1}); }, "--image /no/such.png: no such file");
   test::write_bytes(dir.file("img.png"), "not really a png");
   bad([&](auto& b) { b.images.push_back({dir.file("img.png"), 9, 1.0, -1}); }, "outside the video's 9 frames");
