@@ -276,7 +276,7 @@ Tensor WeightView::load_stored(const std::string& key, const Shape& expected, De
     set_->file_of(full).upload(info, out.data_ptr(), device);
     return out;
   }
-  return set_->raw(full).clone();  // out of the read-only mapping, as load() does
+  return set_->read(full);  // a copy read from the file, as load() reads it
 }
 
 Tensor WeightView::load(const std::string& key, const Shape& expected, DType dtype, Device device) const {
