@@ -14,6 +14,7 @@
 #include "core/error.h"
 #include "ops/attention.h"
 #include "ops/elementwise.h"
+#include "ops/fp8_quantize.h"
 #include "ops/linear.h"
 #include "ops/norm.h"
 #include "ops/norm_rope.h"
@@ -176,9 +177,9 @@ int bench_gemm(const BenchOptions& opt, Device device) {
       results.push_back(time_kernel(g.name, desc, work, device, opt, [&] { ops::linear(x, w, b); }));
       // FP8 (fp8-scaled-mm): per-tensor scales mapping the uniform(-1, 1) values onto e4m3's range;
       // the op as the model calls it (bf16 x quantized on the fly), and the FP8 GEMM alone.
-      const Tensor unit_scale = Tensor::scalar(1.f / 448).to(device);
-      const ops::Fp8Linear fp8{ops::mul(w, 448.f).to(DType::F8E4M3), unit_scale, unit_scale, b};
-      const Tensor x8 = ops::mul(x, 448.f).to(DType::F8E4M3);
+      const Tensor unit_scale = Tensor::scalar(1.f / ops::kF8E4M3Max).to(device);
+      const ops::Fp8Linear fp8{ops::mul(w, ops::kF8E4M3Max).to(DType::F8E4M3), unit_scale, unit_scale, b};
+      const Tensor x8 = ops::mul(x, ops::kF8E4M3Max).to(DType::F8E4M3);
       results.push_back(time_kernel(fmt::format("{} fp8", g.name), desc + " bf16 x quantized", work, device,
                                     opt, [&] { ops::linear_fp8(x, fp8); }));
       results.push_back(time_kernel(fmt::format("{} fp8 gemm", g.name), desc + " e4m3 x", work, device, opt,

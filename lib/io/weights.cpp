@@ -234,6 +234,28 @@ Shape WeightView::shape_of(const std::string& key) const {
   return set_->info(full).shape;
 }
 
+namespace {
+
+// Refuses a stored shape other than `expected`, naming the tensor and its file.
+void require_shape(const WeightView& view, const std::string& key, const Shape& expected) {
+  const Shape got = view.shape_of(key);
+  LTX2_CHECK(got == expected, "{}: tensor '{}' has shape {}, expected {} ({})", view.component(),
+             view.resolve(key), shape_str(got), shape_str(expected),
+             view.set().file_of(view.resolve(key)).path());
+}
+
+// The stored bytes of the set's tensor `full` on `device`: uploaded from the file to a GPU, read
+// (a copy the caller owns, not the mapping) on the host.
+Tensor stored_on(const WeightSet& set, const std::string& full, Device device) {
+  if (device.is_cpu()) return set.read(full);
+  const TensorInfo& info = set.info(full);
+  Tensor out = Tensor::empty(info.shape, info.dtype, device);
+  set.file_of(full).upload(info, out.data_ptr(), device);
+  return out;
+}
+
+}  // namespace
+
 Tensor WeightView::load(const std::string& key, DType dtype, Device device) const {
   LTX2_CHECK(!synth_, "{}: '{}' loaded without a shape while synthesizing weights", component_,
              prefixes_[0] + inner_ + key);
@@ -242,16 +264,12 @@ Tensor WeightView::load(const std::string& key, DType dtype, Device device) cons
              set_->describe());
   const TensorInfo& info = set_->info(full);
   // A quantized tensor's value is float(stored) x its scale (validate_quantization vouched for it),
-  // formed on the target device from the stored bytes.
+  // formed on the target device from the stored bytes; other conversions happen on the host.
   const std::string scale_name = scale_key_of(full);
   const bool scaled = !scale_name.empty() && set_->contains(scale_name);
-  if (device.is_cuda() && (info.dtype == dtype || !dtype_is_floating(info.dtype) || scaled)) {
-    Tensor out = Tensor::empty(info.shape, info.dtype, device);
-    set_->file_of(full).upload(info, out.data_ptr(), device);
-    return scaled ? out.to_scaled(dtype, set_->read(scale_name).item()) : out;
-  }
-  // A copy (callers own and may modify it), read from the file rather than the mapping.
-  Tensor stored = set_->read(full);
+  const bool on_device =
+      device.is_cuda() && (info.dtype == dtype || !dtype_is_floating(info.dtype) || scaled);
+  const Tensor stored = stored_on(*set_, full, on_device ? device : Device::cpu());
   if (scaled) return stored.to_scaled(dtype, set_->read(scale_name).item()).to(device);
   if (dtype_is_floating(stored.dtype()) && stored.dtype() != dtype) return stored.to(dtype).to(device);
   return stored.to(device);
@@ -265,25 +283,15 @@ DType WeightView::stored_dtype(const std::string& key) const {
 }
 
 Tensor WeightView::load_stored(const std::string& key, const Shape& expected, Device device) const {
-  const DType stored = stored_dtype(key);
-  Shape got = shape_of(key);
-  LTX2_CHECK(got == expected, "{}: tensor '{}' has shape {}, expected {} ({})", component_, resolve(key),
-             shape_str(got), shape_str(expected), set_->file_of(resolve(key)).path());
-  const std::string full = resolve(key);
-  const TensorInfo& info = set_->info(full);
-  if (device.is_cuda()) {
-    Tensor out = Tensor::empty(info.shape, stored, device);
-    set_->file_of(full).upload(info, out.data_ptr(), device);
-    return out;
-  }
-  return set_->read(full);  // a copy read from the file, as load() reads it
+  LTX2_CHECK(!synth_, "{}: '{}' loaded as stored while synthesizing weights", component_,
+             prefixes_[0] + inner_ + key);
+  require_shape(*this, key, expected);
+  return stored_on(*set_, resolve(key), device);
 }
 
 Tensor WeightView::load(const std::string& key, const Shape& expected, DType dtype, Device device) const {
   if (synth_) return synth_->make(prefixes_[0] + inner_ + key, expected).to(dtype).to(device);
-  Shape got = shape_of(key);
-  LTX2_CHECK(got == expected, "{}: tensor '{}' has shape {}, expected {} ({})", component_, resolve(key),
-             shape_str(got), shape_str(expected), set_->file_of(resolve(key)).path());
+  require_shape(*this, key, expected);
   return load(key, dtype, device);
 }
 

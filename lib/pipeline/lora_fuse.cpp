@@ -7,6 +7,7 @@
 #include "core/error.h"
 #include "io/quantization.h"
 #include "ops/elementwise.h"
+#include "ops/fp8_quantize.h"
 #include "ops/linear.h"
 #include "ops/reduce.h"
 
@@ -60,14 +61,14 @@ Fp8Fused fuse_lora_fp8_weight(const Tensor& weight, const Tensor& scale,
   // As the reference: s = 448 / amax in float32, w8 = e4m3(W' x s) (|W' x s| <= 448 up to one
   // rounding, which e4m3 rounds to 448, so no clamp is needed), scale = 1 / s. An all-zero W'
   // keeps s = 1 (the reference would divide by zero).
-  const float s = amax > 0 ? 448.f / amax : 1.f;
+  const float s = amax > 0 ? ops::kF8E4M3Max / amax : 1.f;
   return {ops::mul(fused, s).to(DType::F8E4M3), Tensor::scalar(1.f / s).to(weight.device())};
 }
 
 std::vector<std::string> LoraFusion::apply(WeightMap& weights, const std::vector<LoraWithStrength>& loras,
                                            const FusedRounding& round) {
   restore(weights);
-  std::map<std::string, std::vector<std::pair<const LoraPair*, float>>> by_weight;
+  std::map<std::string, LoraContributions> by_weight;
   for (const auto& l : loras) {
     LTX2_CHECK(l.lora != nullptr, "LoRA fusion: a LoRA entry has no weights");
     if (l.strength == 0.0f) continue;
