@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
+#include "io/json_value.h"
 
 namespace ltx2::cli {
 
@@ -13,13 +14,16 @@ namespace {
 
 using json = nlohmann::json;
 
-template <typename T>
-T field(const json& j, const std::string& key) {
-  try {
-    return j.get<T>();
-  } catch (const json::exception&) {
-    LTX2_FAIL("field '{}': wrong type ({})", key, j.type_name());
-  }
+std::string text(const json& j, const std::string& key) {
+  LTX2_CHECK(j.is_string(), "field '{}': must be a string, got {}", key, j.type_name());
+  return j.get<std::string>();
+}
+
+std::vector<int> integers(const json& j, const std::string& key) {
+  LTX2_CHECK(j.is_array(), "field '{}': must be an array of integers, got {}", key, j.type_name());
+  std::vector<int> out;
+  for (const json& v : j) out.push_back(json_integer<int>(v, key));
+  return out;
 }
 
 void overlay_guidance(const json& j, GuidanceParams& g, const std::string& key) {
@@ -27,17 +31,17 @@ void overlay_guidance(const json& j, GuidanceParams& g, const std::string& key) 
   for (const auto& [k, v] : j.items()) {
     const std::string name = key + "." + k;
     if (k == "cfg_scale")
-      g.cfg_scale = field<double>(v, name);
+      g.cfg_scale = json_number(v, name);
     else if (k == "stg_scale")
-      g.stg_scale = field<double>(v, name);
+      g.stg_scale = json_number(v, name);
     else if (k == "rescale_scale")
-      g.rescale_scale = field<double>(v, name);
+      g.rescale_scale = json_number(v, name);
     else if (k == "modality_scale")
-      g.modality_scale = field<double>(v, name);
+      g.modality_scale = json_number(v, name);
     else if (k == "skip_step")
-      g.skip_step = field<int>(v, name);
+      g.skip_step = json_integer<int>(v, name);
     else if (k == "stg_blocks")
-      g.stg_blocks = field<std::vector<int>>(v, name);
+      g.stg_blocks = integers(v, name);
     else
       LTX2_FAIL("unknown field '{}'", name);
   }
@@ -48,22 +52,22 @@ ImageCondition image_from(const json& j) {
   if (j.is_array()) {
     LTX2_CHECK(j.size() == 3 || j.size() == 4,
                "field 'images': each image is [PATH, FRAME, STRENGTH(, CRF)]");
-    c.path = field<std::string>(j[0], "images PATH");
-    c.frame = field<int>(j[1], "images FRAME");
-    c.strength = field<double>(j[2], "images STRENGTH");
-    if (j.size() == 4) c.crf = field<int>(j[3], "images CRF");
+    c.path = text(j[0], "images PATH");
+    c.frame = json_integer<int>(j[1], "images FRAME");
+    c.strength = json_number(j[2], "images STRENGTH");
+    if (j.size() == 4) c.crf = json_integer<int>(j[3], "images CRF");
     return c;
   }
   LTX2_CHECK(j.is_object(), "field 'images': each image is an array or an object");
   for (const auto& [k, v] : j.items()) {
     if (k == "path")
-      c.path = field<std::string>(v, "images.path");
+      c.path = text(v, "images.path");
     else if (k == "frame")
-      c.frame = field<int>(v, "images.frame");
+      c.frame = json_integer<int>(v, "images.frame");
     else if (k == "strength")
-      c.strength = field<double>(v, "images.strength");
+      c.strength = json_number(v, "images.strength");
     else if (k == "crf")
-      c.crf = field<int>(v, "images.crf");
+      c.crf = json_integer<int>(v, "images.crf");
     else
       LTX2_FAIL("unknown field 'images.{}'", k);
   }
@@ -74,23 +78,23 @@ GenerationRequest overlay(const json& j, GenerationRequest r) {
   LTX2_CHECK(j.is_object(), "a job must be a JSON object, got {}", j.type_name());
   for (const auto& [k, v] : j.items()) {
     if (k == "prompt")
-      r.prompt = field<std::string>(v, k);
+      r.prompt = text(v, k);
     else if (k == "negative_prompt")
-      r.negative_prompt = field<std::string>(v, k);
+      r.negative_prompt = text(v, k);
     else if (k == "output_path")
-      r.output_path = field<std::string>(v, k);
+      r.output_path = text(v, k);
     else if (k == "seed")
-      r.seed = field<int64_t>(v, k);
+      r.seed = json_integer<int64_t>(v, k);
     else if (k == "height")
-      r.height = field<int>(v, k);
+      r.height = json_integer<int>(v, k);
     else if (k == "width")
-      r.width = field<int>(v, k);
+      r.width = json_integer<int>(v, k);
     else if (k == "num_frames")
-      r.num_frames = field<int>(v, k);
+      r.num_frames = json_integer<int>(v, k);
     else if (k == "frame_rate")
-      r.frame_rate = field<double>(v, k);
+      r.frame_rate = json_number(v, k);
     else if (k == "num_inference_steps")
-      r.num_inference_steps = field<int>(v, k);
+      r.num_inference_steps = json_integer<int>(v, k);
     else if (k == "video_guidance")
       overlay_guidance(v, r.video_guidance, k);
     else if (k == "audio_guidance")

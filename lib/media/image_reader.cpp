@@ -30,8 +30,9 @@ void on_png_warning(png_structp, png_const_charp) {}
 // Conditioning images are resized to the video's size (at most a few thousand pixels a side).
 constexpr png_uint_32 kMaxImageSide = 8192;
 
-// Decodes into 8-bit RGB; returns false with `error` set on failure. The buffers live in the
-// caller, and nothing here changes after setjmp, so libpng's longjmp skips no destructor.
+// Decodes into 8-bit RGB (only the header when rgb is null: width and height are then the stored
+// ones); returns false with `error` set on failure. The buffers live in the caller, and nothing
+// here changes after setjmp, so libpng's longjmp skips no destructor.
 bool decode(FILE* file, png_uint_32* width, png_uint_32* height, std::vector<png_byte>* rgb,
             std::vector<png_bytep>* rows, char* error) {
   png_structp png = png_create_read_struct(PNG_LIBPNG_VER_STRING, error, on_png_error, on_png_warning);
@@ -50,6 +51,12 @@ bool decode(FILE* file, png_uint_32* width, png_uint_32* height, std::vector<png
                   kMaxImageSide);
     png_destroy_read_struct(&png, &info, nullptr);
     return false;
+  }
+  if (rgb == nullptr) {
+    *width = png_get_image_width(png, info);
+    *height = png_get_image_height(png, info);
+    png_destroy_read_struct(&png, &info, nullptr);
+    return true;
   }
   const int color = png_get_color_type(png, info);
   png_set_strip_16(png);
@@ -79,13 +86,31 @@ bool decode(FILE* file, png_uint_32* width, png_uint_32* height, std::vector<png
 
 }  // namespace
 
-Tensor read_png(const std::string& path) {
+namespace {
+
+std::unique_ptr<FILE, FileCloser> open_png(const std::string& path) {
   std::unique_ptr<FILE, FileCloser> file(std::fopen(path.c_str(), "rb"));
   LTX2_CHECK(file != nullptr, "{}: cannot open the image", path);
   png_byte signature[8] = {};
   LTX2_CHECK(std::fread(signature, 1, 8, file.get()) == 8 && png_sig_cmp(signature, 0, 8) == 0,
              "{}: not a PNG file", path);
   std::rewind(file.get());
+  return file;
+}
+
+}  // namespace
+
+ImageSize read_png_size(const std::string& path) {
+  const auto file = open_png(path);
+  png_uint_32 width = 0, height = 0;
+  char error[256] = "out of memory";
+  LTX2_CHECK(decode(file.get(), &width, &height, nullptr, nullptr, error), "{}: cannot decode PNG: {}", path,
+             error);
+  return {static_cast<int64_t>(width), static_cast<int64_t>(height)};
+}
+
+Tensor read_png(const std::string& path) {
+  const auto file = open_png(path);
   png_uint_32 width = 0, height = 0;
   std::vector<png_byte> rgb;
   std::vector<png_bytep> rows;

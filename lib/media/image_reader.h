@@ -15,4 +15,11 @@ namespace ltx2::media {
 // pixels a side (checked from the header, before anything is allocated).
 Tensor read_png(const std::string& path);
 
+struct ImageSize {
+  int64_t width = 0, height = 0;
+};
+// The header only, with read_png's checks on it (signature, header, size cap): what a request can
+// be validated with before any work, leaving the one decode to the run.
+ImageSize read_png_size(const std::string& path);
+
 }  // namespace ltx2::media

@@ -6,6 +6,7 @@
 #include <filesystem>
 
 #include "core/error.h"
+#include "io/json_value.h"
 
 namespace ltx2 {
 
@@ -75,6 +76,11 @@ void check_readable_file(const std::string& path, const char* flag) {
 
 }  // namespace
 
+int64_t video_tokens(const GenerationRequest& r) {
+  // The video VAE's latent grid: 8 frames and 32 x 32 pixels a token, the first frame alone.
+  return (1 + (static_cast<int64_t>(r.num_frames) - 1) / 8) * (r.height / 32) * (r.width / 32);
+}
+
 void validate_request(const GenerationRequest& r, PipelineKind kind) {
   auto blank = r.prompt.find_first_not_of(" \t\r\n") == std::string::npos;
   LTX2_CHECK(!blank, "--prompt is empty");
@@ -87,6 +93,16 @@ void validate_request(const GenerationRequest& r, PipelineKind kind) {
   LTX2_CHECK(r.width >= multiple && r.width % multiple == 0,
              "--width must be a positive multiple of {} for the {} pipeline, got {}", multiple,
              pipeline_name(kind), r.width);
+  LTX2_CHECK(r.num_frames <= kMaxNumFrames, "--num-frames must be at most {}, got {}", kMaxNumFrames,
+             r.num_frames);
+  LTX2_CHECK(r.height <= kMaxVideoSide, "--height must be at most {}, got {}", kMaxVideoSide, r.height);
+  LTX2_CHECK(r.width <= kMaxVideoSide, "--width must be at most {}, got {}", kMaxVideoSide, r.width);
+  const int64_t tokens = video_tokens(r);
+  LTX2_CHECK(
+      tokens <= kMaxVideoTokens,
+      "--height x --width x --num-frames {}x{}x{} is {} video tokens at full size; at most {} fit (the "
+      "transformer's activations alone take about 100 KiB a token, more than a GPU holds beyond that)",
+      r.height, r.width, r.num_frames, tokens, kMaxVideoTokens);
   LTX2_CHECK(std::isfinite(r.frame_rate) && r.frame_rate >= 1 && r.frame_rate <= 240,
              "--frame-rate must be between 1 and 240, got {}", r.frame_rate);
   if (kind == PipelineKind::TwoStage) {
@@ -192,17 +208,17 @@ GenerationRequest request_from_json(const json& j) {
   try {
     r.prompt = j.at("prompt").get<std::string>();
     r.negative_prompt = j.value("negative_prompt", std::string());
-    r.seed = j.at("seed").get<int64_t>();
-    r.height = j.at("height").get<int>();
-    r.width = j.at("width").get<int>();
-    r.num_frames = j.at("num_frames").get<int>();
+    r.seed = json_integer<int64_t>(j.at("seed"), "seed");
+    r.height = json_integer<int>(j.at("height"), "height");
+    r.width = json_integer<int>(j.at("width"), "width");
+    r.num_frames = json_integer<int>(j.at("num_frames"), "num_frames");
     r.frame_rate = j.at("frame_rate").get<double>();
-    r.num_inference_steps = j.at("num_inference_steps").get<int>();
+    r.num_inference_steps = json_integer<int>(j.at("num_inference_steps"), "num_inference_steps");
     r.video_guidance = guidance_from_json(j.at("video_guidance"));
     r.audio_guidance = guidance_from_json(j.at("audio_guidance"));
     for (const auto& im : j.at("images"))
-      r.images.push_back({im.at("path").get<std::string>(), im.at("frame").get<int>(),
-                          im.at("strength").get<double>(), im.at("crf").get<int>()});
+      r.images.push_back({im.at("path").get<std::string>(), json_integer<int>(im.at("frame"), "images.frame"),
+                          im.at("strength").get<double>(), json_integer<int>(im.at("crf"), "images.crf")});
     r.output_path = j.at("output_path").get<std::string>();
   } catch (const json::exception& e) {
     LTX2_FAIL("malformed generation request: {}", e.what());
@@ -250,8 +266,8 @@ GuidanceParams guidance_from_json(const json& j) {
   g.stg_scale = j.at("stg_scale").get<double>();
   g.rescale_scale = j.at("rescale_scale").get<double>();
   g.modality_scale = j.at("modality_scale").get<double>();
-  g.skip_step = j.at("skip_step").get<int>();
-  g.stg_blocks = j.at("stg_blocks").get<std::vector<int>>();
+  g.skip_step = json_integer<int>(j.at("skip_step"), "skip_step");
+  for (const json& b : j.at("stg_blocks")) g.stg_blocks.push_back(json_integer<int>(b, "stg_blocks"));
   return g;
 }
 

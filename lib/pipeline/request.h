@@ -73,10 +73,19 @@ struct VersionDefaults {
 };
 VersionDefaults version_defaults(const std::vector<int>& model_version);
 
+// The largest request the engine takes: frames and pixels a side, and video tokens at full size
+// (latent frames x H/32 x W/32; 1024x1536x121 is 24,576). Beyond 2^20 tokens the transformer's
+// activations alone (about 100 KiB a token in bf16) outgrow a GPU's memory.
+constexpr int kMaxNumFrames = 2049;
+constexpr int kMaxVideoSide = 8192;
+constexpr int64_t kMaxVideoTokens = int64_t{1} << 20;
+int64_t video_tokens(const GenerationRequest& r);
+
 // Throws ltx2::Error with a one-line message naming the flag when the request cannot run:
 // frames not 8k+1, height/width not multiples of 64 (the two-stage and distilled pipelines halve
-// them for stage 1), strengths outside [0, 1], image frames outside the video, empty prompt,
-// output path not .mp4/.y4m, a folder or in a missing folder, non-finite or negative scales.
+// them for stage 1), a size beyond the bounds above, strengths outside [0, 1], image frames
+// outside the video, empty prompt, output path not .mp4/.y4m, a folder or in a missing folder,
+// non-finite or negative scales.
 void validate_request(const GenerationRequest& r, PipelineKind kind);
 // Files must exist and be readable; monolith and split layouts may not be mixed; the pieces each
 // pipeline needs must be there. Content is checked when the files are opened (before any work).

@@ -80,6 +80,40 @@ TEST_CASE("jobs file: a bad line gets its own error and the others are kept") {
   REQUIRE(jobs[6].request.prompt == "fine");
 }
 
+TEST_CASE("jobs file: numbers are never narrowed: non-integers and out-of-range values name the field") {
+  test::ScratchDir dir("jobs_file_numbers");
+  const std::string path = write_jobs(dir,
+                                      "{\"height\": 4294967360}\n"          // 2^32 + 64: used to become 64
+                                      "{\"seed\": 1.5}\n"                   // used to become 1
+                                      "{\"seed\": 1e30}\n"                  // undefined behaviour
+                                      "{\"seed\": 18446744073709551615}\n"  // 2^64 - 1
+                                      "{\"num_frames\": -9}\n"
+                                      "{\"images\": [[\"x.png\", 0.5, 1]]}\n"
+                                      "{\"video_guidance\": {\"stg_blocks\": [28, 2.5]}}\n"
+                                      "{\"width\": true}\n"
+                                      "{\"height\": 128.0, \"seed\": -3}\n"  // whole numbers are fine
+                                      "{\"height\": 16384}\n"
+                                      "{\"num_frames\": 4097}\n"
+                                      "{\"height\": 8192, \"width\": 8192, \"num_frames\": 129}\n");
+  const auto jobs = read_jobs_file(path, defaults(dir), PipelineKind::TwoStage);
+  REQUIRE(jobs.size() == 12);
+  using Catch::Matchers::Contains;
+  CHECK_THAT(jobs[0].error, Contains("field 'height': 4294967360 is out of range [-2147483648, 2147483647]"));
+  CHECK_THAT(jobs[1].error, Contains("field 'seed': must be an integer, got 1.5"));
+  CHECK_THAT(jobs[2].error, Contains("field 'seed'") && Contains("out of range"));
+  CHECK_THAT(jobs[3].error, Contains("field 'seed': 18446744073709551615 is out of range"));
+  CHECK_THAT(jobs[4].error, Contains("--num-frames must be 8k+1"));
+  CHECK_THAT(jobs[5].error, Contains("field 'images FRAME': must be an integer, got 0.5"));
+  CHECK_THAT(jobs[6].error, Contains("field 'video_guidance.stg_blocks': must be an integer, got 2.5"));
+  CHECK_THAT(jobs[7].error, Contains("field 'width': must be an integer, got boolean"));
+  CHECK(jobs[8].error.empty());
+  CHECK(jobs[8].request.height == 128);
+  CHECK(jobs[8].request.seed == -3);
+  CHECK_THAT(jobs[9].error, Contains("--height must be at most 8192, got 16384"));
+  CHECK_THAT(jobs[10].error, Contains("--num-frames must be at most 2049, got 4097"));
+  CHECK_THAT(jobs[11].error, Contains("8192x8192x129 is 1114112 video tokens at full size; at most 1048576"));
+}
+
 TEST_CASE("jobs file: a line writing an earlier line's output is refused, naming that line") {
   test::ScratchDir dir("jobs_file_shared");
   std::filesystem::create_directory_symlink(dir.path(), dir.file("link"));

@@ -93,4 +93,19 @@ TEST_CASE("image reader: a header declaring a huge image is refused before anyth
   test::write_bytes(dir.file("bomb.png"), png);
   REQUIRE_THROWS_WITH(media::read_png(dir.file("bomb.png")),
                       Contains("bomb.png") && Contains("1000000x1000000 pixels, more than the 8192x8192"));
+  REQUIRE_THROWS_WITH(media::read_png_size(dir.file("bomb.png")),
+                      Contains("bomb.png") && Contains("1000000x1000000 pixels, more than the 8192x8192"));
+
+  // Within the cap, the size comes from the header alone: the same header over an empty image
+  // stream gives its size, where decoding it fails.
+  const std::string small_ihdr = "IHDR" + be32(4000) + be32(3000) + std::string("\x08\x02\x00\x00\x00", 5);
+  test::write_bytes(dir.file("header_only.png"),
+                    std::string("\x89PNG\r\n\x1a\n", 8) + chunk(small_ihdr) + chunk("IDAT") + chunk("IEND"));
+  const media::ImageSize size = media::read_png_size(dir.file("header_only.png"));
+  CHECK(size.width == 4000);
+  CHECK(size.height == 3000);
+  REQUIRE_THROWS_WITH(media::read_png(dir.file("header_only.png")), Contains("header_only.png"));
+  test::write_bytes(dir.file("text.png"), "not a png at all");
+  REQUIRE_THROWS_WITH(media::read_png_size(dir.file("text.png")),
+                      Contains("text.png") && Contains("not a PNG"));
 }
