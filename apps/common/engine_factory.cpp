@@ -15,8 +15,8 @@ namespace ltx2::cli {
 
 namespace {
 
-// "HxW" -> {H, W}; "" -> {0, 0} (the fleet's default split).
-std::pair<int64_t, int64_t> parse_tiles(const std::string& text, const char* flag) {
+// "HxW" -> {H, W}; "" -> {0, 0} (the fleet's default plan). `other` names what else the flag takes.
+std::pair<int64_t, int64_t> parse_tiles(const std::string& text, const char* flag, const char* other = "") {
   if (text.empty()) return {0, 0};
   auto x = text.find('x');
   int64_t h = 0, w = 0;
@@ -30,8 +30,8 @@ std::pair<int64_t, int64_t> parse_tiles(const std::string& text, const char* fla
   } catch (const std::exception&) {
     h = w = 0;
   }
-  LTX2_CHECK(h >= 1 && w >= 1 && h <= 64 && w <= 64, "{} must be HxW with H, W in 1..64, got '{}'", flag,
-             text);
+  LTX2_CHECK(h >= 1 && w >= 1 && h <= 64 && w <= 64, "{} must be HxW with H, W in 1..64{}, got '{}'", flag,
+             other, text);
   return {h, w};
 }
 
@@ -46,7 +46,10 @@ runtime::FleetEngineOptions fleet_options(const GenerationFlags& flags, const En
   o.quantization = flags.quantization_policy;
   o.stage2_parallel = flags.stage2_parallel;
   std::tie(o.tdp_height_tiles, o.tdp_width_tiles) = parse_tiles(flags.tdp_tiles, "--tdp-tiles");
-  std::tie(o.vae_height_tiles, o.vae_width_tiles) = parse_tiles(flags.vae_tiles, "--vae-tiles");
+  o.vae_rank_split = flags.vae_tiles == "ranks";
+  if (!o.vae_rank_split)
+    std::tie(o.vae_height_tiles, o.vae_width_tiles) =
+        parse_tiles(flags.vae_tiles, "--vae-tiles", ", or 'ranks'");
   LTX2_CHECK(flags.tdp_overlap >= 0, "--tdp-overlap must be >= 0, got {}", flags.tdp_overlap);
   LTX2_CHECK(flags.vae_overlap >= 0, "--vae-overlap must be >= 0, got {}", flags.vae_overlap);
   o.tdp_overlap = flags.tdp_overlap;

@@ -103,7 +103,10 @@ void add_generation_flags(CLI::App& app, GenerationFlags& f, PipelineKind kind) 
                                kTinyInferenceSteps));
     add_guidance_flags(app, r.video_guidance, "video", "--a2v-guidance-scale");
     add_guidance_flags(app, r.audio_guidance, "audio", "--v2a-guidance-scale");
-    app.add_option("--stage2-parallel", f.stage2_parallel, "Stage-2 strategy across ranks: tdp or sp")
+    app.add_option("--stage2-parallel", f.stage2_parallel,
+                   "Stage-2 strategy across ranks: sp (sequence parallel, the one-device result) or tdp "
+                   "(the reference's tiled data parallel: its own sigmas and tiles, so the video depends "
+                   "on the rank count)")
         ->check(CLI::IsMember({"tdp", "sp"}))
         ->capture_default_str();
   }
@@ -132,8 +135,9 @@ void add_generation_flags(CLI::App& app, GenerationFlags& f, PipelineKind kind) 
       ->capture_default_str();
   app.add_option("--ranks", f.ranks, "CPU ranks (worker processes) instead of GPUs");
   app.add_option("--vae-tiles", f.vae_tiles,
-                 "Distributed VAE decode tiles HxW over the ranks (default: the reference's balanced split "
-                 "of the world, so the decode then depends on the rank count; give it to make it not)");
+                 "Distributed VAE decode: HxW tiles, or 'ranks' for the reference's balanced split of the "
+                 "rank count (either makes the frames depend on the tiling; default: the one-device "
+                 "decode's tiles spread over the ranks, the same frames on any rank count)");
   app.add_option("--vae-overlap", f.vae_overlap, "Distributed decode tile overlap in latent cells")
       ->capture_default_str();
   if (kind == PipelineKind::TwoStage) {

@@ -27,7 +27,7 @@ struct GenerationFlags {
   Quantization quantization_policy = Quantization::None;  // parsed by finish_generation_flags
   int ranks = 0;
   int retries = 0;
-  std::string stage2_parallel = "tdp";
+  std::string stage2_parallel = "sp";
   // Fleet tile counts "HxW" ("" = the reference's balanced split of the world) and overlaps in
   // latent cells, for stage-2 tiled data parallel and the distributed VAE decode.
   std::string tdp_tiles, vae_tiles;

@@ -4,13 +4,17 @@
 //
 // Results a job streams (runner -> driver):
 //   "progress"   rank 0, {stage, step, steps}
-//   "video_plan" rank 0, {grid: latent (F, H, W), scale: (time, height, width), tiling:
-//                [[tiles, overlap] x 3]}: the driver rebuilds the VaeTilePlan from it
+//   "video_plan" rank 0, how the decoded video arrives: {plan: "frames", frames, height, width}
+//                (rank 0 streams the final frames as tile 0), {plan: "tiles", latent_shape,
+//                out_channels, config: [[tile_size, overlap] x 3], factors} (the pipeline's tile
+//                plan, which the driver rebuilds with plan_tiled_decode) or {plan: "grid", grid:
+//                latent (F, H, W), scale: (time, height, width), tiling: [[tiles, overlap] x 3]}
+//                (the reference's plan; the driver rebuilds the VaeTilePlan)
 //   "video_tile" any rank, {tile, frames, frame_start, row_start} + "pixels" [n, rows, W_t, 3]:
 //                rows [row_start, row_start + rows) of frames [frame_start, frame_start + n) of a
 //                tile of `frames` frames, in order: whole frames (row_start 0, rows H_t) or, when
 //                a frame is larger than the piece bound, bands of rows of one frame (n = 1). uint8
-//                RGB when the plan is one tile (final frames, as the decode finishes them), else the
+//                RGB for the "frames" plan (final frames, as the decode finishes them), else the
 //                decoder's [-1, 1] values in its dtype (f32 or bf16), channels last
 //   "audio"      rank 0, {sample_rate} + "waveform" [2, N]
 #include "runtime/fleet_engine.h"
@@ -59,6 +63,27 @@ parallel::GridTiling vae_tiling(const parallel::GridExtent& grid, int world, std
   return {parallel::AxisTiling{1, 0}, axis(grid[1], small), axis(grid[2], large)};
 }
 
+// The pipeline's decode plan as the "video_plan" result carries it: what it was made from.
+json pipeline_plan_json(const video_vae::DecodeTilePlan& plan) {
+  json config = json::array();
+  for (const video_vae::AxisTiling& a : {plan.config.frames, plan.config.height, plan.config.width})
+    config.push_back({a.tile_size, a.overlap});
+  return {{"plan", "tiles"},
+          {"latent_shape", plan.latent_shape},
+          {"out_channels", plan.video_shape[1]},
+          {"config", config},
+          {"factors", {plan.factors.time, plan.factors.height, plan.factors.width}}};
+}
+
+video_vae::DecodeTilePlan pipeline_plan_from_json(const json& j) {
+  const auto axis = [&](size_t i) {
+    return video_vae::AxisTiling{j.at("config").at(i).at(0), j.at("config").at(i).at(1)};
+  };
+  const json& f = j.at("factors");
+  return video_vae::plan_tiled_decode(j.at("latent_shape").get<Shape>(), j.at("out_channels"),
+                                      {axis(0), axis(1), axis(2)}, {f.at(0), f.at(1), f.at(2)});
+}
+
 // ---------------------------------------------------------------------------------------------
 // Worker side.
 
@@ -75,6 +100,7 @@ class PipelineRunner final : public Runner {
     vae_overlap_ = config.at("vae_overlap");
     tile_piece_bytes_ = config.at("tile_piece_bytes");
     vae_tiles_ = {config.at("vae_height_tiles"), config.at("vae_width_tiles")};
+    vae_rank_split_ = config.at("vae_rank_split");
     tdp_tiling_ = {parallel::AxisTiling{1, 0}, parallel::AxisTiling{h > 0 ? h : small, overlap},
                    parallel::AxisTiling{w > 0 ? w : large, overlap}};
     pipeline::PipelineOptions options = pipeline::PipelineOptions::on_device(ctx.device);
@@ -210,51 +236,84 @@ class PipelineRunner final : public Runner {
     return out;
   }
 
-  // Distributed decode (multigpu.md 5.1): this rank's tiles of the reference's plan, round-robin,
-  // each decoded whole (no single-GPU tiling inside a tile, as in the reference's runners, so the
-  // two-temporal-split guard has nothing to refuse) and streamed in pieces; the driver blends them
-  // from the decoder's values, which leave the device in its dtype. A plan of one tile is the
-  // whole video, blended by no one: rank 0 decodes it as the in-process engine does (the
-  // pipeline's own tile plan `local_plan`, blended on the device), and each run of finished frames
-  // leaves the device as 8-bit RGB while the next tiles decode. (The reference's runners decode
-  // that tile untiled: about 3x the device time and memory of the tiled decode at 1024x1536x121,
-  // and frames only at the end.)
+  // Distributed decode. By default the pipeline's own plan `local_plan` (the single-process
+  // decode's): its tiles, round-robin over the ranks, each decoded as the in-process decode decodes
+  // it, and blended by the driver in plan order with the same blender, so the frames do not depend
+  // on the rank count. Asked for, the reference's plan instead (multigpu.md 5.1: height x width
+  // tiles by rank count or given), each tile decoded whole (no single-GPU tiling inside a tile, as
+  // in the reference's runners, so the two-temporal-split guard has nothing to refuse) and blended
+  // by the driver from the decoder's values. Either plan with one tile, and any plan on one rank,
+  // is decoded by rank 0 as the in-process engine does (local_plan, blended on the device), each
+  // run of finished frames leaving the device as 8-bit RGB while the next tiles decode. (The
+  // reference's runners decode a one-tile plan untiled: about 3x the device time and memory of the
+  // tiled decode at 1024x1536x121, and frames only at the end.)
   void decode(const video_vae::VideoDecoder& decoder, const Tensor& latent, const Tensor& timestep,
               const video_vae::DecodeTilePlan& local_plan) {
     LTX2_CHECK(sink_ != nullptr, "fleet decode outside a job");
+    if (!vae_grid_requested()) {
+      if (ctx_.world_size == 1 || local_plan.tiles.size() == 1)
+        return decode_on_rank0(decoder, latent, timestep, local_plan);
+      if (ctx_.rank == 0) sink_->output("video_plan", pipeline_plan_json(local_plan));
+      for (int64_t i : parallel::tiles_for_rank(static_cast<int64_t>(local_plan.tiles.size()), ctx_.rank,
+                                                ctx_.world_size)) {
+        const auto& [f, h, w] = local_plan.tiles[static_cast<size_t>(i)].axes;
+        decode_tile(decoder, latent, timestep, i, {f.latent_start, f.latent_end},
+                    {h.latent_start, h.latent_end}, {w.latent_start, w.latent_end});
+      }
+      return;
+    }
     const parallel::GridExtent grid = {latent.size(2), latent.size(3), latent.size(4)};
     const auto f = decoder.config().scale_factors();
     const parallel::GridTiling tiling = vae_tiling(grid, ctx_.world_size, vae_tiles_, vae_overlap_);
     const parallel::VaeTilePlan plan = parallel::plan_vae_tiles(grid, tiling, {f.time, f.height, f.width});
+    if (plan.tiles.size() == 1) return decode_on_rank0(decoder, latent, timestep, local_plan);
     if (ctx_.rank == 0) {
       json axes = json::array();
       for (const parallel::AxisTiling& a : tiling) axes.push_back({a.num_tiles, a.overlap});
-      sink_->output("video_plan", {{"grid", grid}, {"scale", {f.time, f.height, f.width}}, {"tiling", axes}});
-    }
-    if (plan.tiles.size() == 1) {
-      if (ctx_.rank != 0) return;
-      int64_t done = 0;
-      video_vae::tiled_decode(
-          decoder, latent, local_plan,
-          [&](const Tensor& chunk) {
-            const Tensor frames = ops::decoded_to_rgb8(chunk.select(0, 0)).to(Device::cpu());
-            stream_frames(0, plan.pixel_extent[0], done, frames);
-            done += frames.size(0);
-          },
-          timestep);
-      return;
+      sink_->output(
+          "video_plan",
+          {{"plan", "grid"}, {"grid", grid}, {"scale", {f.time, f.height, f.width}}, {"tiling", axes}});
     }
     for (int64_t i :
          parallel::tiles_for_rank(static_cast<int64_t>(plan.tiles.size()), ctx_.rank, ctx_.world_size)) {
       const auto& [tf, th, tw] = plan.tiles[static_cast<size_t>(i)].latent;
-      const Tensor piece = latent.slice(2, tf.start, tf.stop)
-                               .slice(3, th.start, th.stop)
-                               .slice(4, tw.start, tw.stop)
-                               .contiguous();
-      const Tensor decoded = decoder.decode(piece, timestep).select(0, 0);  // [3, F_t, H_t, W_t]
-      const Tensor values = decoded.permute({1, 2, 3, 0}).contiguous().to(Device::cpu());
-      stream_frames(i, values.size(0), 0, values);
+      decode_tile(decoder, latent, timestep, i, {tf.start, tf.stop}, {th.start, th.stop},
+                  {tw.start, tw.stop});
     }
+  }
+
+  bool vae_grid_requested() const { return vae_rank_split_ || vae_tiles_[0] > 0 || vae_tiles_[1] > 0; }
+
+  // The whole video on rank 0, streamed as 8-bit frames as the tiled decode finishes them.
+  void decode_on_rank0(const video_vae::VideoDecoder& decoder, const Tensor& latent, const Tensor& timestep,
+                       const video_vae::DecodeTilePlan& local_plan) {
+    if (ctx_.rank != 0) return;
+    const Shape& video = local_plan.video_shape;
+    sink_->output("video_plan",
+                  {{"plan", "frames"}, {"frames", video[2]}, {"height", video[3]}, {"width", video[4]}});
+    int64_t done = 0;
+    video_vae::tiled_decode(
+        decoder, latent, local_plan,
+        [&](const Tensor& chunk) {
+          const Tensor frames = ops::decoded_to_rgb8(chunk.select(0, 0)).to(Device::cpu());
+          stream_frames(0, video[2], done, frames);
+          done += frames.size(0);
+        },
+        timestep);
+  }
+
+  // Decodes the latent box [f0, f1) x [h0, h1) x [w0, w1) of the first batch item whole and streams
+  // the decoder's values, channels last, in its dtype.
+  void decode_tile(const video_vae::VideoDecoder& decoder, const Tensor& latent, const Tensor& timestep,
+                   int64_t tile, std::pair<int64_t, int64_t> f, std::pair<int64_t, int64_t> h,
+                   std::pair<int64_t, int64_t> w) {
+    const Tensor piece = latent.slice(2, f.first, f.second)
+                             .slice(3, h.first, h.second)
+                             .slice(4, w.first, w.second)
+                             .contiguous();
+    const Tensor decoded = decoder.decode(piece, timestep).select(0, 0);  // [3, F_t, H_t, W_t]
+    const Tensor values = decoded.permute({1, 2, 3, 0}).contiguous().to(Device::cpu());
+    stream_frames(tile, values.size(0), 0, values);
   }
 
   // Streams frames [first, first + n) of a decoded tile of tile_frames frames (pixels [n, H_t, W_t,
@@ -287,6 +346,7 @@ class PipelineRunner final : public Runner {
   RunnerContext ctx_;
   bool stage2_tdp_ = false;
   std::array<int64_t, 2> vae_tiles_{};
+  bool vae_rank_split_ = false;
   int64_t vae_overlap_ = 4;
   size_t tile_piece_bytes_ = 0;
   parallel::GridTiling tdp_tiling_{};
@@ -305,16 +365,26 @@ const bool registered_two_stage =
 
 // One request's streamed results turned into callbacks. After a retry the rerun repeats what the
 // caller already has; `delivered_*` (kept across attempts) say how much of it to skip.
+//
+// The decoded video arrives in one of three ways, which rank 0's "video_plan" names: "frames" (rank
+// 0 streams the final 8-bit frames as tile 0 of the whole video), "tiles" (the pipeline's tile plan:
+// decoded tiles, blended here in plan order by the pipeline's own blender) or "grid" (the
+// reference's plan: decoded tiles blended here in assembly order).
 class ResultAssembler {
  public:
   ResultAssembler(const pipeline::PipelineCallbacks& cb, int world) : cb_(cb), world_(world) {}
 
   void restart() {
-    plan_.reset();
+    plan_ = DecodePlan::None;
+    grid_plan_.reset();
+    tile_plan_.reset();
+    blender_.reset();
     dense_weights_ = Tensor();
     order_.clear();
     tiles_.clear();
-    next_frame_ = 0;
+    boxes_.clear();
+    next_tile_ = 0;
+    next_frame_ = total_frames_ = 0;
     seen_progress_ = seen_frames_ = 0;
   }
 
@@ -325,14 +395,8 @@ class ResultAssembler {
         if (cb_.progress) cb_.progress(e.data.at("stage"), e.data.at("step"), e.data.at("steps"));
       }
     } else if (e.name == "video_plan") {
-      parallel::GridTiling tiling;
-      for (size_t i = 0; i < 3; ++i)
-        tiling[i] = {e.data.at("tiling").at(i).at(0), e.data.at("tiling").at(i).at(1)};
-      const json& sc = e.data.at("scale");
-      plan_ = std::make_unique<parallel::VaeTilePlan>(parallel::plan_vae_tiles(
-          e.data.at("grid").get<parallel::GridExtent>(), tiling, {sc.at(0), sc.at(1), sc.at(2)}));
-      if (!parallel::masks_are_complementary(*plan_)) dense_weights_ = parallel::dense_blend_weights(*plan_);
-      order_ = parallel::assembly_order(static_cast<int64_t>(plan_->tiles.size()), world_);
+      LTX2_CHECK(plan_ == DecodePlan::None, "fleet engine: a second decode plan from rank {}", e.rank);
+      set_plan(e.data);
       feed();
     } else if (e.name == "video_tile") {
       add_piece(e);
@@ -347,9 +411,8 @@ class ResultAssembler {
   }
 
   void finish() const {
-    LTX2_CHECK(plan_ != nullptr && next_frame_ == plan_->pixel_extent[0],
-               "fleet engine: the job ended with {} of {} frames assembled", next_frame_,
-               plan_ ? plan_->pixel_extent[0] : 0);
+    LTX2_CHECK(plan_ != DecodePlan::None && next_frame_ == total_frames_,
+               "fleet engine: the job ended with {} of {} frames assembled", next_frame_, total_frames_);
   }
 
  private:
@@ -358,6 +421,41 @@ class ResultAssembler {
     Tensor pixels;                           // [F_t, H_t, W_t, 3]
     int64_t frames_done = 0, rows_done = 0;  // complete frames; rows of the next one
   };
+  using Box = std::array<int64_t, 3>;  // a tile's pixel frames, height, width
+  enum class DecodePlan { None, Frames, Tiles, Grid };
+
+  void set_plan(const json& j) {
+    const std::string kind = j.at("plan");
+    if (kind == "frames") {
+      plan_ = DecodePlan::Frames;
+      boxes_ = {Box{j.at("frames"), j.at("height"), j.at("width")}};
+      total_frames_ = boxes_[0][0];
+    } else if (kind == "tiles") {
+      plan_ = DecodePlan::Tiles;
+      tile_plan_ = std::make_unique<video_vae::DecodeTilePlan>(pipeline_plan_from_json(j));
+      blender_ = std::make_unique<video_vae::TileBlender>(*tile_plan_);
+      for (const video_vae::DecodeTile& t : tile_plan_->tiles)
+        boxes_.push_back({t.axes[0].pixel_end - t.axes[0].pixel_start,
+                          t.axes[1].pixel_end - t.axes[1].pixel_start,
+                          t.axes[2].pixel_end - t.axes[2].pixel_start});
+      total_frames_ = tile_plan_->video_shape[2];
+    } else if (kind == "grid") {
+      plan_ = DecodePlan::Grid;
+      parallel::GridTiling tiling;
+      for (size_t i = 0; i < 3; ++i) tiling[i] = {j.at("tiling").at(i).at(0), j.at("tiling").at(i).at(1)};
+      const json& sc = j.at("scale");
+      grid_plan_ = std::make_unique<parallel::VaeTilePlan>(parallel::plan_vae_tiles(
+          j.at("grid").get<parallel::GridExtent>(), tiling, {sc.at(0), sc.at(1), sc.at(2)}));
+      if (!parallel::masks_are_complementary(*grid_plan_))
+        dense_weights_ = parallel::dense_blend_weights(*grid_plan_);
+      order_ = parallel::assembly_order(static_cast<int64_t>(grid_plan_->tiles.size()), world_);
+      for (const parallel::VaeTile& t : grid_plan_->tiles)
+        boxes_.push_back({t.pixel[0].length(), t.pixel[1].length(), t.pixel[2].length()});
+      total_frames_ = grid_plan_->pixel_extent[0];
+    } else {
+      LTX2_FAIL("fleet engine: unknown decode plan '{}'", kind);
+    }
+  }
 
   static Tensor tensor_of(const JobEvent& e, const std::string& name) {
     for (const NamedTensor& t : e.tensors)
@@ -371,18 +469,16 @@ class ResultAssembler {
     const int64_t tile = e.data.at("tile"), frames = e.data.at("frames"), start = e.data.at("frame_start"),
                   row = e.data.at("row_start");
     const Tensor piece = tensor_of(e, "pixels");
-    LTX2_CHECK(plan_ && tile >= 0 && tile < static_cast<int64_t>(plan_->tiles.size()),
+    LTX2_CHECK(tile >= 0 && tile < static_cast<int64_t>(boxes_.size()),
                "fleet engine: tile {} from rank {} is not in the decode plan", tile, e.rank);
-    const parallel::VaeTile& box = plan_->tiles[static_cast<size_t>(tile)];
-    const int64_t H = box.pixel[1].length(), W = box.pixel[2].length();
-    const bool final_frames = plan_->tiles.size() == 1;
+    const auto [F, H, W] = boxes_[static_cast<size_t>(tile)];
+    const bool final_frames = plan_ == DecodePlan::Frames;
     LTX2_CHECK(
-        frames == box.pixel[0].length() && piece.dim() == 4 && piece.size(0) >= 1 && piece.size(2) == W &&
-            piece.size(3) == 3 &&
+        frames == F && piece.dim() == 4 && piece.size(0) >= 1 && piece.size(2) == W && piece.size(3) == 3 &&
             (final_frames ? piece.dtype() == DType::U8
                           : piece.dtype() == DType::F32 || piece.dtype() == DType::BF16),
         "fleet engine: tile {} piece {} of a {}-frame tile does not fit the decode plan's {}x{}x{} box", tile,
-        piece.str(), frames, box.pixel[0].length(), H, W);
+        piece.str(), frames, F, H, W);
     auto it = tiles_.find(tile);
     if (it == tiles_.end())
       it = tiles_.emplace(tile, TileBuffer{Tensor::empty({frames, H, W, 3}, piece.dtype()), 0, 0}).first;
@@ -401,10 +497,45 @@ class ResultAssembler {
     }
   }
 
-  // Whether every tile covering video frame f has delivered it.
+  void feed() {
+    switch (plan_) {
+      case DecodePlan::None: return;
+      case DecodePlan::Frames: return feed_frames();
+      case DecodePlan::Tiles: return feed_tiles();
+      case DecodePlan::Grid: return feed_grid();
+    }
+  }
+
+  // Rank 0's final frames, handed out as they arrive.
+  void feed_frames() {
+    const auto it = tiles_.find(0);
+    if (it == tiles_.end() || it->second.frames_done == next_frame_) return;
+    const int64_t stop = it->second.frames_done;
+    emit(it->second.pixels.narrow(0, next_frame_, stop - next_frame_));
+    next_frame_ = stop;
+  }
+
+  // Complete tiles go to the blender in plan order (the in-process decode's order, so each pixel's
+  // sum is the same); the frames it releases leave as 8-bit RGB, converted as the in-process
+  // engine converts them.
+  void feed_tiles() {
+    for (;;) {
+      const auto it = tiles_.find(static_cast<int64_t>(next_tile_));
+      if (it == tiles_.end() || it->second.frames_done < boxes_[next_tile_][0]) return;
+      const Tensor decoded = it->second.pixels.permute({3, 0, 1, 2}).unsqueeze(0).contiguous();
+      tiles_.erase(it);
+      for (const Tensor& chunk : blender_->add(next_tile_, decoded)) {
+        emit(ops::decoded_to_rgb8(chunk.select(0, 0)));
+        next_frame_ += chunk.size(2);
+      }
+      ++next_tile_;
+    }
+  }
+
+  // Whether every grid tile covering video frame f has delivered it.
   bool frame_ready(int64_t f) const {
-    for (size_t t = 0; t < plan_->tiles.size(); ++t) {
-      const parallel::PixelRange& r = plan_->tiles[t].pixel[0];
+    for (size_t t = 0; t < grid_plan_->tiles.size(); ++t) {
+      const parallel::PixelRange& r = grid_plan_->tiles[t].pixel[0];
       if (f < r.start || f >= r.stop) continue;
       const auto it = tiles_.find(static_cast<int64_t>(t));
       if (it == tiles_.end() || r.start + it->second.frames_done <= f) return false;
@@ -412,30 +543,24 @@ class ResultAssembler {
     return true;
   }
 
-  // Hands out the frames every covering tile has delivered, in time order: one tile's frames as
-  // they are (8-bit already), several tiles blended in assembly order (by rank, then each rank's
-  // order, multigpu.md 5.2) straight into 8-bit frames. Tiles no later frame needs are dropped.
-  void feed() {
-    if (!plan_) return;
+  // Hands out the frames every covering grid tile has delivered, in time order, blended in
+  // assembly order (by rank, then each rank's order, multigpu.md 5.2) straight into 8-bit frames.
+  // Tiles no later frame needs are dropped.
+  void feed_grid() {
     int64_t stop = next_frame_;
-    while (stop < plan_->pixel_extent[0] && frame_ready(stop)) ++stop;
+    while (stop < total_frames_ && frame_ready(stop)) ++stop;
     if (stop == next_frame_) return;
-    Tensor frames;
-    if (plan_->tiles.size() == 1) {
-      frames = tiles_.at(0).pixels.narrow(0, next_frame_, stop - next_frame_);
-    } else {
-      std::vector<parallel::DecodedTile> tiles;
-      for (int64_t t : order_) {
-        const auto it = tiles_.find(t);
-        if (it != tiles_.end()) tiles.push_back({t, it->second.pixels});
-      }
-      frames = parallel::assemble_frames_rgb8(*plan_, tiles, next_frame_, stop, dense_weights_,
-                                              parallel::TileValues::Decoded);
+    std::vector<parallel::DecodedTile> tiles;
+    for (int64_t t : order_) {
+      const auto it = tiles_.find(t);
+      if (it != tiles_.end()) tiles.push_back({t, it->second.pixels});
     }
+    const Tensor frames = parallel::assemble_frames_rgb8(*grid_plan_, tiles, next_frame_, stop,
+                                                         dense_weights_, parallel::TileValues::Decoded);
     next_frame_ = stop;
     for (auto it = tiles_.begin(); it != tiles_.end();)
-      it = plan_->tiles[static_cast<size_t>(it->first)].pixel[0].stop <= next_frame_ ? tiles_.erase(it)
-                                                                                     : std::next(it);
+      it = grid_plan_->tiles[static_cast<size_t>(it->first)].pixel[0].stop <= next_frame_ ? tiles_.erase(it)
+                                                                                          : std::next(it);
     emit(frames);
   }
 
@@ -451,11 +576,17 @@ class ResultAssembler {
 
   const pipeline::PipelineCallbacks& cb_;
   int world_;
-  std::unique_ptr<parallel::VaeTilePlan> plan_;
-  Tensor dense_weights_;        // undefined when the masks are complementary
-  std::vector<int64_t> order_;  // tiles in assembly order
+  DecodePlan plan_ = DecodePlan::None;                    // until rank 0 says
+  std::vector<Box> boxes_;                                // per tile of the plan
+  std::unique_ptr<video_vae::DecodeTilePlan> tile_plan_;  // "tiles"
+  std::unique_ptr<video_vae::TileBlender> blender_;
+  size_t next_tile_ = 0;                              // the next tile the blender takes
+  std::unique_ptr<parallel::VaeTilePlan> grid_plan_;  // "grid"
+  Tensor dense_weights_;                              // undefined when the grid masks are complementary
+  std::vector<int64_t> order_;                        // grid tiles in assembly order
   std::map<int64_t, TileBuffer> tiles_;
   int64_t next_frame_ = 0;  // the first frame not yet handed out
+  int64_t total_frames_ = 0;
   int64_t seen_progress_ = 0, delivered_progress_ = 0;
   int64_t seen_frames_ = 0, delivered_frames_ = 0;
   bool audio_delivered_ = false;
@@ -554,6 +685,7 @@ std::unique_ptr<pipeline::GenerationEngine> make_fleet_engine(PipelineKind kind,
                         {"tdp_overlap", opt.tdp_overlap},
                         {"vae_height_tiles", opt.vae_height_tiles},
                         {"vae_width_tiles", opt.vae_width_tiles},
+                        {"vae_rank_split", opt.vae_rank_split},
                         {"vae_overlap", opt.vae_overlap},
                         {"plan_shapes", pipeline::to_json(opt.plan_shapes)},
                         {"gpu_memory_gib", opt.gpu_memory_gib},

@@ -4,20 +4,22 @@
 // Every rank loads the models once (runner setup) and runs each request in SPMD lockstep:
 // - transformer calls run sequence parallel over all ranks (PipelineOptions::transformer_forward);
 //   the two-stage pipeline's stage 2 runs tiled data parallel instead when stage2_parallel is
-//   "tdp" (multigpu.md 4: tiles round-robin over the ranks, one SUM all-reduce, stage-2 sigmas
-//   [0.625, 0.4, 0.0]; the audio stays stage 1's, which ran sequence parallel);
+//   "tdp", as the reference's runners do (multigpu.md 4: tiles round-robin over the ranks, one SUM
+//   all-reduce, stage-2 sigmas [0.625, 0.4, 0.0]; the audio stays stage 1's, which ran sequence parallel);
 // - the video decode is distributed (PipelineOptions::video_decode, multigpu.md 5): rank r decodes
-//   tiles r, r + W, ... of the reference's plan (parallel/vae_tile_plan.h) and streams them to the
-//   driver in pieces of at most tile_piece_bytes (whole frames, or bands of rows of one frame when
-//   a frame is larger), so no frame size is too large for the result rings. A plan of one tile is
-//   the finished video: rank 0 decodes it as the in-process engine does (the pipeline's automatic
-//   tiling, blended on the device; the reference's runners decode it untiled) and streams each
-//   run of finished frames as 8-bit RGB made on its device. Several tiles travel as the decoder's
-//   values in its dtype (bf16 on a GPU, exact), because the blend needs them: the reference
-//   blends float tiles and converts afterwards, and 8-bit tiles blended would differ from that by
-//   up to a code value. The driver blends them with the reference's weights in float32 (frame
-//   rows in parallel) straight into 8-bit frames, and hands the frames out in time order as soon
-//   as every tile covering them has delivered them;
+//   tiles r, r + W, ... of the pipeline's own tile plan (the single-process decode's; or, asked
+//   for, the reference's plan, parallel/vae_tile_plan.h) and streams them to the driver in pieces
+//   of at most tile_piece_bytes (whole frames, or bands of rows of one frame when a frame is
+//   larger), so no frame size is too large for the result rings. Tiles travel as the decoder's
+//   values in its dtype (bf16 on a GPU, exact), because the blend needs them: 8-bit tiles blended
+//   would differ from a float blend by up to a code value. The driver blends the pipeline plan's
+//   tiles with the pipeline's blender in plan order, so every pixel is the sum the in-process
+//   decode forms, and the reference plan's with the reference's weights in float32, straight into
+//   8-bit frames; it hands frames out in time order as soon as every tile covering them has
+//   delivered them. A plan of one tile, or one rank, is the finished video: rank 0 decodes it as
+//   the in-process engine does (the pipeline's tiling, blended on the device; the reference's
+//   runners decode a one-tile plan untiled) and streams each run of finished frames as 8-bit RGB
+//   made on its device;
 // - rank 0 streams progress and the waveform.
 // Every rank draws the same full noise tensors (Philox keyed by seed and draw index), so results do
 // not depend on the rank count beyond floating-point order. A fatal fleet failure restarts the
@@ -45,15 +47,22 @@ struct FleetEngineOptions {
   int ranks = 1;                        // CPU worker processes (used when gpus is empty)
   std::vector<int> gpus;                // CUDA device indices, one worker each
   int retries = 0;                      // fleet restarts per request after a fatal failure
-  std::string stage2_parallel = "tdp";  // two-stage stage 2: "tdp" (tiled data parallel) or "sp"
+  // Two-stage stage 2: "sp" (sequence parallel: the one-rank result) or "tdp" (the reference's
+  // tiled data parallel, with its own sigmas and tiles: the result depends on the rank count).
+  std::string stage2_parallel = "sp";
   // TDP tile counts per latent axis: 0 = the reference's balanced_tile_split(world) (height the
   // smaller factor, width the larger); frames untiled. Overlap in latent cells (reference: 5).
   int64_t tdp_height_tiles = 0, tdp_width_tiles = 0;
   int64_t tdp_overlap = 5;
-  // Distributed decode tile counts per latent axis: 0 = the reference's balanced_tile_split(world)
-  // (the decode then depends on the rank count, as tiled decodes differ from whole ones); frames
-  // untiled. Overlap in latent cells (reference: 4). Clamped per axis to what the grid allows.
+  // The distributed decode's plan. Default: the pipeline's own (the single-process tiled decode's,
+  // TileSizeConfig::automatic), its tiles spread round-robin over the ranks and blended by the
+  // driver in plan order, so the frames are those of one rank whatever the rank count. Tile counts
+  // > 0 (both) or vae_rank_split: the reference's plan instead, height x width tiles of the latent
+  // grid, those counts or the reference's balanced_tile_split(world) (the frames then depend on the
+  // rank count, as tiled decodes differ from whole ones); frames untiled; vae_overlap latent cells
+  // (reference: 4); clamped per axis to what the grid allows.
   int64_t vae_height_tiles = 0, vae_width_tiles = 0;
+  bool vae_rank_split = false;
   int64_t vae_overlap = 4;
   // The most bytes of one streamed piece of a decoded tile (at least one row); 1 KiB .. a quarter
   // of the result ring (ChannelSizes::ring_capacity).

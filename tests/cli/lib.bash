@@ -14,6 +14,21 @@ expect_exit() {
   [ "$got" -eq "$want" ] || fail "'$*' exited $got, expected $want: $(echo "$out" | tail -3)"
 }
 
+# expect_exit_no_workers CODE CMD...: expect_exit for a run that may start a fleet; afterwards no
+# worker process of that run (workers carry their driver's pid) may be left.
+expect_exit_no_workers() {
+  local want=$1; shift
+  "$@" >"$scratch/.run_output" 2>&1 &
+  local driver=$!
+  wait "$driver"; local got=$?
+  out=$(cat "$scratch/.run_output")
+  [ "$got" -eq "$want" ] || fail "'$*' exited $got, expected $want: $(echo "$out" | tail -3)"
+  workers_of "$driver" >/dev/null && fail "'$*' left worker processes behind: $(workers_of "$driver")"
+}
+
+# workers_of PID: the pids of the fleet workers of driver PID (none: exit status 1).
+workers_of() { pgrep -f -- "--worker .*--driver-pid $1( |\$)"; }
+
 expect_contains() {
   echo "$out" | grep -qF -- "$1" || fail "output lacks '$1': $(echo "$out" | tail -3)"
 }

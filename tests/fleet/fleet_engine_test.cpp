@@ -61,7 +61,7 @@ struct Generated {
   std::vector<std::string> progress;
 };
 
-Generated generate(pipeline::GenerationEngine& engine, PipelineKind kind,
+Generated generate(pipeline::GenerationEngine& engine, const GenerationRequest& request,
                    const std::function<void()>& on_first_progress = {}) {
   Generated g;
   std::vector<Tensor> chunks;
@@ -75,7 +75,7 @@ Generated generate(pipeline::GenerationEngine& engine, PipelineKind kind,
     g.waveform = w.contiguous();
     g.sample_rate = rate;
   };
-  engine.generate(tiny_request(kind), cb);
+  engine.generate(request, cb);
   REQUIRE(!chunks.empty());
   g.chunks = static_cast<int>(chunks.size());
   g.frames = chunks.size() == 1 ? chunks[0] : ops::cat(chunks, 0);
@@ -93,12 +93,13 @@ runtime::FleetEngineOptions fleet_options(int ranks) {
   return o;
 }
 
-Generated run_fleet(PipelineKind kind, const runtime::FleetEngineOptions& o) {
+Generated run_fleet(PipelineKind kind, const runtime::FleetEngineOptions& o,
+                    const GenerationRequest& request) {
   Generated g;
   const auto begin = std::chrono::steady_clock::now();
   {
     auto engine = runtime::make_fleet_engine(kind, tiny_paths(kind), o);
-    g = generate(*engine, kind);
+    g = generate(*engine, request);
   }
   std::fprintf(stderr, "fleet engine: %s on %d ranks: %.1f s (start, run, shutdown)\n", pipeline_name(kind),
                o.ranks, std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count());
@@ -106,12 +107,16 @@ Generated run_fleet(PipelineKind kind, const runtime::FleetEngineOptions& o) {
   return g;
 }
 
+Generated run_fleet(PipelineKind kind, const runtime::FleetEngineOptions& o) {
+  return run_fleet(kind, o, tiny_request(kind));
+}
+
 const Generated& local_run(PipelineKind kind) {
   static std::map<PipelineKind, Generated> cache;
   auto it = cache.find(kind);
   if (it == cache.end()) {
     auto engine = pipeline::make_local_engine(kind, tiny_paths(kind));
-    it = cache.emplace(kind, generate(*engine, kind)).first;
+    it = cache.emplace(kind, generate(*engine, tiny_request(kind))).first;
   }
   return it->second;
 }
@@ -152,8 +157,8 @@ TEST_CASE("fleet engine: distilled results do not depend on the rank count") {
   CHECK(one.sample_rate == local.sample_rate);
   CHECK(one.progress == local.progress);
 
-  // The decode split in 1 x 2 tiles (the reference's plan for 2 ranks) on one rank, then spread
-  // over 2 and 3 ranks with sequence parallel transformer calls.
+  // The reference's decode plan, 1 x 2 tiles, on one rank, then spread over 2 ranks (as the
+  // reference splits 2 ranks) and 3 ranks (as asked) with sequence parallel transformer calls.
   runtime::FleetEngineOptions tiled = fleet_options(1);
   tiled.vae_height_tiles = 1;
   tiled.vae_width_tiles = 2;
@@ -162,7 +167,9 @@ TEST_CASE("fleet engine: distilled results do not depend on the rank count") {
   CHECK(test::max_abs_diff(one_tiled.waveform, local.waveform) == 0.0f);
   for (int ranks : {2, 3}) {
     runtime::FleetEngineOptions o = fleet_options(ranks);
-    if (ranks == 3) {
+    if (ranks == 2) {
+      o.vae_rank_split = true;
+    } else {
       o.vae_height_tiles = 1;
       o.vae_width_tiles = 2;
     }
@@ -171,6 +178,31 @@ TEST_CASE("fleet engine: distilled results do not depend on the rank count") {
     CHECK(relative_diff(many.frames, one_tiled.frames) <= 1e-5);
     CHECK(relative_diff(many.waveform, one_tiled.waveform) <= 1e-5);
     CHECK(many.progress == local.progress);
+  }
+}
+
+TEST_CASE(
+    "fleet engine: by default the decode spreads the pipeline's own tiles, the in-process frames on any "
+    "rank count") {
+  // 97 frames of 64 x 832: the in-process decode's plan is 2 temporal groups x 2 width tiles
+  // (80-frame and 768-pixel tiles), so every rank count up to 4 hands tiles to several ranks and
+  // the driver blends across groups.
+  GenerationRequest wide = tiny_request(PipelineKind::Distilled);
+  wide.width = 832;
+  wide.num_frames = 97;
+  Generated local;
+  {
+    auto engine = pipeline::make_local_engine(PipelineKind::Distilled, tiny_paths(PipelineKind::Distilled));
+    local = generate(*engine, wide);
+  }
+  REQUIRE(local.frames.shape() == Shape{97, 64, 832, 3});
+  for (int ranks : {1, 2, 3}) {
+    const Generated many = run_fleet(PipelineKind::Distilled, fleet_options(ranks), wide);
+    INFO(ranks << " ranks");
+    CHECK(test::max_abs_diff(many.frames, local.frames) == 0.0f);
+    CHECK(test::max_abs_diff(many.waveform, local.waveform) == 0.0f);
+    CHECK(many.progress == local.progress);
+    if (ranks > 1) CHECK(many.chunks == 2);  // each temporal group released once complete
   }
 }
 
@@ -232,7 +264,7 @@ TEST_CASE("fleet engine: a worker killed mid-request is retried transparently, o
     o.vae_width_tiles = 1;
     o.retries = 1;
     auto engine = runtime::make_fleet_engine(PipelineKind::Distilled, tiny_paths(PipelineKind::Distilled), o);
-    const Generated g = generate(*engine, PipelineKind::Distilled, kill_a_worker);
+    const Generated g = generate(*engine, tiny_request(PipelineKind::Distilled), kill_a_worker);
     CHECK(relative_diff(g.frames, local.frames) <= 1e-5);
     CHECK(g.progress == local.progress);  // nothing repeated after the restart
   }
@@ -242,13 +274,13 @@ TEST_CASE("fleet engine: a worker killed mid-request is retried transparently, o
     o.vae_width_tiles = 1;
     o.retries = 0;
     auto engine = runtime::make_fleet_engine(PipelineKind::Distilled, tiny_paths(PipelineKind::Distilled), o);
-    REQUIRE_THROWS_AS(generate(*engine, PipelineKind::Distilled, kill_a_worker), Error);
+    REQUIRE_THROWS_AS(generate(*engine, tiny_request(PipelineKind::Distilled), kill_a_worker), Error);
     // The engine starts a fresh fleet for the next request; a callback that throws mid-request
     // ends it without leaving its results to the one after.
-    REQUIRE_THROWS_WITH(
-        generate(*engine, PipelineKind::Distilled, [] { throw std::runtime_error("caller gave up"); }),
-        "caller gave up");
-    const Generated g = generate(*engine, PipelineKind::Distilled);
+    REQUIRE_THROWS_WITH(generate(*engine, tiny_request(PipelineKind::Distilled),
+                                 [] { throw std::runtime_error("caller gave up"); }),
+                        "caller gave up");
+    const Generated g = generate(*engine, tiny_request(PipelineKind::Distilled));
     CHECK(relative_diff(g.frames, local.frames) <= 1e-5);
   }
   test::require_clean();

@@ -163,6 +163,8 @@ DecodeTilePlan plan_tiled_decode(const Shape& latent_shape, int64_t out_channels
              shape_str(latent_shape));
   const int64_t F = latent_shape[2], H = latent_shape[3], W = latent_shape[4];
   DecodeTilePlan plan;
+  plan.config = config;
+  plan.factors = factors;
   plan.latent_shape = latent_shape;
   plan.video_shape = {latent_shape[0], out_channels, 1 + factors.time * (F - 1), H * factors.height,
                       W * factors.width};

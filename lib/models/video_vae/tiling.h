@@ -61,6 +61,10 @@ struct DecodeTile {
 };
 
 struct DecodeTilePlan {
+  // What the plan was made from: plan_tiled_decode(latent_shape, video_shape[1], config, factors)
+  // makes it again (a distributed decode rebuilds it in the process that blends).
+  TileSizeConfig config;
+  VideoScaleFactors factors;
   Shape latent_shape;             // [B, C, F, H, W]
   Shape video_shape;              // [B, out_channels, F', H', W']
   std::vector<DecodeTile> tiles;  // frames slowest, then height, then width
