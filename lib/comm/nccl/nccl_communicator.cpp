@@ -39,8 +39,10 @@ ncclDataType_t nccl_type(DType t) {
     case DType::I64: return ncclInt64;
     case DType::U8:
     case DType::Bool: return ncclUint8;
+    case DType::F8E4M3:
+    case DType::F8E5M2: break;  // no collective moves FP8 weights or activations yet
   }
-  LTX2_FAIL("NCCL: unsupported dtype");
+  LTX2_FAIL("NCCL: unsupported dtype {}", dtype_name(t));
 }
 
 // What a rank states before each collective: op, dtype, elements, root, then for all_to_all its
