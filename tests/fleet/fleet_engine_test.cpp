@@ -230,11 +230,10 @@ TEST_CASE("fleet engine: tile frames larger than the piece bound arrive in bands
 }
 
 TEST_CASE(
-    "fleet engine: two-stage with SP stage 2 equals one rank, with TDP stage 2 it is finite and close") {
+    "fleet engine: two-stage with SP stage 2 (the default) equals one rank, with TDP stage 2 it is finite and "
+    "close") {
   const Generated& local = local_run(PipelineKind::TwoStage);
-  runtime::FleetEngineOptions sp = fleet_options(2);
-  sp.stage2_parallel = "sp";
-  sp.vae_width_tiles = 1;  // the whole decode of the in-process run
+  runtime::FleetEngineOptions sp = fleet_options(2);  // stage 2 and the decode as the defaults have them
   const Generated sp2 = run_fleet(PipelineKind::TwoStage, sp);
   report("two-stage SP 2 ranks vs in-process", sp2, local);
   CHECK(relative_diff(sp2.frames, local.frames) <= 1e-5);
