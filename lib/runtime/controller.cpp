@@ -48,6 +48,8 @@ struct Controller::Fleet {
   std::vector<std::optional<SteadyClock::time_point>> stalled_since;  // per rank, see check_held_results
   std::vector<pid_t> pids;                                            // -1 once reaped
   std::vector<int> exit_status;
+  uint64_t spawned_ns = 0;  // monotonic_ns() as the workers were spawned: before its first beat a
+                            // worker is still starting (exec, attach), not silent
   uint64_t generation = 0;
   uint64_t next_seq = 1;
 
@@ -125,6 +127,7 @@ void Controller::spawn_fleet() {
   fleet->stalled_since.assign(world, std::nullopt);
   fleet->pids.assign(world, -1);
   fleet->exit_status.assign(world, 0);
+  fleet->spawned_ns = monotonic_ns();
   for (int r = 0; r < world; ++r) {
     fleet->pids[r] = spawn_worker(
         opt_.worker_exe, {"--worker", "--rank", std::to_string(r), "--driver-pid", std::to_string(getpid())},
@@ -156,6 +159,7 @@ void Controller::wait_ready() {
       LTX2_FAIL("fleet start: rank {} (device {}) {}{}{}", r, opt_.devices[r].str(),
                 describe_wait_status(fleet_->exit_status[r]), err.empty() ? "" : ": ", err);
     }
+    if (auto silent = silent_rank()) LTX2_FAIL("fleet start: {}", *silent);
     if (ms_since(begin) >= opt_.ready_timeout.count()) {
       LTX2_FAIL("fleet start: rank(s) {} did not report ready within {} ms", fmt::join(missing, ", "),
                 opt_.ready_timeout.count());
@@ -305,13 +309,7 @@ std::optional<std::string> Controller::check_health() {
                                describe_wait_status(fleet_->exit_status[r]), err.empty() ? "" : ": ", err));
   }
   if (!dead.empty()) return fmt::format("{}", fmt::join(dead, "; "));
-  const uint64_t now = monotonic_ns();
-  for (int r = 0; r < ch.world(); ++r) {
-    const uint64_t last = ch.rank(r).heartbeat_ns.load();
-    const int64_t silent_ms = static_cast<int64_t>((now - std::min(now, last)) / 1000000);
-    if (silent_ms > opt_.heartbeat_timeout.count())
-      return fmt::format("rank {} sent no heartbeat for {} ms", r, silent_ms);
-  }
+  if (auto silent = silent_rank()) return silent;
   for (auto& j : jobs_) {
     if (j.complete) continue;
     if (j.started && j.timeout && ms_since(*j.started) > j.timeout->count()) {
@@ -322,6 +320,19 @@ std::optional<std::string> Controller::check_health() {
                          j.timeout->count(), fmt::join(running, ", "));
     }
     break;
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> Controller::silent_rank() const {
+  const FleetChannel& ch = fleet_->channel;
+  const uint64_t now = monotonic_ns();
+  for (int r = 0; r < ch.world(); ++r) {
+    const uint64_t last =
+        std::max(ch.rank(r).heartbeat_ns.load(std::memory_order_acquire), fleet_->spawned_ns);
+    const int64_t silent_ms = static_cast<int64_t>((now - std::min(now, last)) / 1000000);
+    if (silent_ms > opt_.heartbeat_timeout.count())
+      return fmt::format("rank {} sent no heartbeat for {} ms", r, silent_ms);
   }
   return std::nullopt;
 }

@@ -119,7 +119,9 @@ class Controller {
   Controller& operator=(const Controller&) = delete;
 
   // Spawns the workers and waits until every rank is ready (or throws naming the ranks that did
-  // not come up, after killing the others). Re-posts any jobs still queued.
+  // not come up, after killing the others): a rank that exits is reported at once, one whose
+  // heartbeats stop after heartbeat_timeout, one that beats but never gets ready after
+  // ready_timeout. Re-posts any jobs still queued.
   void start();
   bool running() const { return fleet_ != nullptr; }
   // Queues a job; returns its id (ids increase for the controller's lifetime). Throws when the
@@ -183,6 +185,9 @@ class Controller {
   void check_held_results();
   void finalize(size_t index);
   std::optional<std::string> check_health();
+  // The first rank whose heartbeats stopped for longer than heartbeat_timeout (counted from the
+  // spawn until its first beat), described; nullopt when every rank beats.
+  std::optional<std::string> silent_rank() const;
   // Posts, drains and checks health; on a fatal error fails the fleet and returns true.
   bool poll_fleet();
   void fail_fleet(const std::string& reason);

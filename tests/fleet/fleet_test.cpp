@@ -244,6 +244,21 @@ TEST_CASE("fleet: start names the rank that failed or did not come up") {
   require_clean();
 }
 
+TEST_CASE(
+    "fleet: a worker frozen while it starts is reported after the heartbeat timeout, not the ready one") {
+  {
+    auto opt = fleet_options(2, {{"freeze_setup_rank", 1}});
+    opt.ready_timeout = 12s;
+    opt.heartbeat_timeout = 1500ms;  // longer than a worker's exec and attach on a loaded machine
+    Controller c(opt);
+    const auto begin = std::chrono::steady_clock::now();
+    REQUIRE_THROWS_WITH(c.start(), Catch::Matchers::Contains("fleet start: rank 1 sent no heartbeat for"));
+    REQUIRE(std::chrono::steady_clock::now() - begin < 8s);
+    REQUIRE_FALSE(c.running());
+  }
+  require_clean();
+}
+
 TEST_CASE("fleet: a corrupt job record is rejected and the fleet keeps serving") {
   {
     Controller c(fleet_options(2));

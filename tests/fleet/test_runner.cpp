@@ -1,7 +1,8 @@
 // "test.faulty": a runner that fails on purpose in the ways a real one can, chosen per job.
 //
 // setup config: {"fail_setup_rank": r} throws during setup on rank r; {"hang_setup_rank": r}
-// never finishes setup on rank r.
+// never finishes setup on rank r; {"freeze_setup_rank": r} stops rank r (SIGSTOP: every thread,
+// heartbeats included) during setup.
 // job params:
 //   "fail": "job_error" | "exception" | "kill" | "hang_collective" | "stall" (never returns, outside
 //           any collective) | "job_error_after_collective"
@@ -30,6 +31,7 @@ class FaultyRunner : public Runner {
     if (config.value("fail_setup_rank", -1) == ctx.rank)
       throw std::runtime_error("setup exploded on purpose");
     if (config.value("hang_setup_rank", -1) == ctx.rank) hang();
+    if (config.value("freeze_setup_rank", -1) == ctx.rank) raise(SIGSTOP);
   }
 
   nlohmann::json run(const Job& job, ResultSink& out) override {
