@@ -1,6 +1,8 @@
 // Fleet channel operations (layout and ownership rules in channel.h).
 #include "runtime/channel.h"
 
+#include <algorithm>
+#include <array>
 #include <cstdio>
 #include <cstring>
 #include <new>
@@ -13,7 +15,7 @@ namespace ltx2::runtime {
 namespace {
 
 constexpr uint32_t kMagic = 0x4c58464cu;  // "LXFL"
-constexpr uint32_t kVersion = 3;
+constexpr uint32_t kVersion = 4;
 
 size_t align64(size_t n) {
   return (n + 63) / 64 * 64;
@@ -197,6 +199,33 @@ void FleetChannel::push_result(int r, const EncodedRecord& rec, const std::funct
     LTX2_CHECK(keep_waiting(), "rank {}: gave up waiting for space in the result ring", r);
     comm::futex_wait(&cb_->ring_space, seen, std::chrono::milliseconds(50));
   }
+}
+
+void FleetChannel::note_progress(int r, std::string_view activity) {
+  RankBlock& b = rank(r);
+  std::array<uint64_t, kActivityWords> words{};
+  std::memcpy(words.data(), activity.data(), std::min(activity.size(), sizeof(words) - 1));
+  const uint32_t seq = b.activity_seq.load(std::memory_order_relaxed);
+  b.activity_seq.store(seq + 1, std::memory_order_relaxed);
+  std::atomic_thread_fence(std::memory_order_release);
+  for (size_t i = 0; i < kActivityWords; ++i) b.activity[i].store(words[i], std::memory_order_relaxed);
+  b.activity_seq.store(seq + 2, std::memory_order_release);
+  b.progress_ns.store(monotonic_ns(), std::memory_order_release);
+}
+
+std::string FleetChannel::activity_of(int r) const {
+  const RankBlock& b = rank(r);
+  for (int attempt = 0; attempt < 100; ++attempt) {
+    const uint32_t before = b.activity_seq.load(std::memory_order_acquire);
+    if (before % 2) continue;
+    std::array<uint64_t, kActivityWords> words;
+    for (size_t i = 0; i < kActivityWords; ++i) words[i] = b.activity[i].load(std::memory_order_relaxed);
+    std::atomic_thread_fence(std::memory_order_acquire);
+    if (b.activity_seq.load(std::memory_order_relaxed) != before) continue;
+    const char* text = reinterpret_cast<const char*>(words.data());
+    return std::string(text, strnlen(text, sizeof(words)));
+  }
+  return {};
 }
 
 void FleetChannel::record_error(int r, const std::string& message) {

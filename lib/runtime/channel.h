@@ -18,7 +18,8 @@
 //   driver:  ControlBlock.shutdown, jobs_posted, jobs_changed (bump), ring_space (bump); every
 //            JobSlot; RingHeader.tail of every ring; before spawning: the setup area and each
 //            RankBlock's device_type/device_index.
-//   rank r:  RankBlock[r] (state, heartbeat_ns, jobs_done, error); RingHeader.head and
+//   rank r:  RankBlock[r] (state, heartbeat_ns from its heartbeat thread, progress_ns and activity
+//            from its working thread, jobs_done, error); RingHeader.head and
 //            .waiting_for and the free data of ring r; results_changed (bump); its slot of the
 //            communicator region.
 //   anyone:  the communicator's abort word (a fatal error anywhere releases every collective).
@@ -41,6 +42,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "core/device.h"
 #include "runtime/record.h"
@@ -60,14 +62,21 @@ struct ChannelSizes {
   size_t comm_slot_capacity = 16 << 20;
 };
 
+constexpr size_t kActivityWords = 6;  // RankBlock::activity: up to 47 bytes and a terminating zero
+
 struct alignas(64) RankBlock {
   std::atomic<uint32_t> state;
   uint32_t device_type;  // written by the driver before spawning: DeviceType
   int32_t device_index;
   std::atomic<uint64_t> heartbeat_ns;  // steady clock (CLOCK_MONOTONIC), shared by all processes
+  std::atomic<uint64_t> progress_ns;   // the same clock: the working thread's last note_progress
   std::atomic<uint64_t> jobs_done;
   std::atomic<uint32_t> error_set;
   char error[500];
+  // What the working thread noted last, for messages: a seqlock (odd while it changes) over
+  // 8-byte words, so that every access is atomic.
+  std::atomic<uint32_t> activity_seq;
+  std::atomic<uint64_t> activity[kActivityWords];
 };
 
 struct alignas(64) ControlBlock {
@@ -145,6 +154,12 @@ class FleetChannel {
   RingHeader* ring(int r) const;
   uint8_t* ring_data(int r) const { return reinterpret_cast<uint8_t*>(ring(r)) + sizeof(RingHeader); }
   uint64_t ring_capacity() const { return layout_.ring_capacity; }
+
+  // Rank r's working thread: it got on with its work (set up, picked up a job, did a step, sent a
+  // result); `activity` says what, for the driver's messages (its first 47 bytes are kept).
+  void note_progress(int r, std::string_view activity);
+  // What rank r noted last ("" before anything, or while it kept changing under the read).
+  std::string activity_of(int r) const;
 
   // Rank r: records a fatal error message (first one wins).
   void record_error(int r, const std::string& message);

@@ -5,6 +5,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <thread>
 
@@ -26,7 +27,17 @@ int64_t ms_since(SteadyClock::time_point t) {
   return std::chrono::duration_cast<milliseconds>(SteadyClock::now() - t).count();
 }
 
+// A time point on monotonic_ns()'s scale (both are the steady clock).
+uint64_t ns_of(SteadyClock::time_point t) {
+  return static_cast<uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count());
+}
+
 }  // namespace
+
+milliseconds default_progress_timeout(std::optional<milliseconds> job_timeout) {
+  return job_timeout ? std::max(kMinProgressTimeout, *job_timeout / 10) : kMinProgressTimeout;
+}
 
 JobFailed::JobFailed(const std::string& message, uint64_t job_id, bool asymmetric,
                      std::vector<std::string> rank_errors)
@@ -202,6 +213,7 @@ uint64_t Controller::enqueue(std::vector<uint8_t> record, std::optional<millisec
   job.id = next_job_id_++;
   job.record = std::move(record);
   job.timeout = timeout ? timeout : opt_.job_timeout;
+  job.progress_timeout = opt_.progress_timeout.value_or(default_progress_timeout(job.timeout));
   job.terminals.assign(opt_.sizes.world, std::nullopt);
   jobs_.push_back(std::move(job));
   if (fleet_) post_jobs();
@@ -310,6 +322,7 @@ std::optional<std::string> Controller::check_health() {
   }
   if (!dead.empty()) return fmt::format("{}", fmt::join(dead, "; "));
   if (auto silent = silent_rank()) return silent;
+  if (auto stuck = stuck_rank()) return stuck;
   for (auto& j : jobs_) {
     if (j.complete) continue;
     if (j.started && j.timeout && ms_since(*j.started) > j.timeout->count()) {
@@ -332,9 +345,34 @@ std::optional<std::string> Controller::silent_rank() const {
         std::max(ch.rank(r).heartbeat_ns.load(std::memory_order_acquire), fleet_->spawned_ns);
     const int64_t silent_ms = static_cast<int64_t>((now - std::min(now, last)) / 1000000);
     if (silent_ms > opt_.heartbeat_timeout.count())
-      return fmt::format("rank {} sent no heartbeat for {} ms", r, silent_ms);
+      return fmt::format("rank {} sent no heartbeat for {} ms (last: {})", r, silent_ms, ch.activity_of(r));
   }
   return std::nullopt;
+}
+
+std::optional<std::string> Controller::stuck_rank() const {
+  const auto running =
+      std::find_if(jobs_.begin(), jobs_.end(), [](const PendingJob& j) { return !j.complete; });
+  if (running == jobs_.end() || !running->started) return std::nullopt;
+  const FleetChannel& ch = fleet_->channel;
+  const uint64_t now = monotonic_ns(), started = ns_of(*running->started);
+  int stuck = -1;
+  uint64_t longest = 0;
+  for (int r = 0; r < ch.world(); ++r) {
+    if (running->terminals[r]) continue;  // done with this job: waiting for the others
+    const uint64_t last = std::max(ch.rank(r).progress_ns.load(std::memory_order_acquire), started);
+    const uint64_t silent = now - std::min(now, last);
+    if (silent > longest) {
+      longest = silent;
+      stuck = r;
+    }
+  }
+  const auto silent_ms = static_cast<int64_t>(longest / 1000000);
+  if (stuck < 0 || silent_ms <= running->progress_timeout.count()) return std::nullopt;
+  return fmt::format(
+      "rank {} made no progress in job {} for {} ms while its heartbeats went on: its working thread is "
+      "stuck (last: {}; the bound is {} ms)",
+      stuck, running->id, silent_ms, ch.activity_of(stuck), running->progress_timeout.count());
 }
 
 void Controller::fail_fleet(const std::string& reason) {

@@ -62,6 +62,9 @@ struct FleetEngineOptions {
   std::chrono::milliseconds collective_timeout{std::chrono::minutes(5)};
   std::chrono::milliseconds heartbeat_timeout{std::chrono::seconds(30)};
   std::optional<std::chrono::milliseconds> job_timeout;  // none: a request may run as long as it takes
+  // The longest a rank may go without a step, phase or result (controller.h: Liveness); unset:
+  // default_progress_timeout(job_timeout).
+  std::optional<std::chrono::milliseconds> progress_timeout;
   std::string shm_prefix = "ltx2-fleet";
   // GPU ranks plan what stays on their GPU for these requests (pipeline/residency.h); empty: every
   // model is kept. gpu_memory_gib > 0 caps each GPU's use.

@@ -456,6 +456,34 @@ TEST_CASE("fleet: a frozen worker (no heartbeats) breaks the fleet") {
   require_clean();
 }
 
+TEST_CASE("fleet: a rank whose working thread is stuck while its heartbeats go on breaks the fleet") {
+  {
+    auto opt = fleet_options(2);
+    opt.progress_timeout = 500ms;
+    opt.collective_timeout = 10s;  // rank 0 must not reach the point where it could blame rank 1
+    Controller c(opt);
+    c.start();
+    c.submit({{"busy_ms", 400}});  // marking progress every 20 ms: never stuck
+    REQUIRE(finish_job(c).done);
+    // Rank 1 hangs as the job starts, rank 0 works on, marking progress.
+    c.submit({{"fail", "stall"}, {"fail_ranks", {1}}, {"busy_ms", 3000}});
+    auto out = finish_job(c, 5s);
+    REQUIRE(out.broken);
+    REQUIRE_THAT(out.error,
+                 Catch::Matchers::Contains("rank 1 made no progress in job 2 for") &&
+                     Catch::Matchers::Contains("its working thread is stuck (last: job 2: started; "
+                                               "the bound is 500 ms)"));
+    REQUIRE(out.seconds < 2.5);
+  }
+  require_clean();
+}
+
+TEST_CASE("fleet: the progress bound is a tenth of the job timeout, at least ten minutes") {
+  REQUIRE(default_progress_timeout(std::nullopt) == 10min);
+  REQUIRE(default_progress_timeout(1h) == 10min);
+  REQUIRE(default_progress_timeout(10h) == 1h);
+}
+
 TEST_CASE("fleet: shutdown mid-job waits for the grace period, then kills") {
   {
     auto opt = fleet_options(2);

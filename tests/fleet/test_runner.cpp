@@ -8,6 +8,7 @@
 //           any collective) | "job_error_after_collective"
 //   "fail_ranks": [ranks] (default: every rank), "fail_attempts": n (fail only while attempt < n)
 //   "sleep_ms": every rank sleeps this long first (job timeout tests)
+//   "busy_ms": every rank works this long first, marking progress every 20 ms (liveness tests)
 //   "tiles": n, "tile_elems": m, "tile_delay_ms": d — rank 0 streams n outputs of m floats
 //   "loop_collectives": n, "loop_elems": m — first n all-reduces of m floats on the rank's device,
 //           a progress event ("loop") after the first (so a test can kill a rank mid-collective)
@@ -49,6 +50,10 @@ class FaultyRunner : public Runner {
     if (mine && (fail == "hang_collective" || fail == "stall")) hang();
     if (p.contains("sleep_ms"))
       std::this_thread::sleep_for(std::chrono::milliseconds(p["sleep_ms"].get<int>()));
+    for (int ms = 0; ms < p.value("busy_ms", 0); ms += 20) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      out.mark_progress("busy " + std::to_string(ms));
+    }
 
     out.progress("reduce", 0.0);
     bool has_x = false;

@@ -160,6 +160,20 @@ TEST_CASE("channel: a full ring pushes back and an oversized result is refused")
   r.ch.push_result(0, EncodedRecord({}, {{"t", Tensor::zeros({100})}}), [] { return false; });  // room again
 }
 
+TEST_CASE("channel: a rank's progress notes carry the time and what it did, cut to their field") {
+  Region r(2);
+  REQUIRE(r.ch.activity_of(1).empty());
+  const uint64_t before = monotonic_ns();
+  r.ch.note_progress(1, "job 3: stage1 2/8");
+  REQUIRE(r.ch.rank(1).progress_ns.load() >= before);
+  REQUIRE(r.ch.activity_of(1) == "job 3: stage1 2/8");
+  REQUIRE(r.ch.rank(0).progress_ns.load() == 0);
+  r.ch.note_progress(1, std::string(100, 'y'));
+  REQUIRE(r.ch.activity_of(1) == std::string(kActivityWords * 8 - 1, 'y'));
+  r.ch.rank(1).activity_seq.store(1);  // a writer that never finished: nothing to report
+  REQUIRE(r.ch.activity_of(1).empty());
+}
+
 TEST_CASE("channel: the first fatal error of a rank is the one kept") {
   Region r(2);
   REQUIRE(r.ch.error_of(1).empty());
