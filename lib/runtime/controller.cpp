@@ -27,6 +27,11 @@ int64_t ms_since(SteadyClock::time_point t) {
   return std::chrono::duration_cast<milliseconds>(SteadyClock::now() - t).count();
 }
 
+// "300 ms", "2 s", "3600 s".
+std::string duration_text(milliseconds d) {
+  return d.count() % 1000 == 0 ? fmt::format("{} s", d.count() / 1000) : fmt::format("{} ms", d.count());
+}
+
 // A time point on monotonic_ns()'s scale (both are the steady clock).
 uint64_t ns_of(SteadyClock::time_point t) {
   return static_cast<uint64_t>(
@@ -329,8 +334,8 @@ std::optional<std::string> Controller::check_health() {
       std::vector<int> running;
       for (size_t r = 0; r < j.terminals.size(); ++r)
         if (!j.terminals[r]) running.push_back(static_cast<int>(r));
-      return fmt::format("job {} passed its timeout of {} ms (rank(s) {} still running)", j.id,
-                         j.timeout->count(), fmt::join(running, ", "));
+      return fmt::format("job {} passed its timeout of {} (--job-timeout; rank(s) {} still running)", j.id,
+                         duration_text(*j.timeout), fmt::join(running, ", "));
     }
     break;
   }
@@ -371,8 +376,8 @@ std::optional<std::string> Controller::stuck_rank() const {
   if (stuck < 0 || silent_ms <= running->progress_timeout.count()) return std::nullopt;
   return fmt::format(
       "rank {} made no progress in job {} for {} ms while its heartbeats went on: its working thread is "
-      "stuck (last: {}; the bound is {} ms)",
-      stuck, running->id, silent_ms, ch.activity_of(stuck), running->progress_timeout.count());
+      "stuck (last: {}; the bound is {})",
+      stuck, running->id, silent_ms, ch.activity_of(stuck), duration_text(running->progress_timeout));
 }
 
 void Controller::fail_fleet(const std::string& reason) {

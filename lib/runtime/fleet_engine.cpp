@@ -531,6 +531,8 @@ std::vector<Device> fleet_devices(const FleetEngineOptions& opt) {
                  opt.vae_height_tiles >= 0 && opt.vae_width_tiles >= 0 && opt.vae_overlap >= 0,
              "TDP / VAE tile counts and overlaps must not be negative");
   LTX2_CHECK(opt.retries >= 0, "--retries must not be negative, got {}", opt.retries);
+  LTX2_CHECK(opt.job_timeout.count() > 0, "--job-timeout must be positive, got {} ms",
+             opt.job_timeout.count());
   LTX2_CHECK(
       opt.tile_piece_bytes >= kMinTilePieceBytes && opt.tile_piece_bytes <= ChannelSizes{}.ring_capacity / 4,
       "fleet: tile_piece_bytes {} outside [{}, {}] (a quarter of the result ring)", opt.tile_piece_bytes,

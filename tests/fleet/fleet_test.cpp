@@ -440,6 +440,25 @@ TEST_CASE("fleet: a job that keeps streaming still meets its timeout") {
   require_clean();
 }
 
+TEST_CASE("fleet: a job past the fleet's default job timeout fails, naming the timeout and its flag") {
+  {
+    auto opt = fleet_options(2);
+    opt.job_timeout = 1000ms;
+    Controller c(opt);
+    c.start();
+    c.submit({{"sleep_ms", 100}});  // well within it
+    REQUIRE(finish_job(c).done);
+    c.submit({{"sleep_ms", 100000}});
+    auto out = finish_job(c, 4s);
+    REQUIRE(out.broken);
+    REQUIRE_THAT(out.error,
+                 Catch::Matchers::Contains("job 2 failed: fleet broken: job 2 passed its timeout of "
+                                           "1 s (--job-timeout; rank(s) 0, 1 still running)"));
+    REQUIRE(out.seconds >= 0.9);
+  }
+  require_clean();
+}
+
 TEST_CASE("fleet: a frozen worker (no heartbeats) breaks the fleet") {
   {
     auto opt = fleet_options(2);
