@@ -440,6 +440,31 @@ TEST_CASE("fleet: a job that keeps streaming still meets its timeout") {
   require_clean();
 }
 
+TEST_CASE(
+    "fleet: a rank scribbling over the layout cannot stall the driver, over its ring head it breaks the "
+    "fleet") {
+  {
+    Controller c(fleet_options(2));  // 3 job slots
+    c.start();
+    const auto [base, bytes] = ltx2::test::live_fleet_region();
+    const FleetChannel ch = FleetChannel::attach(base, bytes);  // where things are, before the scribbling
+    ControlBlock& cb = ch.control();
+    cb.world = 1000;
+    cb.job_slots = 0;  // the driver used to wait for a free slot forever
+    cb.setup_capacity = cb.job_capacity = cb.ring_capacity = cb.comm_slot_capacity = ~0ull;
+    for (int i = 0; i < 4; ++i) {
+      c.submit({{"tiles", 2}});
+      REQUIRE(finish_job(c).done);
+    }
+    ch.ring(1)->head.fetch_add(uint64_t{1} << 40);
+    c.submit({});  // sees the fleet broken first, and stops it (no retries)
+    REQUIRE_FALSE(c.running());
+    REQUIRE_THROWS_WITH(c.next(1s), Catch::Matchers::Contains("corrupt result ring of rank 1: 1099511627776 "
+                                                              "unread bytes in a ring of 1048576"));
+  }
+  require_clean();
+}
+
 TEST_CASE("fleet: a job past the fleet's default job timeout fails, naming the timeout and its flag") {
   {
     auto opt = fleet_options(2);
