@@ -43,6 +43,7 @@ runtime::FleetEngineOptions fleet_options(const GenerationFlags& flags, const En
     o.ranks = static_cast<int>(placement.devices.size());
   }
   o.retries = flags.retries;
+  if (flags.job_time_limit) o.job_timeout = *flags.job_time_limit;
   o.quantization = flags.quantization_policy;
   o.stage2_parallel = flags.stage2_parallel;
   std::tie(o.tdp_height_tiles, o.tdp_width_tiles) = parse_tiles(flags.tdp_tiles, "--tdp-tiles");
@@ -86,9 +87,9 @@ EnginePlacement plan_placement(const GenerationFlags& flags, bool cuda_built, in
     p.reason = "--ranks";
     return p;
   }
-  // Worker processes for several GPUs, and for --retries (a crashed worker can be restarted; this
-  // process cannot).
-  p.fleet = flags.retries > 0;
+  // Worker processes for several GPUs, and for --retries and --job-timeout (a crashed or stuck
+  // worker can be killed and restarted; this process cannot).
+  p.fleet = flags.retries > 0 || flags.job_time_limit.has_value();
   if (device == "cpu") {
     LTX2_CHECK(flags.gpus.empty(), "--device cpu and --gpus cannot be combined");
     p.devices = {Device::cpu()};

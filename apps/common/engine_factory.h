@@ -21,8 +21,8 @@ namespace ltx2::cli {
 //   --gpus LIST          those GPUs
 //   --device cuda[:N]    every visible GPU (or GPU N); an error when none is visible
 //   (nothing)            every visible GPU when this build has CUDA, else the CPU
-// GPUs: one runs in this process (unless --retries asks for a restartable worker), several run as a
-// fleet with one worker process each.
+// GPUs: one runs in this process (unless --retries or --job-timeout asks for a worker that can be
+// killed and restarted), several run as a fleet with one worker process each.
 struct EnginePlacement {
   std::vector<Device> devices;  // one entry in process; the fleet's ranks otherwise
   bool fleet = false;

@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "core/error.h"
+#include "runtime/fleet_engine.h"
 
 namespace ltx2::cli {
 
@@ -24,6 +25,15 @@ int parse_int(const std::string& s, const std::string& what) {
   double v = parse_number(s, what);
   LTX2_CHECK(v == std::floor(v) && std::fabs(v) < 1e9, "{}: '{}' is not a whole number", what, s);
   return static_cast<int>(v);
+}
+
+// --job-timeout SECONDS: positive, whole milliseconds, at most ~31 years (so nothing overflows).
+std::chrono::milliseconds parse_job_timeout(const std::string& text) {
+  const double seconds = parse_number(text, "--job-timeout");
+  const auto ms = static_cast<int64_t>(std::llround(std::min(seconds, 1e9) * 1000));
+  LTX2_CHECK(ms >= 1 && seconds <= 1e9,
+             "--job-timeout must be a positive number of seconds up to 1e9, got {}", text);
+  return std::chrono::milliseconds(ms);
 }
 
 void add_guidance_flags(CLI::App& app, GuidanceParams& g, const std::string& m, const char* mod_flag) {
@@ -150,6 +160,12 @@ void add_generation_flags(CLI::App& app, GenerationFlags& f, PipelineKind kind) 
                  "Restart the fleet and retry a job this many times after a crash (runs even one GPU as a "
                  "worker process)")
       ->capture_default_str();
+  app.add_option("--job-timeout", f.job_timeout,
+                 fmt::format("Seconds a job on worker processes may run before it fails (given, it runs even "
+                             "one device as a worker process); a rank that makes no progress for a tenth of "
+                             "it (at least 10 minutes) fails it sooner [default: {}]",
+                             std::chrono::seconds(runtime::kDefaultJobTimeout).count()))
+      ->type_name("SECONDS");
   app.add_option("--log-format", f.log_format,
                  "text (progress bars on a terminal) or json (JSON lines on stderr)")
       ->check(CLI::IsMember({"text", "json"}))
@@ -175,6 +191,7 @@ void finish_generation_flags(GenerationFlags& f, PipelineKind kind) {
   f.quantization_policy = parse_quantization(f.quantization);
   LTX2_CHECK(f.ranks >= 0 && f.ranks <= 64, "--ranks must be between 1 and 64, got {}", f.ranks);
   LTX2_CHECK(f.retries >= 0 && f.retries <= 10, "--retries must be between 0 and 10, got {}", f.retries);
+  if (!f.job_timeout.empty()) f.job_time_limit = parse_job_timeout(f.job_timeout);
 }
 
 bool wants_tiny_model(const ModelPaths& p) {

@@ -1,9 +1,11 @@
 // The flags shared by ltx2-distilled and ltx2-ti2vid, spelled as the reference's CLIs spell them
-// (plus ours: --device, --gpus, --ranks, --jobs, --log-format, --retries), and their conversion into a
-// GenerationRequest and ModelPaths.
+// (plus ours: --device, --gpus, --ranks, --jobs, --log-format, --retries, --job-timeout), and their
+// conversion into a GenerationRequest and ModelPaths.
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <chrono>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -27,6 +29,8 @@ struct GenerationFlags {
   Quantization quantization_policy = Quantization::None;  // parsed by finish_generation_flags
   int ranks = 0;
   int retries = 0;
+  std::string job_timeout;  // --job-timeout SECONDS as given ("": not given, the fleet's default)
+  std::optional<std::chrono::milliseconds> job_time_limit;  // parsed by finish_generation_flags
   std::string stage2_parallel = "sp";
   // Fleet tile counts "HxW" ("" = the reference's balanced split of the world) and overlaps in
   // latent cells, for stage-2 tiled data parallel and the distributed VAE decode.

@@ -61,6 +61,7 @@ class BenchScalingRunner : public runtime::Runner {
     tr::TransformerOutput result;
     double issue_seconds = 0;  // host time spent issuing the forwards (the device runs behind)
     auto forward = [&] {
+      out.mark_progress("forward");  // the fleet's liveness check: a bench may run many
       const auto start = std::chrono::steady_clock::now();
       result = sp_ ? sp_->forward(&in.video, &in.audio) : model_->forward(&in.video, &in.audio);
       issue_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

@@ -95,9 +95,11 @@ class BenchSpRunner : public runtime::Runner {
     sp_.emplace(config, std::move(weights), *ctx.comm, std::numeric_limits<int64_t>::max());
   }
 
-  json run(const runtime::Job& job, runtime::ResultSink&) override {
+  json run(const runtime::Job& job, runtime::ResultSink& out) override {
     json steps = json::array();
-    for (int step = 0; step < job.params.at("steps").get<int>(); ++step) {
+    const int count = job.params.at("steps");
+    for (int step = 0; step < count; ++step) {
+      out.mark_progress(fmt::format("step {}/{}", step + 1, count));  // the fleet's liveness check
       sp_->attention().traffic() = {};
       const auto start = SteadyClock::now();
       sp_->forward(&video_, &audio_);

@@ -31,32 +31,11 @@ const char* op_name(uint32_t op) {
   return "unknown collective";
 }
 
-struct CommHeader {
-  uint32_t magic;
-  uint32_t world;
-  uint64_t slot_capacity;
-  std::atomic<uint32_t> changed;
-  std::atomic<uint32_t> aborted;
-  char abort_reason[200];
-};
 static_assert(sizeof(CommHeader) <= kHeaderBytes);
-
-struct CommSlot {
-  std::atomic<uint64_t> published;
-  std::atomic<uint64_t> consumed;
-  uint32_t op, dtype;
-  uint64_t meta0, meta1;
-  uint64_t total_bytes, chunk_offset, chunk_bytes;
-};
 static_assert(sizeof(CommSlot) <= kSlotHeaderBytes);
 
 CommHeader* header_of(void* base) {
   return static_cast<CommHeader*>(base);
-}
-
-CommSlot* slot_of(uint8_t* base, size_t capacity, int p) {
-  return reinterpret_cast<CommSlot*>(base + kHeaderBytes +
-                                     static_cast<size_t>(p) * (kSlotHeaderBytes + capacity));
 }
 
 uint8_t* slot_data(CommSlot* s) {
@@ -70,6 +49,11 @@ void copy_overlap(uint8_t* dst, uint64_t want, uint64_t len, uint64_t offset, co
   if (begin < end) std::memcpy(dst + (begin - want), data + (begin - offset), end - begin);
 }
 
+// PeerBytes of the collectives where every rank sends `bytes` (the signature fixes them).
+auto every_rank_sends(uint64_t bytes) {
+  return [bytes](int) -> std::optional<uint64_t> { return bytes; };
+}
+
 template <typename T>
 void accumulate(T* out, const T* in, uint64_t count, bool first) {
   if (first) {
@@ -80,6 +64,11 @@ void accumulate(T* out, const T* in, uint64_t count, bool first) {
 }
 
 }  // namespace
+
+CommSlot* comm_slot(void* base, size_t slot_capacity, int p) {
+  return reinterpret_cast<CommSlot*>(static_cast<uint8_t*>(base) + kHeaderBytes +
+                                     static_cast<size_t>(p) * (kSlotHeaderBytes + slot_capacity));
+}
 
 size_t ShmCommunicator::region_bytes(int world, size_t slot_capacity) {
   return kHeaderBytes + static_cast<size_t>(world) * (kSlotHeaderBytes + slot_capacity / 64 * 64);
@@ -96,7 +85,7 @@ void ShmCommunicator::format_region(void* base, size_t bytes, int world, size_t 
   auto* h = new (base) CommHeader{};
   h->world = static_cast<uint32_t>(world);
   h->slot_capacity = slot_capacity;
-  for (int p = 0; p < world; ++p) new (slot_of(static_cast<uint8_t*>(base), slot_capacity, p)) CommSlot{};
+  for (int p = 0; p < world; ++p) new (comm_slot(base, slot_capacity, p)) CommSlot{};
   std::atomic_thread_fence(std::memory_order_release);
   h->magic = kMagic;
 }
@@ -115,10 +104,14 @@ ShmCommunicator::ShmCommunicator(void* base, size_t bytes, int rank, std::chrono
     : base_(static_cast<uint8_t*>(base)), rank_(rank), timeout_(timeout) {
   auto* h = header_of(base);
   LTX2_CHECK(bytes >= kHeaderBytes && h->magic == kMagic, "shm communicator: region is not formatted");
-  world_ = static_cast<int>(h->world);
-  capacity_ = h->slot_capacity;
-  LTX2_CHECK(bytes >= region_bytes(world_, capacity_), "shm communicator: region of {} bytes is truncated",
-             bytes);
+  // Read once and kept: a peer can write the header, so slots are addressed by these copies only.
+  const uint64_t world = h->world, capacity = h->slot_capacity;
+  LTX2_CHECK(world >= 1 && capacity % 64 == 0 && capacity >= 4096 && capacity >= world * 8 &&
+                 capacity <= bytes && world <= (bytes - kHeaderBytes) / (kSlotHeaderBytes + capacity),
+             "shm communicator: the region's header (world {}, slots of {} bytes) does not fit its {} bytes",
+             world, capacity, bytes);
+  world_ = static_cast<int>(world);
+  capacity_ = capacity;
   LTX2_CHECK(rank >= 0 && rank < world_, "shm communicator: rank {} outside world of {}", rank, world_);
   LTX2_CHECK(timeout.count() > 0, "shm communicator: timeout must be positive");
 }
@@ -129,9 +122,9 @@ void ShmCommunicator::wait_all(const std::function<bool(int)>& arrived, const ch
   for (;;) {
     const uint32_t seen = h->changed.load(std::memory_order_acquire);
     if (h->aborted.load(std::memory_order_acquire) == 1) {
-      throw CommError(
-          fmt::format("{} on rank {}: communicator aborted: {}", current_op_, rank_, h->abort_reason),
-          __FILE__, __LINE__);
+      const std::string reason(h->abort_reason, strnlen(h->abort_reason, sizeof(h->abort_reason)));
+      throw CommError(fmt::format("{} on rank {}: communicator aborted: {}", current_op_, rank_, reason),
+                      __FILE__, __LINE__);
     }
     std::vector<int> missing;
     for (int p = 0; p < world_; ++p)
@@ -148,13 +141,13 @@ void ShmCommunicator::wait_all(const std::function<bool(int)>& arrived, const ch
 }
 
 void ShmCommunicator::exchange(const Signature& sig, const uint8_t* mine, uint64_t my_bytes,
-                               const ChunkFn& on_chunk) {
+                               const PeerBytes& peer_bytes, const ChunkFn& on_chunk) {
   LTX2_CHECK(!broken_, "{} on rank {}: the communicator failed earlier and cannot be used", op_name(sig.op),
              rank_);
   ++entered_;
   current_op_ = op_name(sig.op);
   try {
-    exchange_rounds(sig, mine, my_bytes, on_chunk);
+    exchange_rounds(sig, mine, my_bytes, peer_bytes, on_chunk);
   } catch (const CommError& e) {
     broken_ = true;
     abort(base_, e.what());  // peers stop waiting for us at once instead of at their timeout
@@ -167,15 +160,16 @@ void ShmCommunicator::exchange(const Signature& sig, const uint8_t* mine, uint64
 }
 
 void ShmCommunicator::exchange_rounds(const Signature& sig, const uint8_t* mine, uint64_t my_bytes,
-                                      const ChunkFn& on_chunk) {
+                                      const PeerBytes& peer_bytes, const ChunkFn& on_chunk) {
   auto* h = header_of(base_);
   const auto deadline = Clock::now() + timeout_;
-  CommSlot* own = slot_of(base_, capacity_, rank_);
+  CommSlot* own = comm_slot(base_, capacity_, rank_);
+  std::vector<uint64_t> totals(world_);
   for (uint64_t round = 0;; ++round) {
     const uint64_t g = ++generation_;
     wait_all(
         [&](int p) {
-          return slot_of(base_, capacity_, p)->consumed.load(std::memory_order_acquire) >= g - 1;
+          return comm_slot(base_, capacity_, p)->consumed.load(std::memory_order_acquire) >= g - 1;
         },
         "finished reading the previous round", deadline);
     const uint64_t offset = round * capacity_;
@@ -192,28 +186,55 @@ void ShmCommunicator::exchange_rounds(const Signature& sig, const uint8_t* mine,
     bump_and_wake(&h->changed);
 
     wait_all(
-        [&](int p) { return slot_of(base_, capacity_, p)->published.load(std::memory_order_acquire) >= g; },
+        [&](int p) { return comm_slot(base_, capacity_, p)->published.load(std::memory_order_acquire) >= g; },
         "arrived", deadline);
     uint64_t max_total = 0;
     for (int p = 0; p < world_; ++p) {
-      const CommSlot* s = slot_of(base_, capacity_, p);
-      if (s->op != sig.op || s->dtype != sig.dtype || s->meta0 != sig.meta0 || s->meta1 != sig.meta1) {
-        LTX2_FAIL(
-            "{}: collective mismatch: rank {} called {}(dtype {}, {}, {}) while rank {} called {}(dtype {}, "
-            "{}, {})",
-            current_op_, p, op_name(s->op), s->dtype, s->meta0, s->meta1, rank_, op_name(sig.op), sig.dtype,
-            sig.meta0, sig.meta1);
-      }
-      max_total = std::max(max_total, s->total_bytes);
+      check_signature(p, sig);
+      totals[p] = checked_total(p, peer_bytes, round == 0 ? std::nullopt : std::optional(totals[p]));
+      max_total = std::max(max_total, totals[p]);
     }
     for (int p = 0; p < world_; ++p) {
-      CommSlot* s = slot_of(base_, capacity_, p);
-      if (s->chunk_bytes) on_chunk(p, s->chunk_offset, slot_data(s), s->chunk_bytes);
+      const uint64_t chunk = checked_chunk(p, round, totals[p]);
+      if (chunk) on_chunk(p, offset, slot_data(comm_slot(base_, capacity_, p)), chunk);
     }
     own->consumed.store(g, std::memory_order_release);
     bump_and_wake(&h->changed);
     if ((round + 1) * capacity_ >= max_total) return;
   }
+}
+
+void ShmCommunicator::check_signature(int p, const Signature& sig) const {
+  const CommSlot* s = comm_slot(base_, capacity_, p);
+  if (s->op == sig.op && s->dtype == sig.dtype && s->meta0 == sig.meta0 && s->meta1 == sig.meta1) return;
+  LTX2_FAIL(
+      "{}: collective mismatch: rank {} called {}(dtype {}, {}, {}) while rank {} called "
+      "{}(dtype {}, {}, {})",
+      current_op_, p, op_name(s->op), s->dtype, s->meta0, s->meta1, rank_, op_name(sig.op), sig.dtype,
+      sig.meta0, sig.meta1);
+}
+
+uint64_t ShmCommunicator::checked_total(int p, const PeerBytes& peer_bytes,
+                                        std::optional<uint64_t> first) const {
+  const uint64_t total = comm_slot(base_, capacity_, p)->total_bytes;
+  const std::optional<uint64_t> expected = first ? first : peer_bytes(p);
+  LTX2_CHECK(
+      !expected || total == *expected,
+      "{}: rank {} published a stream of {} bytes where {} were expected (a corrupt communicator slot)",
+      current_op_, p, total, expected.value_or(0));
+  return total;
+}
+
+uint64_t ShmCommunicator::checked_chunk(int p, uint64_t round, uint64_t total) const {
+  const CommSlot* s = comm_slot(base_, capacity_, p);
+  const uint64_t offset = s->chunk_offset, bytes = s->chunk_bytes;
+  const uint64_t want_offset = round * capacity_;
+  const uint64_t want_bytes = want_offset < total ? std::min<uint64_t>(capacity_, total - want_offset) : 0;
+  LTX2_CHECK(offset == want_offset && bytes == want_bytes,
+             "{}: rank {} published {} bytes at stream offset {} where {} at {} were expected (a corrupt "
+             "communicator slot)",
+             current_op_, p, bytes, offset, want_bytes, want_offset);
+  return bytes;
 }
 
 Tensor ShmCommunicator::checked_cpu(const Tensor& x, const char* op) const {
@@ -249,11 +270,16 @@ Tensor ShmCommunicator::all_to_all(const Tensor& send, std::span<const int64_t> 
   auto* dst = static_cast<uint8_t*>(out.data_ptr());
   std::vector<uint64_t> dst_off(world_, 0), src_off(world_, 0);
   for (int p = 1; p < world_; ++p) dst_off[p] = dst_off[p - 1] + recv_counts[p - 1] * es;
-  exchange({kAllToAll, static_cast<uint32_t>(x.dtype()), 0, 0}, stream.data(), stream.size(),
+  const auto peer_bytes = [](int) -> std::optional<uint64_t> { return std::nullopt; };  // their counts say
+  exchange({kAllToAll, static_cast<uint32_t>(x.dtype()), 0, 0}, stream.data(), stream.size(), peer_bytes,
            [&](int p, uint64_t offset, const uint8_t* data, uint64_t n) {
              if (offset == 0) {  // the counts header always fits in the first chunk (capacity >= 8 * world)
+               LTX2_CHECK(n >= world_ * 8u, "all_to_all: rank {} sent {} bytes, less than its counts", p, n);
                std::vector<int64_t> theirs(world_);
                std::memcpy(theirs.data(), data, world_ * 8);
+               for (int64_t c : theirs)  // bounded like a record's tensors, so the offsets below cannot wrap
+                 LTX2_CHECK(c >= 0 && c < (int64_t{1} << 40), "all_to_all: rank {} sends a count of {}", p,
+                            c);
                LTX2_CHECK(theirs[rank_] == recv_counts[p],
                           "all_to_all: rank {} sends {} elements to rank {}, which expects {}", p,
                           theirs[rank_], rank_, recv_counts[p]);
@@ -274,7 +300,7 @@ Tensor ShmCommunicator::all_gather(const Tensor& x_in) {
   auto* dst = static_cast<uint8_t*>(out.data_ptr());
   const uint64_t nb = x.nbytes();
   exchange({kAllGather, static_cast<uint32_t>(x.dtype()), static_cast<uint64_t>(x.numel()), 0},
-           static_cast<const uint8_t*>(x.data_ptr()), nb,
+           static_cast<const uint8_t*>(x.data_ptr()), nb, every_rank_sends(nb),
            [&](int p, uint64_t offset, const uint8_t* data, uint64_t n) {
              copy_overlap(dst + p * nb, 0, nb, offset, data, n);
            });
@@ -292,7 +318,7 @@ Tensor ShmCommunicator::all_reduce_sum(const Tensor& x_in) {
   // Chunks start at multiples of the slot capacity (a multiple of 64), so they hold whole elements,
   // and peers arrive in rank order within a round: the sum order is rank 0, 1, ... on every rank.
   exchange({kAllReduce, static_cast<uint32_t>(dt), static_cast<uint64_t>(x.numel()), 0},
-           static_cast<const uint8_t*>(x.data_ptr()), x.nbytes(),
+           static_cast<const uint8_t*>(x.data_ptr()), x.nbytes(), every_rank_sends(x.nbytes()),
            [&](int p, uint64_t offset, const uint8_t* data, uint64_t n) {
              const uint64_t count = n / es;
              if (dt == DType::F32)
@@ -315,17 +341,20 @@ Tensor ShmCommunicator::broadcast(const Tensor& x_in, int root) {
   Tensor out = rank_ == root ? x.clone() : Tensor::empty(x.shape(), x.dtype());
   auto* dst = static_cast<uint8_t*>(out.data_ptr());
   const uint64_t nb = x.nbytes();
-  exchange({kBroadcast, static_cast<uint32_t>(x.dtype()), static_cast<uint64_t>(x.numel()),
-            static_cast<uint64_t>(root)},
-           static_cast<const uint8_t*>(x.data_ptr()), rank_ == root ? nb : 0,
-           [&](int p, uint64_t offset, const uint8_t* data, uint64_t n) {
-             if (p == root && rank_ != root) copy_overlap(dst, 0, nb, offset, data, n);
-           });
+  exchange(
+      {kBroadcast, static_cast<uint32_t>(x.dtype()), static_cast<uint64_t>(x.numel()),
+       static_cast<uint64_t>(root)},
+      static_cast<const uint8_t*>(x.data_ptr()), rank_ == root ? nb : 0,
+      [&](int p) -> std::optional<uint64_t> { return p == root ? nb : 0; },
+      [&](int p, uint64_t offset, const uint8_t* data, uint64_t n) {
+        if (p == root && rank_ != root) copy_overlap(dst, 0, nb, offset, data, n);
+      });
   return out;
 }
 
 void ShmCommunicator::barrier() {
-  exchange({kBarrier, 0, 0, 0}, nullptr, 0, [](int, uint64_t, const uint8_t*, uint64_t) {});
+  exchange({kBarrier, 0, 0, 0}, nullptr, 0, every_rank_sends(0),
+           [](int, uint64_t, const uint8_t*, uint64_t) {});
 }
 
 }  // namespace ltx2::comm

@@ -14,16 +14,45 @@
 // publish g, wait until every rank published g, read what p needs from every slot, mark consumed g.
 // Ranks agree on the number of rounds because every slot carries its stream's total length.
 // No locks: a dead rank cannot block the others beyond the collective's timeout.
+// Trust: any rank can write any byte of the region. A rank reads world and slot_capacity once
+// (checked against the region's size) and addresses slots by its own copies; it reads a peer's
+// chunk only where the layout every rank computes alike puts it (chunk k of a stream of T bytes is
+// [k * slot_capacity, min(T, (k + 1) * slot_capacity)), T fixed by the collective except for
+// all_to_all's, whose count header is checked), so a corrupt slot is a CommError naming the peer.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <functional>
+#include <optional>
 #include <string>
 
 #include "comm/communicator.h"
 #include "comm/futex.h"
 
 namespace ltx2::comm {
+
+// The region's header and each rank's slot header (layout above). Public so that tests can play a
+// misbehaving peer; ranks touch them only through ShmCommunicator.
+struct CommHeader {
+  uint32_t magic;
+  uint32_t world;
+  uint64_t slot_capacity;
+  std::atomic<uint32_t> changed;
+  std::atomic<uint32_t> aborted;
+  char abort_reason[200];
+};
+
+struct CommSlot {
+  std::atomic<uint64_t> published;
+  std::atomic<uint64_t> consumed;
+  uint32_t op, dtype;
+  uint64_t meta0, meta1;
+  uint64_t total_bytes, chunk_offset, chunk_bytes;
+};
+
+// Rank p's slot header in a region whose slots hold `slot_capacity` bytes.
+CommSlot* comm_slot(void* base, size_t slot_capacity, int p);
 
 class ShmCommunicator final : public Communicator {
  public:
@@ -54,9 +83,21 @@ class ShmCommunicator final : public Communicator {
   };
   // Called for every peer (in rank order) with each chunk [offset, offset+n) of its stream.
   using ChunkFn = std::function<void(int peer, uint64_t offset, const uint8_t* data, uint64_t n)>;
+  // The bytes of the stream rank p must send in this collective, where the op fixes them (nullopt:
+  // only p knows, as in all_to_all, whose ChunkFn checks what it reads).
+  using PeerBytes = std::function<std::optional<uint64_t>(int peer)>;
 
-  void exchange(const Signature& sig, const uint8_t* mine, uint64_t my_bytes, const ChunkFn& on_chunk);
-  void exchange_rounds(const Signature& sig, const uint8_t* mine, uint64_t my_bytes, const ChunkFn& on_chunk);
+  void exchange(const Signature& sig, const uint8_t* mine, uint64_t my_bytes, const PeerBytes& peer_bytes,
+                const ChunkFn& on_chunk);
+  void exchange_rounds(const Signature& sig, const uint8_t* mine, uint64_t my_bytes,
+                       const PeerBytes& peer_bytes, const ChunkFn& on_chunk);
+  void check_signature(int p, const Signature& sig) const;
+  // Peer p's stream length in this collective (`first`: as it published it in round 0, nullopt in
+  // round 0 itself); throws naming p when it is not what `peer_bytes` or round 0 says.
+  uint64_t checked_total(int p, const PeerBytes& peer_bytes, std::optional<uint64_t> first) const;
+  // Peer p's chunk of `round` of a stream of `total` bytes: [round * capacity, +n) with n what is
+  // left of the stream, at most a slot; throws naming p when its slot says otherwise.
+  uint64_t checked_chunk(int p, uint64_t round, uint64_t total) const;
   void wait_all(const std::function<bool(int)>& arrived, const char* what, Clock::time_point deadline);
   Tensor checked_cpu(const Tensor& x, const char* op) const;
 

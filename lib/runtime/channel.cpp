@@ -1,6 +1,8 @@
 // Fleet channel operations (layout and ownership rules in channel.h).
 #include "runtime/channel.h"
 
+#include <algorithm>
+#include <array>
 #include <cstdio>
 #include <cstring>
 #include <new>
@@ -13,25 +15,10 @@ namespace ltx2::runtime {
 namespace {
 
 constexpr uint32_t kMagic = 0x4c58464cu;  // "LXFL"
-constexpr uint32_t kVersion = 2;
+constexpr uint32_t kVersion = 4;
 
 size_t align64(size_t n) {
   return (n + 63) / 64 * 64;
-}
-
-struct Offsets {
-  size_t setup, jobs, rings, comm, comm_bytes, total;
-};
-
-Offsets offsets_of(const ChannelSizes& s) {
-  Offsets o{};
-  o.setup = align64(sizeof(ControlBlock));
-  o.jobs = o.setup + align64(s.setup_capacity);
-  o.rings = o.jobs + s.job_slots * (sizeof(JobSlot) + align64(s.job_capacity));
-  o.comm = o.rings + static_cast<size_t>(s.world) * (sizeof(RingHeader) + align64(s.ring_capacity));
-  o.comm_bytes = comm::ShmCommunicator::region_bytes(s.world, s.comm_slot_capacity);
-  o.total = o.comm + align64(o.comm_bytes);
-  return o;
 }
 
 }  // namespace
@@ -46,48 +33,57 @@ uint64_t monotonic_ns() {
                                    .count());
 }
 
+FleetChannel::Layout FleetChannel::layout_of(const ChannelSizes& s) {
+  Layout l;
+  l.world = s.world;
+  l.job_slots = s.job_slots;
+  l.job_capacity = align64(s.job_capacity);
+  l.ring_capacity = align64(s.ring_capacity);
+  l.setup_offset = align64(sizeof(ControlBlock));
+  l.jobs_offset = l.setup_offset + align64(s.setup_capacity);
+  l.rings_offset = l.jobs_offset + s.job_slots * (sizeof(JobSlot) + l.job_capacity);
+  l.comm_offset = l.rings_offset + static_cast<size_t>(s.world) * (sizeof(RingHeader) + l.ring_capacity);
+  l.comm_bytes = comm::ShmCommunicator::region_bytes(s.world, s.comm_slot_capacity);
+  l.total_bytes = l.comm_offset + align64(l.comm_bytes);
+  return l;
+}
+
 size_t FleetChannel::region_bytes(const ChannelSizes& sizes) {
-  return offsets_of(sizes).total;
+  return layout_of(sizes).total_bytes;
 }
 
 FleetChannel FleetChannel::format(void* base, size_t bytes, const ChannelSizes& s, const EncodedRecord& setup,
                                   std::chrono::milliseconds heartbeat_interval,
                                   std::chrono::milliseconds collective_timeout) {
   LTX2_CHECK(s.world >= 1 && s.world <= kMaxRanks, "fleet: {} ranks is outside 1..{}", s.world, kMaxRanks);
-  LTX2_CHECK(s.job_slots >= 1, "fleet: at least one job slot is needed");
+  LTX2_CHECK(s.job_slots >= 1 && s.job_slots <= UINT32_MAX, "fleet: {} job slots is outside 1..2^32-1",
+             s.job_slots);
   LTX2_CHECK(s.ring_capacity >= 4096 && s.job_capacity >= 64, "fleet: ring or job capacity too small");
-  const Offsets o = offsets_of(s);
-  LTX2_CHECK(bytes >= o.total, "fleet: region of {} bytes is smaller than the {} needed", bytes, o.total);
+  FleetChannel ch;
+  ch.layout_ = layout_of(s);
+  ch.layout_.setup_bytes = setup.size();
+  const Layout& l = ch.layout_;
+  LTX2_CHECK(bytes >= l.total_bytes, "fleet: region of {} bytes is smaller than the {} needed", bytes,
+             l.total_bytes);
   LTX2_CHECK(setup.size() <= s.setup_capacity, "fleet: setup record of {} bytes exceeds the setup area of {}",
              setup.size(), s.setup_capacity);
-  auto* base8 = static_cast<uint8_t*>(base);
-  auto* cb = new (base) ControlBlock{};
+  ch.base_ = static_cast<uint8_t*>(base);
+  ch.cb_ = new (base) ControlBlock{};
+  ControlBlock* cb = ch.cb_;
   cb->version = kVersion;
   cb->world = static_cast<uint32_t>(s.world);
   cb->job_slots = static_cast<uint32_t>(s.job_slots);
   cb->setup_capacity = s.setup_capacity;
-  cb->job_capacity = align64(s.job_capacity);
-  cb->ring_capacity = align64(s.ring_capacity);
+  cb->job_capacity = s.job_capacity;
+  cb->ring_capacity = s.ring_capacity;
   cb->comm_slot_capacity = s.comm_slot_capacity;
-  cb->setup_offset = o.setup;
-  cb->jobs_offset = o.jobs;
-  cb->rings_offset = o.rings;
-  cb->comm_offset = o.comm;
-  cb->comm_bytes = o.comm_bytes;
-  cb->total_bytes = o.total;
   cb->setup_bytes = setup.size();
   cb->heartbeat_interval_ms = static_cast<uint64_t>(heartbeat_interval.count());
   cb->collective_timeout_ms = static_cast<uint64_t>(collective_timeout.count());
-  setup.write(base8 + o.setup);
-  FleetChannel ch;
-  ch.base_ = base8;
-  ch.cb_ = cb;
+  setup.write(ch.base_ + l.setup_offset);
   for (size_t i = 0; i < s.job_slots; ++i) new (ch.slot(i)) JobSlot{};
-  for (int r = 0; r < s.world; ++r) {
-    auto* h = new (ch.ring(r)) RingHeader{};
-    h->capacity = cb->ring_capacity;
-  }
-  comm::ShmCommunicator::format_region(base8 + o.comm, o.comm_bytes, s.world, s.comm_slot_capacity);
+  for (int r = 0; r < s.world; ++r) new (ch.ring(r)) RingHeader{};
+  comm::ShmCommunicator::format_region(ch.base_ + l.comm_offset, l.comm_bytes, s.world, s.comm_slot_capacity);
   std::atomic_thread_fence(std::memory_order_release);
   cb->magic = kMagic;
   return ch;
@@ -98,44 +94,63 @@ FleetChannel FleetChannel::attach(void* base, size_t bytes) {
   auto* cb = static_cast<ControlBlock*>(base);
   LTX2_CHECK(cb->magic == kMagic && cb->version == kVersion, "fleet channel: not a version {} fleet region",
              kVersion);
-  LTX2_CHECK(cb->total_bytes <= bytes && cb->world >= 1 && cb->world <= kMaxRanks,
-             "fleet channel: region header does not match its {} bytes", bytes);
+  ChannelSizes s;
+  s.world = static_cast<int>(cb->world);
+  s.job_slots = cb->job_slots;
+  s.setup_capacity = cb->setup_capacity;
+  s.job_capacity = cb->job_capacity;
+  s.ring_capacity = cb->ring_capacity;
+  s.comm_slot_capacity = cb->comm_slot_capacity;
+  // Each size at most the region's (so the layout's sums and products cannot overflow) before the
+  // layout they give is checked against the region.
+  const bool sizes_fit = s.world >= 1 && s.world <= kMaxRanks && s.setup_capacity <= bytes &&
+                         s.job_capacity <= bytes && s.ring_capacity <= bytes &&
+                         s.comm_slot_capacity <= bytes && s.job_slots >= 1 &&
+                         s.job_slots <= bytes / (sizeof(JobSlot) + align64(s.job_capacity));
   FleetChannel ch;
+  if (sizes_fit) ch.layout_ = layout_of(s);
+  ch.layout_.setup_bytes = cb->setup_bytes;
+  LTX2_CHECK(sizes_fit && ch.layout_.total_bytes <= bytes && ch.layout_.setup_bytes <= s.setup_capacity,
+             "fleet channel: the region's header (world {}, {} job slots, setup of {} bytes) does not fit "
+             "its {} bytes",
+             s.world, s.job_slots, ch.layout_.setup_bytes, bytes);
   ch.base_ = static_cast<uint8_t*>(base);
   ch.cb_ = cb;
   return ch;
 }
 
 JobSlot* FleetChannel::slot(size_t i) const {
-  return reinterpret_cast<JobSlot*>(base_ + cb_->jobs_offset + i * (sizeof(JobSlot) + cb_->job_capacity));
+  return reinterpret_cast<JobSlot*>(base_ + layout_.jobs_offset +
+                                    i * (sizeof(JobSlot) + layout_.job_capacity));
 }
 
 RingHeader* FleetChannel::ring(int r) const {
-  return reinterpret_cast<RingHeader*>(base_ + cb_->rings_offset +
-                                       static_cast<size_t>(r) * (sizeof(RingHeader) + cb_->ring_capacity));
+  return reinterpret_cast<RingHeader*>(base_ + layout_.rings_offset +
+                                       static_cast<size_t>(r) * (sizeof(RingHeader) + layout_.ring_capacity));
 }
 
 Record FleetChannel::setup_record() const {
-  return decode_record(base_ + cb_->setup_offset, cb_->setup_bytes, "setup record");
+  return decode_record(base_ + layout_.setup_offset, layout_.setup_bytes, "setup record");
 }
 
 bool FleetChannel::try_post_job(uint64_t seq, uint64_t job_id, uint64_t attempt,
                                 const std::vector<uint8_t>& record) {
-  LTX2_CHECK(record.size() <= cb_->job_capacity,
+  LTX2_CHECK(record.size() <= layout_.job_capacity,
              "job {}: record of {} bytes exceeds the job slot of {} bytes", job_id, record.size(),
-             cb_->job_capacity);
-  LTX2_CHECK(seq == cb_->jobs_posted.load() + 1, "fleet channel: job {} posted out of order", seq);
-  if (seq > cb_->job_slots) {
+             layout_.job_capacity);
+  LTX2_CHECK(seq == jobs_posted_ + 1, "fleet channel: job {} posted out of order", seq);
+  if (seq > layout_.job_slots) {
     for (int r = 0; r < world(); ++r)
-      if (rank(r).jobs_done.load(std::memory_order_acquire) < seq - cb_->job_slots) return false;
+      if (rank(r).jobs_done.load(std::memory_order_acquire) < seq - layout_.job_slots) return false;
   }
-  const size_t i = (seq - 1) % cb_->job_slots;
+  const size_t i = (seq - 1) % layout_.job_slots;
   JobSlot* s = slot(i);
   std::memcpy(slot_data(i), record.data(), record.size());
   s->job_id = job_id;
   s->attempt = attempt;
   s->bytes = record.size();
   s->seq.store(seq, std::memory_order_release);
+  jobs_posted_ = seq;
   cb_->jobs_posted.store(seq, std::memory_order_release);
   comm::bump_and_wake(&cb_->jobs_changed);
   return true;
@@ -143,18 +158,19 @@ bool FleetChannel::try_post_job(uint64_t seq, uint64_t job_id, uint64_t attempt,
 
 std::optional<PostedJob> FleetChannel::posted_job(uint64_t seq) const {
   if (cb_->jobs_posted.load(std::memory_order_acquire) < seq) return std::nullopt;
-  const size_t i = (seq - 1) % cb_->job_slots;
+  const size_t i = (seq - 1) % layout_.job_slots;
   const JobSlot* s = slot(i);
   const uint64_t held = s->seq.load(std::memory_order_acquire);
   LTX2_CHECK(held == seq, "fleet channel: job slot {} holds job {} where job {} was expected", i, held, seq);
-  LTX2_CHECK(s->bytes <= cb_->job_capacity, "fleet channel: job slot {} claims {} bytes", i, s->bytes);
-  return PostedJob{seq, s->job_id, s->attempt, slot_data(i), s->bytes};
+  const uint64_t bytes = s->bytes;  // read once: the driver could be rewriting a slot it thinks free
+  LTX2_CHECK(bytes <= layout_.job_capacity, "fleet channel: job slot {} claims {} bytes", i, bytes);
+  return PostedJob{seq, s->job_id, s->attempt, slot_data(i), bytes};
 }
 
 void FleetChannel::push_result(int r, const EncodedRecord& rec, const std::function<bool()>& keep_waiting) {
   RingHeader* h = ring(r);
   uint8_t* data = ring_data(r);
-  const uint64_t cap = h->capacity;
+  const uint64_t cap = layout_.ring_capacity;
   const uint64_t need = ring_frame_bytes(rec.size());
   LTX2_CHECK(need <= cap / 2,
              "result of {} bytes does not fit the result ring of {} bytes (raise the ring size)", rec.size(),
@@ -183,6 +199,33 @@ void FleetChannel::push_result(int r, const EncodedRecord& rec, const std::funct
     LTX2_CHECK(keep_waiting(), "rank {}: gave up waiting for space in the result ring", r);
     comm::futex_wait(&cb_->ring_space, seen, std::chrono::milliseconds(50));
   }
+}
+
+void FleetChannel::note_progress(int r, std::string_view activity) {
+  RankBlock& b = rank(r);
+  std::array<uint64_t, kActivityWords> words{};
+  std::memcpy(words.data(), activity.data(), std::min(activity.size(), sizeof(words) - 1));
+  const uint32_t seq = b.activity_seq.load(std::memory_order_relaxed);
+  b.activity_seq.store(seq + 1, std::memory_order_relaxed);
+  std::atomic_thread_fence(std::memory_order_release);
+  for (size_t i = 0; i < kActivityWords; ++i) b.activity[i].store(words[i], std::memory_order_relaxed);
+  b.activity_seq.store(seq + 2, std::memory_order_release);
+  b.progress_ns.store(monotonic_ns(), std::memory_order_release);
+}
+
+std::string FleetChannel::activity_of(int r) const {
+  const RankBlock& b = rank(r);
+  for (int attempt = 0; attempt < 100; ++attempt) {
+    const uint32_t before = b.activity_seq.load(std::memory_order_acquire);
+    if (before % 2) continue;
+    std::array<uint64_t, kActivityWords> words;
+    for (size_t i = 0; i < kActivityWords; ++i) words[i] = b.activity[i].load(std::memory_order_relaxed);
+    std::atomic_thread_fence(std::memory_order_acquire);
+    if (b.activity_seq.load(std::memory_order_relaxed) != before) continue;
+    const char* text = reinterpret_cast<const char*>(words.data());
+    return std::string(text, strnlen(text, sizeof(words)));
+  }
+  return {};
 }
 
 void FleetChannel::record_error(int r, const std::string& message) {

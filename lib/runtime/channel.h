@@ -8,11 +8,18 @@
 //   [result ring 0 .. world-1]           each: RingHeader (64 B) + ring_capacity bytes
 //   [communicator region]                ShmCommunicator::region_bytes(world, comm_slot_capacity)
 //
+// Trust: any process can write any byte of the region, so nothing read from it is used to address
+// it unchecked. The ControlBlock records the sizes; the driver computes the layout from its
+// ChannelSizes, an attaching worker from the recorded sizes (checked against the region once), and
+// each keeps it in its own memory. What a rank writes and the driver reads is a value it checks
+// before use (a ring's head and frame lengths: result_reader.h); the driver counts the jobs it
+// posted itself.
 // Who may write what (everything else is read-only after the driver formats the region):
 //   driver:  ControlBlock.shutdown, jobs_posted, jobs_changed (bump), ring_space (bump); every
 //            JobSlot; RingHeader.tail of every ring; before spawning: the setup area and each
 //            RankBlock's device_type/device_index.
-//   rank r:  RankBlock[r] (state, heartbeat_ns, jobs_done, error); RingHeader.head and
+//   rank r:  RankBlock[r] (state, heartbeat_ns from its heartbeat thread, progress_ns and activity
+//            from its working thread, jobs_done, error); RingHeader.head and
 //            .waiting_for and the free data of ring r; results_changed (bump); its slot of the
 //            communicator region.
 //   anyone:  the communicator's abort word (a fatal error anywhere releases every collective).
@@ -35,6 +42,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "core/device.h"
 #include "runtime/record.h"
@@ -54,22 +62,28 @@ struct ChannelSizes {
   size_t comm_slot_capacity = 16 << 20;
 };
 
+constexpr size_t kActivityWords = 6;  // RankBlock::activity: up to 47 bytes and a terminating zero
+
 struct alignas(64) RankBlock {
   std::atomic<uint32_t> state;
   uint32_t device_type;  // written by the driver before spawning: DeviceType
   int32_t device_index;
   std::atomic<uint64_t> heartbeat_ns;  // steady clock (CLOCK_MONOTONIC), shared by all processes
+  std::atomic<uint64_t> progress_ns;   // the same clock: the working thread's last note_progress
   std::atomic<uint64_t> jobs_done;
   std::atomic<uint32_t> error_set;
   char error[500];
+  // What the working thread noted last, for messages: a seqlock (odd while it changes) over
+  // 8-byte words, so that every access is atomic.
+  std::atomic<uint32_t> activity_seq;
+  std::atomic<uint64_t> activity[kActivityWords];
 };
 
 struct alignas(64) ControlBlock {
   uint32_t magic, version;
   uint32_t world;
   uint32_t job_slots;
-  uint64_t setup_capacity, job_capacity, ring_capacity, comm_slot_capacity;
-  uint64_t setup_offset, jobs_offset, rings_offset, comm_offset, comm_bytes, total_bytes;
+  uint64_t setup_capacity, job_capacity, ring_capacity, comm_slot_capacity;  // as in ChannelSizes
   uint64_t setup_bytes;
   uint64_t heartbeat_interval_ms, collective_timeout_ms;
   std::atomic<uint32_t> shutdown;
@@ -89,7 +103,6 @@ struct alignas(64) JobSlot {
 
 struct alignas(64) RingHeader {
   std::atomic<uint64_t> head;
-  uint64_t capacity;
   std::atomic<uint64_t> waiting_for;
   alignas(64) std::atomic<uint64_t> tail;
 };
@@ -118,14 +131,15 @@ class FleetChannel {
   static FleetChannel format(void* base, size_t bytes, const ChannelSizes& sizes, const EncodedRecord& setup,
                              std::chrono::milliseconds heartbeat_interval,
                              std::chrono::milliseconds collective_timeout);
-  // Worker: attaches to a formatted region (checks magic, version and sizes).
+  // Worker: attaches to a formatted region (checks magic, version, and that the layout its sizes
+  // give fits the region; throws a one-line ltx2::Error otherwise).
   static FleetChannel attach(void* base, size_t bytes);
 
   ControlBlock& control() const { return *cb_; }
   RankBlock& rank(int r) const { return cb_->ranks[r]; }
-  int world() const { return static_cast<int>(cb_->world); }
-  void* comm_base() const { return base_ + cb_->comm_offset; }
-  size_t comm_bytes() const { return cb_->comm_bytes; }
+  int world() const { return layout_.world; }
+  void* comm_base() const { return base_ + layout_.comm_offset; }
+  size_t comm_bytes() const { return layout_.comm_bytes; }
   Record setup_record() const;
 
   // Driver: writes job `seq` if its slot is free (false otherwise).
@@ -139,14 +153,32 @@ class FleetChannel {
   // Result ring r: its header and data (the driver reads them through a ResultReader).
   RingHeader* ring(int r) const;
   uint8_t* ring_data(int r) const { return reinterpret_cast<uint8_t*>(ring(r)) + sizeof(RingHeader); }
+  uint64_t ring_capacity() const { return layout_.ring_capacity; }
+
+  // Rank r's working thread: it got on with its work (set up, picked up a job, did a step, sent a
+  // result); `activity` says what, for the driver's messages (its first 47 bytes are kept).
+  void note_progress(int r, std::string_view activity);
+  // What rank r noted last ("" before anything, or while it kept changing under the read).
+  std::string activity_of(int r) const;
 
   // Rank r: records a fatal error message (first one wins).
   void record_error(int r, const std::string& message);
   std::string error_of(int r) const;
 
  private:
+  // Where everything lies (capacities rounded up to 64 bytes), in this process's memory.
+  struct Layout {
+    int world = 0;
+    size_t job_slots = 0, job_capacity = 0, ring_capacity = 0, setup_bytes = 0;
+    size_t setup_offset = 0, jobs_offset = 0, rings_offset = 0, comm_offset = 0, comm_bytes = 0;
+    size_t total_bytes = 0;
+  };
+  static Layout layout_of(const ChannelSizes& sizes);
+
   uint8_t* base_ = nullptr;
   ControlBlock* cb_ = nullptr;
+  Layout layout_;
+  uint64_t jobs_posted_ = 0;  // driver: its own count (ControlBlock.jobs_posted is for the ranks)
   JobSlot* slot(size_t i) const;
   uint8_t* slot_data(size_t i) const { return reinterpret_cast<uint8_t*>(slot(i)) + sizeof(JobSlot); }
 };

@@ -5,6 +5,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <thread>
 
@@ -26,7 +27,22 @@ int64_t ms_since(SteadyClock::time_point t) {
   return std::chrono::duration_cast<milliseconds>(SteadyClock::now() - t).count();
 }
 
+// "300 ms", "2 s", "3600 s".
+std::string duration_text(milliseconds d) {
+  return d.count() % 1000 == 0 ? fmt::format("{} s", d.count() / 1000) : fmt::format("{} ms", d.count());
+}
+
+// A time point on monotonic_ns()'s scale (both are the steady clock).
+uint64_t ns_of(SteadyClock::time_point t) {
+  return static_cast<uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count());
+}
+
 }  // namespace
+
+milliseconds default_progress_timeout(std::optional<milliseconds> job_timeout) {
+  return job_timeout ? std::max(kMinProgressTimeout, *job_timeout / 10) : kMinProgressTimeout;
+}
 
 JobFailed::JobFailed(const std::string& message, uint64_t job_id, bool asymmetric,
                      std::vector<std::string> rank_errors)
@@ -48,6 +64,8 @@ struct Controller::Fleet {
   std::vector<std::optional<SteadyClock::time_point>> stalled_since;  // per rank, see check_held_results
   std::vector<pid_t> pids;                                            // -1 once reaped
   std::vector<int> exit_status;
+  uint64_t spawned_ns = 0;  // monotonic_ns() as the workers were spawned: before its first beat a
+                            // worker is still starting (exec, attach), not silent
   uint64_t generation = 0;
   uint64_t next_seq = 1;
 
@@ -125,6 +143,7 @@ void Controller::spawn_fleet() {
   fleet->stalled_since.assign(world, std::nullopt);
   fleet->pids.assign(world, -1);
   fleet->exit_status.assign(world, 0);
+  fleet->spawned_ns = monotonic_ns();
   for (int r = 0; r < world; ++r) {
     fleet->pids[r] = spawn_worker(
         opt_.worker_exe, {"--worker", "--rank", std::to_string(r), "--driver-pid", std::to_string(getpid())},
@@ -156,6 +175,7 @@ void Controller::wait_ready() {
       LTX2_FAIL("fleet start: rank {} (device {}) {}{}{}", r, opt_.devices[r].str(),
                 describe_wait_status(fleet_->exit_status[r]), err.empty() ? "" : ": ", err);
     }
+    if (auto silent = silent_rank()) LTX2_FAIL("fleet start: {}", *silent);
     if (ms_since(begin) >= opt_.ready_timeout.count()) {
       LTX2_FAIL("fleet start: rank(s) {} did not report ready within {} ms", fmt::join(missing, ", "),
                 opt_.ready_timeout.count());
@@ -198,6 +218,7 @@ uint64_t Controller::enqueue(std::vector<uint8_t> record, std::optional<millisec
   job.id = next_job_id_++;
   job.record = std::move(record);
   job.timeout = timeout ? timeout : opt_.job_timeout;
+  job.progress_timeout = opt_.progress_timeout.value_or(default_progress_timeout(job.timeout));
   job.terminals.assign(opt_.sizes.world, std::nullopt);
   jobs_.push_back(std::move(job));
   if (fleet_) post_jobs();
@@ -305,25 +326,58 @@ std::optional<std::string> Controller::check_health() {
                                describe_wait_status(fleet_->exit_status[r]), err.empty() ? "" : ": ", err));
   }
   if (!dead.empty()) return fmt::format("{}", fmt::join(dead, "; "));
-  const uint64_t now = monotonic_ns();
-  for (int r = 0; r < ch.world(); ++r) {
-    const uint64_t last = ch.rank(r).heartbeat_ns.load();
-    const int64_t silent_ms = static_cast<int64_t>((now - std::min(now, last)) / 1000000);
-    if (silent_ms > opt_.heartbeat_timeout.count())
-      return fmt::format("rank {} sent no heartbeat for {} ms", r, silent_ms);
-  }
+  if (auto silent = silent_rank()) return silent;
+  if (auto stuck = stuck_rank()) return stuck;
   for (auto& j : jobs_) {
     if (j.complete) continue;
     if (j.started && j.timeout && ms_since(*j.started) > j.timeout->count()) {
       std::vector<int> running;
       for (size_t r = 0; r < j.terminals.size(); ++r)
         if (!j.terminals[r]) running.push_back(static_cast<int>(r));
-      return fmt::format("job {} passed its timeout of {} ms (rank(s) {} still running)", j.id,
-                         j.timeout->count(), fmt::join(running, ", "));
+      return fmt::format("job {} passed its timeout of {} (--job-timeout; rank(s) {} still running)", j.id,
+                         duration_text(*j.timeout), fmt::join(running, ", "));
     }
     break;
   }
   return std::nullopt;
+}
+
+std::optional<std::string> Controller::silent_rank() const {
+  const FleetChannel& ch = fleet_->channel;
+  const uint64_t now = monotonic_ns();
+  for (int r = 0; r < ch.world(); ++r) {
+    const uint64_t last =
+        std::max(ch.rank(r).heartbeat_ns.load(std::memory_order_acquire), fleet_->spawned_ns);
+    const int64_t silent_ms = static_cast<int64_t>((now - std::min(now, last)) / 1000000);
+    if (silent_ms > opt_.heartbeat_timeout.count())
+      return fmt::format("rank {} sent no heartbeat for {} ms (last: {})", r, silent_ms, ch.activity_of(r));
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> Controller::stuck_rank() const {
+  const auto running =
+      std::find_if(jobs_.begin(), jobs_.end(), [](const PendingJob& j) { return !j.complete; });
+  if (running == jobs_.end() || !running->started) return std::nullopt;
+  const FleetChannel& ch = fleet_->channel;
+  const uint64_t now = monotonic_ns(), started = ns_of(*running->started);
+  int stuck = -1;
+  uint64_t longest = 0;
+  for (int r = 0; r < ch.world(); ++r) {
+    if (running->terminals[r]) continue;  // done with this job: waiting for the others
+    const uint64_t last = std::max(ch.rank(r).progress_ns.load(std::memory_order_acquire), started);
+    const uint64_t silent = now - std::min(now, last);
+    if (silent > longest) {
+      longest = silent;
+      stuck = r;
+    }
+  }
+  const auto silent_ms = static_cast<int64_t>(longest / 1000000);
+  if (stuck < 0 || silent_ms <= running->progress_timeout.count()) return std::nullopt;
+  return fmt::format(
+      "rank {} made no progress in job {} for {} ms while its heartbeats went on: its working thread is "
+      "stuck (last: {}; the bound is {})",
+      stuck, running->id, silent_ms, ch.activity_of(stuck), duration_text(running->progress_timeout));
 }
 
 void Controller::fail_fleet(const std::string& reason) {

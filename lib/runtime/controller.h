@@ -12,7 +12,8 @@
 // - it fails on some ranks while the others finish: JobFailed with asymmetric() true, logged as an
 //   error; the fleet keeps serving (every rank reached its terminal, so nothing is left blocked).
 // - a worker dies or exits, throws an unexpected exception, a collective times out, heartbeats
-//   stop, a result is corrupt or out of order, or the job passes its timeout: the fleet is broken.
+//   stop, a rank makes no progress within the job's progress bound (see Liveness), a result is
+//   corrupt or out of order, or the job passes its timeout: the fleet is broken.
 //   Every worker is SIGKILLed and reaped and the shared memory is released at once. If the job has
 //   retries left the fleet is restarted, the job and those queued behind it are re-posted and
 //   next() yields a Retry event (drop what that job streamed so far); otherwise next() throws
@@ -20,6 +21,14 @@
 // - the fleet breaks while no job is running: it is restarted at once if retries are allowed,
 //   else stopped (next() then says why).
 // - SIGINT/SIGTERM (stop_signal.h): the fleet is killed and reaped, next() throws Interrupted.
+// Liveness: each worker has two signs of life. Its heartbeat thread beats every heartbeat_interval
+// (silent for heartbeat_timeout: the process is frozen, or gone), but a thread of its own beats
+// on while the working thread is stuck (reading a FIFO given as an image, a hung filesystem, a
+// CUDA hang). So the working thread also notes progress (channel.h: at setup, when it picks up a
+// job, at each step and phase its runner marks, each result it sends, while it waits for ring
+// space), and a rank that runs a job and notes none for the job's progress bound is stuck: the
+// fleet breaks naming it and what it did last. The bound is FleetOptions::progress_timeout, by
+// default default_progress_timeout(the job's timeout). Setup is bounded by ready_timeout instead.
 // Better than the reference: no poisoned controller (restart instead), a job queue, per-job and
 // default timeouts checked continuously (not only while idle), heartbeats, and the shm name is
 // removed the moment the object exists (workers inherit a descriptor), so even a SIGKILLed driver
@@ -58,11 +67,23 @@ struct FleetOptions {
   std::chrono::milliseconds collective_timeout{std::chrono::minutes(5)};
   std::chrono::milliseconds graceful_timeout{std::chrono::seconds(10)};
   std::optional<std::chrono::milliseconds> job_timeout;  // default for jobs submitted without one
+  // The longest a rank running a job may go without noting progress (see Liveness); unset:
+  // default_progress_timeout(the job's timeout).
+  std::optional<std::chrono::milliseconds> progress_timeout;
   int max_retries = 0;                                   // fleet restarts per job after a fatal error
   // How long a rank may wait for ring space that only result tensors the caller still holds can
   // free before next() throws (see JobEvent::tensors).
   std::chrono::milliseconds held_results_timeout{std::chrono::seconds(10)};
 };
+
+// The progress bound of a job: a tenth of its timeout, and at least kMinProgressTimeout (10
+// minutes; the same without a timeout). Why: the longest time between two progress notes is one
+// step, phase or result of the job, and a job has many; a full-size step on an H200 takes 1-3 s,
+// a per-phase model load from a cold page cache some 10 s, a tiny model's CPU step milliseconds,
+// so ten minutes leaves a wide margin. A job that is given hours (a full-size model on CPU ranks,
+// where one step can take hours) gets a tenth of them per step.
+constexpr std::chrono::milliseconds kMinProgressTimeout = std::chrono::minutes(10);
+std::chrono::milliseconds default_progress_timeout(std::optional<std::chrono::milliseconds> job_timeout);
 
 struct JobEvent {
   enum class Kind { Progress, Output, Retry, Done };
@@ -119,7 +140,9 @@ class Controller {
   Controller& operator=(const Controller&) = delete;
 
   // Spawns the workers and waits until every rank is ready (or throws naming the ranks that did
-  // not come up, after killing the others). Re-posts any jobs still queued.
+  // not come up, after killing the others): a rank that exits is reported at once, one whose
+  // heartbeats stop after heartbeat_timeout, one that beats but never gets ready after
+  // ready_timeout. Re-posts any jobs still queued.
   void start();
   bool running() const { return fleet_ != nullptr; }
   // Queues a job; returns its id (ids increase for the controller's lifetime). Throws when the
@@ -163,6 +186,7 @@ class Controller {
     uint64_t id = 0;
     std::vector<uint8_t> record;
     std::optional<std::chrono::milliseconds> timeout;
+    std::chrono::milliseconds progress_timeout{};
     uint64_t attempt = 0;
     bool posted = false, complete = false;
     std::optional<std::chrono::steady_clock::time_point> started;  // when it became the job the ranks run
@@ -183,6 +207,12 @@ class Controller {
   void check_held_results();
   void finalize(size_t index);
   std::optional<std::string> check_health();
+  // The first rank whose heartbeats stopped for longer than heartbeat_timeout (counted from the
+  // spawn until its first beat), described; nullopt when every rank beats.
+  std::optional<std::string> silent_rank() const;
+  // The rank running the current job that has noted no progress for longest, when that is longer
+  // than the job's progress bound, described; nullopt otherwise.
+  std::optional<std::string> stuck_rank() const;
   // Posts, drains and checks health; on a fatal error fails the fleet and returns true.
   bool poll_fleet();
   void fail_fleet(const std::string& reason);

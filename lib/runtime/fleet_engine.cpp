@@ -135,10 +135,12 @@ class PipelineRunner final : public Runner {
     sink_ = &out;
     stage2_grid_ = pipeline::video_latent_grid(request.num_frames, request.height, request.width);
     pipeline::PipelineCallbacks callbacks;
+    // Every rank marks each step and phase (the fleet's liveness check); rank 0 streams them too.
+    callbacks.progress = [this, &out](const std::string& stage, int step, int steps) {
+      if (ctx_.rank == 0) out.output("progress", {{"stage", stage}, {"step", step}, {"steps", steps}});
+      out.mark_progress(fmt::format("{} {}/{}", stage, step + 1, steps));
+    };
     if (ctx_.rank == 0) {
-      callbacks.progress = [&out](const std::string& stage, int step, int steps) {
-        out.output("progress", {{"stage", stage}, {"step", step}, {"steps", steps}});
-      };
       callbacks.audio = [&out](const Tensor& waveform, int64_t sample_rate) {
         out.output("audio", {{"sample_rate", sample_rate}}, {{"waveform", waveform.to(Device::cpu())}});
       };
@@ -660,6 +662,8 @@ std::vector<Device> fleet_devices(const FleetEngineOptions& opt) {
                  opt.vae_height_tiles >= 0 && opt.vae_width_tiles >= 0 && opt.vae_overlap >= 0,
              "TDP / VAE tile counts and overlaps must not be negative");
   LTX2_CHECK(opt.retries >= 0, "--retries must not be negative, got {}", opt.retries);
+  LTX2_CHECK(opt.job_timeout.count() > 0, "--job-timeout must be positive, got {} ms",
+             opt.job_timeout.count());
   LTX2_CHECK(
       opt.tile_piece_bytes >= kMinTilePieceBytes && opt.tile_piece_bytes <= ChannelSizes{}.ring_capacity / 4,
       "fleet: tile_piece_bytes {} outside [{}, {}] (a quarter of the result ring)", opt.tile_piece_bytes,
@@ -696,6 +700,7 @@ std::unique_ptr<pipeline::GenerationEngine> make_fleet_engine(PipelineKind kind,
   fleet.collective_timeout = opt.collective_timeout;
   fleet.heartbeat_timeout = opt.heartbeat_timeout;
   fleet.job_timeout = opt.job_timeout;
+  fleet.progress_timeout = opt.progress_timeout;
   fleet.max_retries = opt.retries;
   return std::make_unique<FleetEngine>(kind, std::move(fleet));
 }

@@ -22,7 +22,8 @@
 //   made on its device;
 // - rank 0 streams progress and the waveform.
 // Every rank draws the same full noise tensors (Philox keyed by seed and draw index), so results do
-// not depend on the rank count beyond floating-point order. A fatal fleet failure restarts the
+// not depend on the rank count beyond floating-point order. A fatal fleet failure (a rank that
+// dies, stops beating or makes no progress, a request past job_timeout: controller.h) restarts the
 // fleet and retries the request up to `retries` times; what the caller already received is not
 // repeated (the rerun is deterministic, so the engine skips that many frames / progress events).
 //
@@ -42,6 +43,11 @@
 #include "pipeline/residency.h"
 
 namespace ltx2::runtime {
+
+// The default job timeout: an hour, some 70 times the longest full-size job measured on one H200
+// (ti2vid, 30 steps, 1024x1536x121: 53 s, docs/performance.md) and room for slower GPUs and
+// per-phase model loads; a full-size model on CPU ranks needs more (--job-timeout).
+inline constexpr std::chrono::hours kDefaultJobTimeout{1};
 
 struct FleetEngineOptions {
   int ranks = 1;                        // CPU worker processes (used when gpus is empty)
@@ -70,7 +76,11 @@ struct FleetEngineOptions {
   std::chrono::milliseconds ready_timeout{std::chrono::minutes(30)};
   std::chrono::milliseconds collective_timeout{std::chrono::minutes(5)};
   std::chrono::milliseconds heartbeat_timeout{std::chrono::seconds(30)};
-  std::optional<std::chrono::milliseconds> job_timeout;  // none: a request may run as long as it takes
+  // A request running longer fails (FleetBroken naming it; retried first with `retries`).
+  std::chrono::milliseconds job_timeout{kDefaultJobTimeout};
+  // The longest a rank may go without a step, phase or result (controller.h: Liveness); unset:
+  // default_progress_timeout(job_timeout).
+  std::optional<std::chrono::milliseconds> progress_timeout;
   std::string shm_prefix = "ltx2-fleet";
   // GPU ranks plan what stays on their GPU for these requests (pipeline/residency.h); empty: every
   // model is kept. gpu_memory_gib > 0 caps each GPU's use.

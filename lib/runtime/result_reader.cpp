@@ -64,7 +64,7 @@ struct ResultReader::FrameLease {
 ResultReader::ResultReader(const FleetChannel& channel, int rank, std::shared_ptr<const void> keep_alive)
     : book_(std::make_shared<Book>()),
       data_(channel.ring_data(rank)),
-      capacity_(channel.ring(rank)->capacity),
+      capacity_(channel.ring_capacity()),
       rank_(rank) {
   book_->keep_alive = std::move(keep_alive);
   book_->header = channel.ring(rank);

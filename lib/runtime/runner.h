@@ -54,6 +54,11 @@ class ResultSink {
   // An output: a name, JSON data and tensors (CPU), streamed to the driver now.
   virtual void output(const std::string& name, const nlohmann::json& data,
                       std::vector<NamedTensor> tensors = {}) = 0;
+  // Tells the driver this rank is getting on with the job without sending anything (a step done on
+  // a rank that streams nothing); `doing` says what ("stage1 3/8"), for messages. progress() and
+  // output() tell it too. A rank that tells nothing for the job's progress bound is declared stuck
+  // (controller.h), so a runner marks every step and phase of its work.
+  virtual void mark_progress(const std::string& doing) = 0;
 };
 
 struct RunnerContext {

@@ -40,7 +40,9 @@ bool parse_args(int argc, char** argv, WorkerArgs* out) {
   return out->rank >= 0 && out->driver > 0 && argc % 2 == 0;
 }
 
-// Streams a job's events into the rank's result ring, tagged with job id and rank.
+// Streams a job's events into the rank's result ring, tagged with job id and rank, and notes each
+// one as progress (the driver's liveness check, controller.h), waiting for ring space included: a
+// rank waiting for the driver is not stuck.
 class RingSink : public ResultSink {
  public:
   RingSink(FleetChannel& ch, int rank, uint64_t job_id, std::function<bool()> keep_waiting)
@@ -53,16 +55,25 @@ class RingSink : public ResultSink {
               std::vector<NamedTensor> tensors) override {
     push({{"type", "output"}, {"name", name}, {"data", data}}, std::move(tensors));
   }
+  void mark_progress(const std::string& doing) override { note(doing); }
   void terminal(bool ok, const nlohmann::json& value, const std::string& error, uint64_t collectives) {
     push({{"type", "terminal"}, {"ok", ok}, {"data", value}, {"error", error}, {"collectives", collectives}},
          {});
   }
 
  private:
+  void note(const std::string& doing) { ch_.note_progress(rank_, fmt::format("job {}: {}", job_id_, doing)); }
+
   void push(nlohmann::json meta, std::vector<NamedTensor> tensors) {
+    const std::string name = meta.value("name", "");
+    const std::string sent = "sent " + meta["type"].get<std::string>() + (name.empty() ? "" : " " + name);
     meta["job_id"] = job_id_;
     meta["rank"] = rank_;
-    ch_.push_result(rank_, EncodedRecord(meta, std::move(tensors)), keep_waiting_);
+    ch_.push_result(rank_, EncodedRecord(meta, std::move(tensors)), [this] {
+      note("waiting for result ring space");
+      return keep_waiting_();
+    });
+    note(sent);
   }
   FleetChannel& ch_;
   int rank_;
@@ -118,6 +129,7 @@ class Worker {
     RunnerContext ctx;
     try {
       LTX2_CHECK(rank < ch_.world(), "rank {} outside a fleet of {}", rank, ch_.world());
+      ch_.note_progress(rank, "setting up");
       const Device device = me_.device_type == static_cast<uint32_t>(DeviceType::CUDA)
                                 ? Device::cuda(me_.device_index)
                                 : Device::cpu();
@@ -132,6 +144,7 @@ class Worker {
     } catch (const std::exception& e) {
       return fail(std::string("setup failed: ") + e.what());
     }
+    ch_.note_progress(rank, "set up");
     set_state(RankState::Ready);
 
     for (uint64_t seq = 1;; ++seq) {
@@ -151,6 +164,7 @@ class Worker {
         if (!driver_alive()) return fail("the driver is gone");
         comm::futex_wait(&ch_.control().jobs_changed, seen, kPollInterval);
       }
+      ch_.note_progress(rank, fmt::format("job {}: started", posted->job_id));
       set_state(RankState::Running);
       const uint64_t entered_before = ctx.comm->collectives_entered();
       RingSink sink(ch_, rank, posted->job_id, [this] { return keep_waiting(); });

@@ -69,6 +69,13 @@ cmp -s "$scratch/a.mp4" "$scratch/j1.mp4" || fail "the same seed gave different 
 expect_mp4 "$scratch/j3.mp4" 9 64 64 25
 cmp -s "$scratch/a.mp4" "$scratch/j3.mp4" && fail "another seed gave the same MP4 file"
 
+# --job-timeout: a job past it fails in one line naming it; given, it runs even one device as a
+# worker process (the only kind of run a timeout can stop).
+expect_exit 1 "$exe" --prompt "a cat" --output-path "$scratch/late.mp4" "${small[@]}" --job-timeout 0.3
+expect_contains "running on 1 CPU worker process"
+expect_contains "job 1 failed: fleet broken: job 1 passed its timeout of 300 ms (--job-timeout"
+expect_no_output "$scratch/late.mp4"
+
 # SIGINT during stage 1 (of a run long enough to be caught there): no output, no temporary file,
 # exit 128 + 2.
 "$exe" --prompt "a cat" --output-path "$scratch/int.mp4" --num-frames 65 --log-format json 2>"$scratch/int.log" &
@@ -121,6 +128,9 @@ expect_exit 1 "$exe" --prompt x --output-path "$o" --quantization fp8-scaled-mm
 expect_contains "quantization fp8-scaled-mm needs a checkpoint stored in FP8"
 expect_contains "use --quantization fp8-cast"
 expect_no_output "$o"
+check_invalid 1 "--job-timeout must be a positive number of seconds up to 1e9, got 0" --prompt x --output-path "$o" --job-timeout 0
+check_invalid 1 "--job-timeout must be a positive number of seconds up to 1e9, got -1" --prompt x --output-path "$o" --job-timeout -1
+check_invalid 1 "--job-timeout: 'abc' is not a number" --prompt x --output-path "$o" --job-timeout abc
 check_invalid 2 "--log-format: xml not in {text,json}" --prompt x --output-path "$o" --log-format xml
 check_invalid 2 "--seed" --prompt x --output-path "$o" --seed many
 finish

@@ -285,6 +285,19 @@ TEST_CASE("fleet engine: a worker killed mid-request is retried transparently, o
   test::require_clean();
 }
 
+TEST_CASE("fleet engine: a request past the job timeout fails naming it and --job-timeout") {
+  CHECK(runtime::FleetEngineOptions{}.job_timeout == std::chrono::hours(1));
+  {
+    runtime::FleetEngineOptions o = fleet_options(1);
+    o.job_timeout = std::chrono::milliseconds(200);  // the tiny request takes seconds on a CPU
+    auto engine = runtime::make_fleet_engine(PipelineKind::Distilled, tiny_paths(PipelineKind::Distilled), o);
+    REQUIRE_THROWS_WITH(generate(*engine, PipelineKind::Distilled),
+                        Catch::Matchers::Contains("job 1 failed: fleet broken: job 1 passed its timeout of "
+                                                  "200 ms (--job-timeout; rank(s) 0 still running)"));
+  }
+  test::require_clean();
+}
+
 TEST_CASE("fleet engine: options are checked before any process starts") {
   runtime::FleetEngineOptions o = fleet_options(2);
   o.stage2_parallel = "pp";
@@ -294,6 +307,9 @@ TEST_CASE("fleet engine: options are checked before any process starts") {
   o = fleet_options(2);
   o.retries = -1;
   CHECK_THROWS_WITH(runtime::fleet_devices(o), Catch::Matchers::Contains("--retries"));
+  o = fleet_options(2);
+  o.job_timeout = std::chrono::milliseconds(0);
+  CHECK_THROWS_WITH(runtime::fleet_devices(o), Catch::Matchers::Contains("--job-timeout must be positive"));
   CHECK(runtime::fleet_devices(fleet_options(3)).size() == 3);
   ModelPaths missing = tiny_paths(PipelineKind::Distilled);
   missing.checkpoint += ".absent";

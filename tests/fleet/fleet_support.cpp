@@ -66,6 +66,19 @@ JobOutcome finish_job(runtime::Controller& c, std::chrono::milliseconds limit) {
   return out;
 }
 
+std::pair<void*, size_t> live_fleet_region() {
+  std::ifstream maps("/proc/self/maps");
+  std::vector<std::pair<void*, size_t>> found;
+  for (std::string line; std::getline(maps, line);) {
+    if (line.find("/memfd:" + fleet_shm_prefix() + "-") == std::string::npos) continue;
+    const uint64_t begin = std::stoull(line.substr(0, line.find('-')), nullptr, 16);
+    const uint64_t end = std::stoull(line.substr(line.find('-') + 1, line.find(' ')), nullptr, 16);
+    found.emplace_back(reinterpret_cast<void*>(begin), static_cast<size_t>(end - begin));
+  }
+  REQUIRE(found.size() == 1);
+  return found[0];
+}
+
 std::vector<std::string> leftover_shm(const std::string& prefix) {
   std::vector<std::string> out;
   std::error_code ec;

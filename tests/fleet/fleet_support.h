@@ -5,6 +5,7 @@
 #include <chrono>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "runtime/controller.h"
@@ -28,6 +29,10 @@ struct JobOutcome {
 // events' tensors (so the result rings keep flowing); fails the test if that takes longer than
 // `limit`.
 JobOutcome finish_job(runtime::Controller& c, std::chrono::milliseconds limit = std::chrono::seconds(10));
+
+// The running fleet's shared region as this process maps it (found in /proc/self/maps by its
+// label), for tests that play a rank scribbling over it; REQUIREs exactly one.
+std::pair<void*, size_t> live_fleet_region();
 
 // Names under /dev/shm starting with `prefix`.
 std::vector<std::string> leftover_shm(const std::string& prefix = fleet_shm_prefix());

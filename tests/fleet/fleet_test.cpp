@@ -244,6 +244,21 @@ TEST_CASE("fleet: start names the rank that failed or did not come up") {
   require_clean();
 }
 
+TEST_CASE(
+    "fleet: a worker frozen while it starts is reported after the heartbeat timeout, not the ready one") {
+  {
+    auto opt = fleet_options(2, {{"freeze_setup_rank", 1}});
+    opt.ready_timeout = 12s;
+    opt.heartbeat_timeout = 1500ms;  // longer than a worker's exec and attach on a loaded machine
+    Controller c(opt);
+    const auto begin = std::chrono::steady_clock::now();
+    REQUIRE_THROWS_WITH(c.start(), Catch::Matchers::Contains("fleet start: rank 1 sent no heartbeat for"));
+    REQUIRE(std::chrono::steady_clock::now() - begin < 8s);
+    REQUIRE_FALSE(c.running());
+  }
+  require_clean();
+}
+
 TEST_CASE("fleet: a corrupt job record is rejected and the fleet keeps serving") {
   {
     Controller c(fleet_options(2));
@@ -425,6 +440,50 @@ TEST_CASE("fleet: a job that keeps streaming still meets its timeout") {
   require_clean();
 }
 
+TEST_CASE(
+    "fleet: a rank scribbling over the layout cannot stall the driver, over its ring head it breaks the "
+    "fleet") {
+  {
+    Controller c(fleet_options(2));  // 3 job slots
+    c.start();
+    const auto [base, bytes] = ltx2::test::live_fleet_region();
+    const FleetChannel ch = FleetChannel::attach(base, bytes);  // where things are, before the scribbling
+    ControlBlock& cb = ch.control();
+    cb.world = 1000;
+    cb.job_slots = 0;  // the driver used to wait for a free slot forever
+    cb.setup_capacity = cb.job_capacity = cb.ring_capacity = cb.comm_slot_capacity = ~0ull;
+    for (int i = 0; i < 4; ++i) {
+      c.submit({{"tiles", 2}});
+      REQUIRE(finish_job(c).done);
+    }
+    ch.ring(1)->head.fetch_add(uint64_t{1} << 40);
+    c.submit({});  // sees the fleet broken first, and stops it (no retries)
+    REQUIRE_FALSE(c.running());
+    REQUIRE_THROWS_WITH(c.next(1s), Catch::Matchers::Contains("corrupt result ring of rank 1: 1099511627776 "
+                                                              "unread bytes in a ring of 1048576"));
+  }
+  require_clean();
+}
+
+TEST_CASE("fleet: a job past the fleet's default job timeout fails, naming the timeout and its flag") {
+  {
+    auto opt = fleet_options(2);
+    opt.job_timeout = 1000ms;
+    Controller c(opt);
+    c.start();
+    c.submit({{"sleep_ms", 100}});  // well within it
+    REQUIRE(finish_job(c).done);
+    c.submit({{"sleep_ms", 100000}});
+    auto out = finish_job(c, 4s);
+    REQUIRE(out.broken);
+    REQUIRE_THAT(out.error,
+                 Catch::Matchers::Contains("job 2 failed: fleet broken: job 2 passed its timeout of "
+                                           "1 s (--job-timeout; rank(s) 0, 1 still running)"));
+    REQUIRE(out.seconds >= 0.9);
+  }
+  require_clean();
+}
+
 TEST_CASE("fleet: a frozen worker (no heartbeats) breaks the fleet") {
   {
     auto opt = fleet_options(2);
@@ -439,6 +498,34 @@ TEST_CASE("fleet: a frozen worker (no heartbeats) breaks the fleet") {
     REQUIRE_THAT(out.error, Catch::Matchers::Contains("rank 0 sent no heartbeat for"));
   }
   require_clean();
+}
+
+TEST_CASE("fleet: a rank whose working thread is stuck while its heartbeats go on breaks the fleet") {
+  {
+    auto opt = fleet_options(2);
+    opt.progress_timeout = 500ms;
+    opt.collective_timeout = 10s;  // rank 0 must not reach the point where it could blame rank 1
+    Controller c(opt);
+    c.start();
+    c.submit({{"busy_ms", 400}});  // marking progress every 20 ms: never stuck
+    REQUIRE(finish_job(c).done);
+    // Rank 1 hangs as the job starts, rank 0 works on, marking progress.
+    c.submit({{"fail", "stall"}, {"fail_ranks", {1}}, {"busy_ms", 3000}});
+    auto out = finish_job(c, 5s);
+    REQUIRE(out.broken);
+    REQUIRE_THAT(out.error,
+                 Catch::Matchers::Contains("rank 1 made no progress in job 2 for") &&
+                     Catch::Matchers::Contains("its working thread is stuck (last: job 2: started; "
+                                               "the bound is 500 ms)"));
+    REQUIRE(out.seconds < 2.5);
+  }
+  require_clean();
+}
+
+TEST_CASE("fleet: the progress bound is a tenth of the job timeout, at least ten minutes") {
+  REQUIRE(default_progress_timeout(std::nullopt) == 10min);
+  REQUIRE(default_progress_timeout(1h) == 10min);
+  REQUIRE(default_progress_timeout(10h) == 1h);
 }
 
 TEST_CASE("fleet: shutdown mid-job waits for the grace period, then kills") {

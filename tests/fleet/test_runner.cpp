@@ -1,12 +1,14 @@
 // "test.faulty": a runner that fails on purpose in the ways a real one can, chosen per job.
 //
 // setup config: {"fail_setup_rank": r} throws during setup on rank r; {"hang_setup_rank": r}
-// never finishes setup on rank r.
+// never finishes setup on rank r; {"freeze_setup_rank": r} stops rank r (SIGSTOP: every thread,
+// heartbeats included) during setup.
 // job params:
 //   "fail": "job_error" | "exception" | "kill" | "hang_collective" | "stall" (never returns, outside
 //           any collective) | "job_error_after_collective"
 //   "fail_ranks": [ranks] (default: every rank), "fail_attempts": n (fail only while attempt < n)
 //   "sleep_ms": every rank sleeps this long first (job timeout tests)
+//   "busy_ms": every rank works this long first, marking progress every 20 ms (liveness tests)
 //   "tiles": n, "tile_elems": m, "tile_delay_ms": d — rank 0 streams n outputs of m floats
 //   "loop_collectives": n, "loop_elems": m — first n all-reduces of m floats on the rank's device,
 //           a progress event ("loop") after the first (so a test can kill a rank mid-collective)
@@ -30,6 +32,7 @@ class FaultyRunner : public Runner {
     if (config.value("fail_setup_rank", -1) == ctx.rank)
       throw std::runtime_error("setup exploded on purpose");
     if (config.value("hang_setup_rank", -1) == ctx.rank) hang();
+    if (config.value("freeze_setup_rank", -1) == ctx.rank) raise(SIGSTOP);
   }
 
   nlohmann::json run(const Job& job, ResultSink& out) override {
@@ -47,6 +50,10 @@ class FaultyRunner : public Runner {
     if (mine && (fail == "hang_collective" || fail == "stall")) hang();
     if (p.contains("sleep_ms"))
       std::this_thread::sleep_for(std::chrono::milliseconds(p["sleep_ms"].get<int>()));
+    for (int ms = 0; ms < p.value("busy_ms", 0); ms += 20) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      out.mark_progress("busy " + std::to_string(ms));
+    }
 
     out.progress("reduce", 0.0);
     bool has_x = false;

@@ -61,6 +61,16 @@ TEST_CASE("placement: --retries runs even one device as a restartable worker pro
           "1 GPU (cuda:0), one worker process each, bf16 (every visible GPU)");
 }
 
+TEST_CASE("placement: --job-timeout runs even one device as a worker process it can kill") {
+  GenerationFlags f = flags_with("auto");
+  f.job_time_limit = std::chrono::seconds(60);
+  require_devices(plan_placement(f, true, 1), {Device::cuda(0)}, true);
+  f.device = "cpu";
+  require_devices(plan_placement(f, true, 1), {Device::cpu()}, true);
+  f.job_time_limit.reset();
+  require_devices(plan_placement(f, true, 1), {Device::cpu()}, false);
+}
+
 TEST_CASE("placement: impossible requests name the flag") {
   using Catch::Matchers::Contains;
   REQUIRE_THROWS_WITH(plan_placement(flags_with("gpu"), true, 1),

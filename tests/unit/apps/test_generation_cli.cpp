@@ -207,3 +207,28 @@ TEST_CASE("phase clock: with a memory probe every phase records its high-water m
   REQUIRE(phases[2].peak_gib == 4.0);
   REQUIRE(phases[3].peak_gib < 0);  // encoding runs on the host
 }
+
+TEST_CASE("job timeout flag: positive seconds, the fleet's default when not given, a bad value named") {
+  const auto parse = [](std::vector<std::string> args) {
+    CLI::App app;
+    GenerationFlags flags;
+    add_generation_flags(app, flags, PipelineKind::Distilled);
+    args.insert(args.begin(), "prog");
+    std::vector<char*> argv;
+    for (auto& a : args) argv.push_back(a.data());
+    app.parse(static_cast<int>(argv.size()), argv.data());
+    finish_generation_flags(flags, PipelineKind::Distilled);
+    return flags;
+  };
+  REQUIRE_FALSE(parse({}).job_time_limit);
+  REQUIRE(parse({"--job-timeout", "90"}).job_time_limit == std::chrono::seconds(90));
+  REQUIRE(parse({"--job-timeout", "0.25"}).job_time_limit == std::chrono::milliseconds(250));
+  using Catch::Matchers::Contains;
+  for (const char* bad : {"0", "-1", "0.0001", "1e10"})
+    REQUIRE_THROWS_WITH(
+        parse({"--job-timeout", bad}),
+        Contains("--job-timeout must be a positive number of seconds up to 1e9, got " + std::string(bad)));
+  for (const char* bad : {"abc", "inf", "nan", "60s"})
+    REQUIRE_THROWS_WITH(parse({"--job-timeout", bad}),
+                        Contains("--job-timeout: '" + std::string(bad) + "' is not a number"));
+}

@@ -3,6 +3,7 @@
 #include "runtime/channel.h"
 
 #include <cstdlib>
+#include <functional>
 #include <memory>
 
 #include "core/error.h"
@@ -43,6 +44,55 @@ TEST_CASE("channel: the setup record and layout are readable by an attaching wor
   std::vector<uint8_t> junk(sizeof(ControlBlock), 0);
   REQUIRE_THROWS_WITH(FleetChannel::attach(junk.data(), junk.size()),
                       Catch::Matchers::Contains("not a version"));
+}
+
+TEST_CASE("channel: a worker refuses a header whose sizes do not fit the region, in one line") {
+  const size_t bytes = FleetChannel::region_bytes(Region(2).sizes);
+  const auto refused = [&](const std::function<void(ControlBlock&)>& scribble) {
+    Region r(2);
+    scribble(r.ch.control());
+    REQUIRE_THROWS_WITH(FleetChannel::attach(r.mem.get(), bytes),
+                        Catch::Matchers::Contains("fleet channel: the region's header") &&
+                            Catch::Matchers::Contains("does not fit its"));
+  };
+  refused([](ControlBlock& cb) { cb.job_slots = 0; });
+  refused([](ControlBlock& cb) { cb.job_slots = 1u << 30; });
+  refused([](ControlBlock& cb) { cb.world = 0; });
+  refused([](ControlBlock& cb) { cb.world = kMaxRanks + 1; });
+  refused([](ControlBlock& cb) { cb.ring_capacity = ~0ull; });
+  refused([](ControlBlock& cb) { cb.job_capacity = ~0ull - 10; });
+  refused([](ControlBlock& cb) { cb.comm_slot_capacity = 1ull << 40; });
+  refused([](ControlBlock& cb) { cb.setup_bytes = cb.setup_capacity + 1; });
+  refused([](ControlBlock& cb) { cb.ring_capacity += 64; });  // one ring more than the region holds
+}
+
+TEST_CASE("channel: the layout is kept apart, so a rank scribbling over the header moves nothing") {
+  Region r(2);
+  const auto job = EncodedRecord({{"n", 1}}, {}).bytes();
+  void* comm = r.ch.comm_base();
+  RingHeader* ring = r.ch.ring(1);
+  FleetChannel worker = FleetChannel::attach(r.mem.get(), FleetChannel::region_bytes(r.sizes));
+  ControlBlock& cb = r.ch.control();
+  cb.world = 1000;
+  cb.job_slots = 0;  // the driver used to divide by it
+  cb.setup_capacity = cb.job_capacity = cb.ring_capacity = cb.comm_slot_capacity = ~0ull;
+  cb.setup_bytes = ~0ull;
+  cb.jobs_posted.store(77);
+  for (FleetChannel* ch : {&r.ch, &worker}) {
+    REQUIRE(ch->world() == 2);
+    REQUIRE(ch->comm_base() == comm);
+    REQUIRE(ch->ring(1) == ring);
+    REQUIRE(ch->ring_capacity() == 4096);
+  }
+  REQUIRE(worker.setup_record().meta["config"]["k"] == 1);
+  REQUIRE(r.ch.try_post_job(1, 100, 0, job));  // the driver counts the jobs it posted itself
+  REQUIRE(r.ch.try_post_job(2, 101, 0, job));
+  REQUIRE_FALSE(r.ch.try_post_job(3, 102, 0, job));
+  ResultReader reader(r.ch, 1, nullptr);
+  worker.push_result(1, EncodedRecord({{"i", 5}}, {}), [] { return false; });
+  auto rec = reader.pop();
+  REQUIRE(rec);
+  REQUIRE(rec->meta["i"] == 5);
 }
 
 TEST_CASE("channel: a job slot is reused only once every rank finished the job it held") {
@@ -108,6 +158,20 @@ TEST_CASE("channel: a full ring pushes back and an oversized result is refused")
   REQUIRE(pushed >= 4);
   REQUIRE(reader.pop());  // popped and dropped at once: its space is free
   r.ch.push_result(0, EncodedRecord({}, {{"t", Tensor::zeros({100})}}), [] { return false; });  // room again
+}
+
+TEST_CASE("channel: a rank's progress notes carry the time and what it did, cut to their field") {
+  Region r(2);
+  REQUIRE(r.ch.activity_of(1).empty());
+  const uint64_t before = monotonic_ns();
+  r.ch.note_progress(1, "job 3: stage1 2/8");
+  REQUIRE(r.ch.rank(1).progress_ns.load() >= before);
+  REQUIRE(r.ch.activity_of(1) == "job 3: stage1 2/8");
+  REQUIRE(r.ch.rank(0).progress_ns.load() == 0);
+  r.ch.note_progress(1, std::string(100, 'y'));
+  REQUIRE(r.ch.activity_of(1) == std::string(kActivityWords * 8 - 1, 'y'));
+  r.ch.rank(1).activity_seq.store(1);  // a writer that never finished: nothing to report
+  REQUIRE(r.ch.activity_of(1).empty());
 }
 
 TEST_CASE("channel: the first fatal error of a rank is the one kept") {
