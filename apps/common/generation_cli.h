@@ -32,8 +32,9 @@ struct GenerationFlags {
   std::string job_timeout;  // --job-timeout SECONDS as given ("": not given, the fleet's default)
   std::optional<std::chrono::milliseconds> job_time_limit;  // parsed by finish_generation_flags
   std::string stage2_parallel = "sp";
-  // Fleet tile counts "HxW" ("" = the reference's balanced split of the world) and overlaps in
-  // latent cells, for stage-2 tiled data parallel and the distributed VAE decode.
+  // Fleet tile counts "HxW" and overlaps in latent cells, for stage-2 tiled data parallel ("": the
+  // reference's balanced split of the world) and the distributed VAE decode ("": the pipeline's own
+  // tiles spread over the ranks; "ranks": the reference's balanced split).
   std::string tdp_tiles, vae_tiles;
   int tdp_overlap = 5, vae_overlap = 4;
 };
