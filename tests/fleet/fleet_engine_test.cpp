@@ -291,7 +291,7 @@ TEST_CASE("fleet engine: a request past the job timeout fails naming it and --jo
     runtime::FleetEngineOptions o = fleet_options(1);
     o.job_timeout = std::chrono::milliseconds(200);  // the tiny request takes seconds on a CPU
     auto engine = runtime::make_fleet_engine(PipelineKind::Distilled, tiny_paths(PipelineKind::Distilled), o);
-    REQUIRE_THROWS_WITH(generate(*engine, PipelineKind::Distilled),
+    REQUIRE_THROWS_WITH(generate(*engine, tiny_request(PipelineKind::Distilled)),
                         Catch::Matchers::Contains("job 1 failed: fleet broken: job 1 passed its timeout of "
                                                   "200 ms (--job-timeout; rank(s) 0 still running)"));
   }
