@@ -22,6 +22,8 @@ namespace {
 using SteadyClock = std::chrono::steady_clock;
 using std::chrono::milliseconds;
 constexpr auto kPoll = milliseconds(20);
+// How long a worker may take from its spawn to its first heartbeat (see silent_rank).
+constexpr int64_t kFirstBeatGraceMs = 10000;
 
 int64_t ms_since(SteadyClock::time_point t) {
   return std::chrono::duration_cast<milliseconds>(SteadyClock::now() - t).count();
@@ -346,10 +348,14 @@ std::optional<std::string> Controller::silent_rank() const {
   const FleetChannel& ch = fleet_->channel;
   const uint64_t now = monotonic_ns();
   for (int r = 0; r < ch.world(); ++r) {
-    const uint64_t last =
-        std::max(ch.rank(r).heartbeat_ns.load(std::memory_order_acquire), fleet_->spawned_ns);
+    const uint64_t beat = ch.rank(r).heartbeat_ns.load(std::memory_order_acquire);
+    const uint64_t last = std::max(beat, fleet_->spawned_ns);
     const int64_t silent_ms = static_cast<int64_t>((now - std::min(now, last)) / 1000000);
-    if (silent_ms > opt_.heartbeat_timeout.count())
+    // Before its first beat a worker is still starting: exec, loading its libraries (CUDA's take
+    // seconds) and attaching, slower still on a loaded machine, whatever heartbeat_timeout says.
+    const int64_t bound_ms =
+        beat == 0 ? std::max<int64_t>(opt_.heartbeat_timeout.count(), kFirstBeatGraceMs) : opt_.heartbeat_timeout.count();
+    if (silent_ms > bound_ms)
       return fmt::format("rank {} sent no heartbeat for {} ms (last: {})", r, silent_ms, ch.activity_of(r));
   }
   return std::nullopt;

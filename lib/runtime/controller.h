@@ -207,8 +207,9 @@ class Controller {
   void check_held_results();
   void finalize(size_t index);
   std::optional<std::string> check_health();
-  // The first rank whose heartbeats stopped for longer than heartbeat_timeout (counted from the
-  // spawn until its first beat), described; nullopt when every rank beats.
+  // The first rank whose heartbeats stopped for longer than heartbeat_timeout, described; nullopt
+  // when every rank beats. Until its first beat a rank's silence counts from the spawn and may last
+  // up to 10 s (starting a process takes that long on a loaded machine) or heartbeat_timeout.
   std::optional<std::string> silent_rank() const;
   // The rank running the current job that has noted no progress for longest, when that is longer
   // than the job's progress bound, described; nullopt otherwise.
