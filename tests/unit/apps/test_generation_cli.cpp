@@ -1,6 +1,7 @@
 // apps/common: the --jobs file reader, the tiny model's flag defaults and the per-phase clock.
 #include <filesystem>
 #include <fstream>
+#include <thread>
 
 #include "common/generation_cli.h"
 #include "common/jobs_file.h"
@@ -193,6 +194,8 @@ TEST_CASE("phase clock: with a memory probe every phase records its high-water m
   int calls = 0;
   PhaseClock clock([&] {
     ++calls;
+    // A probe takes time (a device query): it belongs to a phase, never to none.
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
     return next++;
   });
   REQUIRE(calls == 1);  // the first phase's mark
@@ -206,6 +209,9 @@ TEST_CASE("phase clock: with a memory probe every phase records its high-water m
   REQUIRE(phases[2].name == "audio");
   REQUIRE(phases[2].peak_gib == 4.0);
   REQUIRE(phases[3].peak_gib < 0);  // encoding runs on the host
+  double sum = 0;
+  for (const auto& p : phases) sum += p.seconds;
+  REQUIRE(clock.total_seconds() == Approx(sum).margin(1e-9));
 }
 
 TEST_CASE("job timeout flag: positive seconds, the fleet's default when not given, a bad value named") {
