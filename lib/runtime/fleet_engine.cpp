@@ -374,7 +374,9 @@ const bool registered_two_stage =
 // reference's plan: decoded tiles blended here in assembly order).
 class ResultAssembler {
  public:
-  ResultAssembler(const pipeline::PipelineCallbacks& cb, int world) : cb_(cb), world_(world) {}
+  // video: the request's frames, height and width, which the decode plan must produce.
+  ResultAssembler(const pipeline::PipelineCallbacks& cb, int world, std::array<int64_t, 3> video)
+      : cb_(cb), world_(world), video_(video) {}
 
   void restart() {
     plan_ = DecodePlan::None;
@@ -426,13 +428,28 @@ class ResultAssembler {
   using Box = std::array<int64_t, 3>;  // a tile's pixel frames, height, width
   enum class DecodePlan { None, Frames, Tiles, Grid };
 
+  // The plan comes from rank 0: what it would decode must be the request's video before anything
+  // is sized by it.
+  void check_video(int64_t frames, int64_t height, int64_t width) const {
+    LTX2_CHECK(frames == video_[0] && height == video_[1] && width == video_[2],
+               "fleet engine: rank 0's decode plan is for {}x{}x{} pixels (frames x height x width), the "
+               "request for {}x{}x{}",
+               frames, height, width, video_[0], video_[1], video_[2]);
+  }
+
   void set_plan(const json& j) {
     const std::string kind = j.at("plan");
     if (kind == "frames") {
+      check_video(j.at("frames"), j.at("height"), j.at("width"));
       plan_ = DecodePlan::Frames;
       boxes_ = {Box{j.at("frames"), j.at("height"), j.at("width")}};
       total_frames_ = boxes_[0][0];
     } else if (kind == "tiles") {
+      const Shape latent = j.at("latent_shape");
+      const json& f = j.at("factors");
+      LTX2_CHECK(latent.size() == 5, "fleet engine: a decode plan's latent shape has {} axes", latent.size());
+      check_video(1 + f.at(0).get<int64_t>() * (latent[2] - 1), latent[3] * f.at(1).get<int64_t>(),
+                  latent[4] * f.at(2).get<int64_t>());
       plan_ = DecodePlan::Tiles;
       tile_plan_ = std::make_unique<video_vae::DecodeTilePlan>(pipeline_plan_from_json(j));
       blender_ = std::make_unique<video_vae::TileBlender>(*tile_plan_);
@@ -446,8 +463,11 @@ class ResultAssembler {
       parallel::GridTiling tiling;
       for (size_t i = 0; i < 3; ++i) tiling[i] = {j.at("tiling").at(i).at(0), j.at("tiling").at(i).at(1)};
       const json& sc = j.at("scale");
-      grid_plan_ = std::make_unique<parallel::VaeTilePlan>(parallel::plan_vae_tiles(
-          j.at("grid").get<parallel::GridExtent>(), tiling, {sc.at(0), sc.at(1), sc.at(2)}));
+      const auto grid = j.at("grid").get<parallel::GridExtent>();
+      check_video(1 + sc.at(0).get<int64_t>() * (grid[0] - 1), grid[1] * sc.at(1).get<int64_t>(),
+                  grid[2] * sc.at(2).get<int64_t>());
+      grid_plan_ = std::make_unique<parallel::VaeTilePlan>(
+          parallel::plan_vae_tiles(grid, tiling, {sc.at(0), sc.at(1), sc.at(2)}));
       if (!parallel::masks_are_complementary(*grid_plan_))
         dense_weights_ = parallel::dense_blend_weights(*grid_plan_);
       order_ = parallel::assembly_order(static_cast<int64_t>(grid_plan_->tiles.size()), world_);
@@ -578,6 +598,7 @@ class ResultAssembler {
 
   const pipeline::PipelineCallbacks& cb_;
   int world_;
+  std::array<int64_t, 3> video_;
   DecodePlan plan_ = DecodePlan::None;                    // until rank 0 says
   std::vector<Box> boxes_;                                // per tile of the plan
   std::unique_ptr<video_vae::DecodeTilePlan> tile_plan_;  // "tiles"
@@ -612,7 +633,7 @@ class FleetEngine final : public pipeline::GenerationEngine {
     validate_request(request, kind_);
     if (!controller_.running()) controller_.start();
     controller_.submit({{"request", to_json(request)}});
-    ResultAssembler assembler(callbacks, world_);
+    ResultAssembler assembler(callbacks, world_, {request.num_frames, request.height, request.width});
     try {
       for (;;) {
         const std::optional<JobEvent> e = controller_.next(std::chrono::milliseconds(100));
