@@ -19,13 +19,6 @@ std::string text(const json& j, const std::string& key) {
   return j.get<std::string>();
 }
 
-std::vector<int> integers(const json& j, const std::string& key) {
-  LTX2_CHECK(j.is_array(), "field '{}': must be an array of integers, got {}", key, j.type_name());
-  std::vector<int> out;
-  for (const json& v : j) out.push_back(json_integer<int>(v, key));
-  return out;
-}
-
 void overlay_guidance(const json& j, GuidanceParams& g, const std::string& key) {
   LTX2_CHECK(j.is_object(), "field '{}': must be an object", key);
   for (const auto& [k, v] : j.items()) {
@@ -41,7 +34,7 @@ void overlay_guidance(const json& j, GuidanceParams& g, const std::string& key) 
     else if (k == "skip_step")
       g.skip_step = json_integer<int>(v, name);
     else if (k == "stg_blocks")
-      g.stg_blocks = integers(v, name);
+      g.stg_blocks = json_integers<int>(v, name);
     else
       LTX2_FAIL("unknown field '{}'", name);
   }

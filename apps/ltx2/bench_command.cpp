@@ -184,10 +184,10 @@ int bench_gemm(const BenchOptions& opt, Device device) {
       const ops::Fp8Linear fp8{ops::mul(w, ops::kF8E4M3Max).to(DType::F8E4M3), unit_scale, unit_scale, b};
       const Tensor x8 = ops::mul(x, ops::kF8E4M3Max).to(DType::F8E4M3);
       const Work fp8_work{work.flops, 0, 2};
-      results.push_back(time_kernel(fmt::format("{} fp8", g.name), desc + " bf16 x quantized", fp8_work, device,
-                                    opt, [&] { ops::linear_fp8(x, fp8); }));
-      results.push_back(time_kernel(fmt::format("{} fp8 gemm", g.name), desc + " e4m3 x", fp8_work, device, opt,
-                                    [&] { ops::linear_fp8(x8, fp8); }));
+      results.push_back(time_kernel(fmt::format("{} fp8", g.name), desc + " bf16 x quantized", fp8_work,
+                                    device, opt, [&] { ops::linear_fp8(x, fp8); }));
+      results.push_back(time_kernel(fmt::format("{} fp8 gemm", g.name), desc + " e4m3 x", fp8_work, device,
+                                    opt, [&] { ops::linear_fp8(x8, fp8); }));
     }
   }
   return report("gemm", results, opt);

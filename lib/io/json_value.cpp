@@ -30,6 +30,10 @@ int64_t json_integer(const nlohmann::json& j, const std::string& field, int64_t 
   return static_cast<int64_t>(v);
 }
 
+void require_json_array(const nlohmann::json& j, const std::string& field) {
+  LTX2_CHECK(j.is_array(), "field '{}': must be an array of integers, got {}", field, j.type_name());
+}
+
 double json_number(const nlohmann::json& j, const std::string& field) {
   LTX2_CHECK(j.is_number(), "field '{}': must be a number, got {}", field, j.type_name());
   return j.get<double>();

@@ -7,6 +7,7 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 namespace ltx2 {
 
@@ -16,6 +17,16 @@ int64_t json_integer(const nlohmann::json& j, const std::string& field, int64_t 
 template <typename T>
 T json_integer(const nlohmann::json& j, const std::string& field) {
   return static_cast<T>(json_integer(j, field, std::numeric_limits<T>::min(), std::numeric_limits<T>::max()));
+}
+
+// A JSON array of such integers, each within T's range.
+void require_json_array(const nlohmann::json& j, const std::string& field);
+template <typename T>
+std::vector<T> json_integers(const nlohmann::json& j, const std::string& field) {
+  require_json_array(j, field);
+  std::vector<T> out;
+  for (const nlohmann::json& v : j) out.push_back(json_integer<T>(v, field));
+  return out;
 }
 
 // Any JSON number (its range is the request validation's to check).

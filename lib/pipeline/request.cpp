@@ -267,7 +267,7 @@ GuidanceParams guidance_from_json(const json& j) {
   g.rescale_scale = j.at("rescale_scale").get<double>();
   g.modality_scale = j.at("modality_scale").get<double>();
   g.skip_step = json_integer<int>(j.at("skip_step"), "skip_step");
-  for (const json& b : j.at("stg_blocks")) g.stg_blocks.push_back(json_integer<int>(b, "stg_blocks"));
+  g.stg_blocks = json_integers<int>(j.at("stg_blocks"), "stg_blocks");
   return g;
 }
 

@@ -353,8 +353,8 @@ std::optional<std::string> Controller::silent_rank() const {
     const int64_t silent_ms = static_cast<int64_t>((now - std::min(now, last)) / 1000000);
     // Before its first beat a worker is still starting: exec, loading its libraries (CUDA's take
     // seconds) and attaching, slower still on a loaded machine, whatever heartbeat_timeout says.
-    const int64_t bound_ms =
-        beat == 0 ? std::max<int64_t>(opt_.heartbeat_timeout.count(), kFirstBeatGraceMs) : opt_.heartbeat_timeout.count();
+    const int64_t bound_ms = beat == 0 ? std::max<int64_t>(opt_.heartbeat_timeout.count(), kFirstBeatGraceMs)
+                                       : opt_.heartbeat_timeout.count();
     if (silent_ms > bound_ms)
       return fmt::format("rank {} sent no heartbeat for {} ms (last: {})", r, silent_ms, ch.activity_of(r));
   }

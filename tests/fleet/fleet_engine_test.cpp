@@ -230,8 +230,8 @@ TEST_CASE("fleet engine: tile frames larger than the piece bound arrive in bands
 }
 
 TEST_CASE(
-    "fleet engine: two-stage with SP stage 2 (the default) equals one rank, with TDP stage 2 it is finite and "
-    "close") {
+    "fleet engine: two-stage with SP stage 2 (the default) equals one rank, with TDP stage 2 it is "
+    "finite and close") {
   const Generated& local = local_run(PipelineKind::TwoStage);
   runtime::FleetEngineOptions sp = fleet_options(2);  // stage 2 and the decode as the defaults have them
   const Generated sp2 = run_fleet(PipelineKind::TwoStage, sp);
