@@ -24,8 +24,8 @@
 #include "core/op_profile.h"
 #include "io/configs/transformer_config.h"
 #include "io/weights.h"
+#include "models/transformer/modules.h"
 #include "models/transformer/transformer.h"
-#include "ops/linear.h"
 #include "ops/rope.h"
 
 namespace ltx2 {
@@ -95,6 +95,20 @@ Workload workload(const tr::TransformerWeights& w, int64_t layers, int64_t tv, i
   out.block_linears = block.size();
   out.linears.insert(out.linears.end(), top.begin(), top.end());
   return out;
+}
+
+// The bytes of the model's weights if every layer held its own copy of block 0's tensors (as a
+// loaded checkpoint does): the top level once, block 0 times `layers`.
+size_t model_weight_bytes(tr::TransformerWeights weights, int64_t layers) {
+  size_t bytes = 0;
+  for (const auto& [name, tensor] : weights.named_tensors()) {
+    if (!tensor->defined()) continue;
+    if (name.starts_with("transformer_blocks.0."))
+      bytes += layers * tensor->nbytes();
+    else if (!name.starts_with("transformer_blocks."))
+      bytes += tensor->nbytes();
+  }
+  return bytes;
 }
 
 // Attends locally; while `timing`, each call is bracketed by device events (one host wait per
@@ -172,6 +186,10 @@ CLI::App* add_bench_transformer_command(CLI::App* bench, BenchTransformerOptions
   sub->add_option("--device", opt->device, "cuda:N")->capture_default_str();
   add_forward_timing_options(sub, &opt->layers, &opt->warmup, &opt->iterations);
   sub->add_option("--peak-tflops", opt->peak_tflops, "peak for the MFU column")->capture_default_str();
+  sub->add_option("--quantization", opt->quantization,
+                  "none (bf16 linears) or fp8-scaled-mm (the blocks' q, k, v, out and feed-forward "
+                  "linears as FP8 GEMMs, per-tensor scales)")
+      ->capture_default_str();
   sub->add_flag("--profile", opt->profile, "also time every op kind in one forward (device events)");
   sub->add_option("--json", opt->json_path, "also write the results to this JSON file");
   return sub;
@@ -185,14 +203,18 @@ int run_bench_transformer(const BenchTransformerOptions& opt) {
   TransformerConfig config = model_config(opt.model);
   if (opt.layers > 0) config.num_layers = opt.layers;
 
-  const tr::TransformerWeights weights = shared_block_weights(config, device);
+  const Quantization quantization = parse_quantization(opt.quantization);
+  const tr::TransformerWeights weights = shared_block_weights(config, device, quantization);
   auto attention = std::make_shared<TimedAttention>(device.index);
   const tr::Transformer model(config, weights, attention);
   cuda_synchronize(device.index);
   const size_t weight_bytes = cuda_memory_stats(device.index).allocated;
-  std::printf("ltx2 bench transformer: %s, %lld layers sharing one block's weights (%.2f GiB on %s)\n",
-              opt.model.c_str(), static_cast<long long>(config.num_layers), gib(weight_bytes),
-              opt.device.c_str());
+  const size_t model_bytes = model_weight_bytes(weights, config.num_layers);
+  std::printf(
+      "ltx2 bench transformer: %s, %s, %lld layers sharing one block's weights (%.2f GiB on %s; the whole "
+      "model's would be %.2f GiB)\n",
+      opt.model.c_str(), quantization_name(quantization), static_cast<long long>(config.num_layers),
+      gib(weight_bytes), opt.device.c_str(), gib(model_bytes));
 
   const std::vector<std::string> shapes =
       opt.shapes.empty() ? std::vector<std::string>{"stage1", "full"} : opt.shapes;
@@ -225,8 +247,7 @@ int run_bench_transformer(const BenchTransformerOptions& opt) {
       const LinearUse& u = work.linears[i];
       if (!u.w->weight.defined()) continue;
       const Tensor x = random_bf16({u.rows, u.w->weight.size(1)}, 5, 1.f, device);
-      const double one =
-          median(cuda_time_each(device.index, 3, [&] { ops::linear(x, u.w->weight, u.w->bias); }));
+      const double one = median(cuda_time_each(device.index, 3, [&] { tr::apply_linear(x, *u.w); }));
       linear_ms += (i < work.block_linears ? config.num_layers : 1) * one;
     }
 
@@ -244,6 +265,7 @@ int run_bench_transformer(const BenchTransformerOptions& opt) {
       std::printf("    %-28s %8.1f ms\n", name.c_str(), t.get<double>());
     const json profile = opt.profile ? op_profile(device.index, forward) : json();
     rows.push_back({{"model", opt.model},
+                    {"quantization", quantization_name(quantization)},
                     {"shape", shape_name},
                     {"video_tokens", tv},
                     {"audio_tokens", kAudioTokens},
@@ -255,6 +277,7 @@ int run_bench_transformer(const BenchTransformerOptions& opt) {
                     {"mfu", tflops / opt.peak_tflops},
                     {"peak_allocated_gib", gib(peak)},
                     {"weights_gib", gib(weight_bytes)},
+                    {"model_weights_gib", gib(model_bytes)},
                     {"reference_ms", ref},
                     {"ratio_to_reference", ms / ref},
                     {"attention_ms", attention_ms},
@@ -269,7 +292,10 @@ int run_bench_transformer(const BenchTransformerOptions& opt) {
                 {"warmup", opt.warmup},
                 {"iterations", opt.iterations},
                 {"peak_tflops", opt.peak_tflops},
-                {"weights", "one block synthesized (bf16) and shared by every layer"},
+                {"weights", quantization == Quantization::Fp8ScaledMm
+                                ? "one block synthesized (bf16), its q/k/v/out and feed-forward linears "
+                                  "quantized to F8_E4M3 per tensor, shared by every layer"
+                                : "one block synthesized (bf16) and shared by every layer"},
                 {"results", rows}};
     std::ofstream out(opt.json_path);
     LTX2_CHECK(out.good(), "ltx2 bench transformer: cannot write --json file '{}'", opt.json_path);

@@ -3,6 +3,8 @@
 // and full-resolution shapes: median ms after warm-up, TFLOP/s from the counted FLOPs, MFU, peak
 // device memory, the ratio to the reference's measured time, and the attention share per site;
 // with --profile also the device time of every op kind in one forward (core/op_profile.h).
+// --quantization fp8-scaled-mm holds the blocks' linears as the reference's FP8Linear does
+// (bench_transformer_model.h says how the synthesized weights are quantized).
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -19,6 +21,7 @@ struct BenchTransformerOptions {
   int layers = 0;  // 0: the model's 48
   double peak_tflops = 989.0;
   bool profile = false;
+  std::string quantization = "none";  // none | fp8-scaled-mm
   std::string json_path;
 };
 

@@ -51,6 +51,23 @@ tr::Modality modality(const Tensor& latent, const Tensor& positions, const Tenso
   return m;
 }
 
+// Holds the linear in F8_E4M3 with its per-tensor scale (see shared_block_weights).
+void quantize_linear(tr::LinearWeights& l, const Tensor& input_scale) {
+  const tr::Fp8Weight q = tr::quantize_f8e4m3_per_tensor(l.weight, "bench linear");
+  l.weight = q.weight;
+  l.weight_scale = q.scale;
+  l.input_scale = input_scale;
+}
+
+void quantize_block(tr::BlockWeights& b, Device device) {
+  const Tensor input_scale = Tensor::scalar(kFp8InputScale).to(device);
+  for (tr::AttentionWeights* a :
+       {&b.video_self, &b.video_text, &b.audio_self, &b.audio_text, &b.audio_to_video, &b.video_to_audio})
+    for (tr::LinearWeights* l : {&a->to_q, &a->to_k, &a->to_v, &a->to_out}) quantize_linear(*l, input_scale);
+  for (tr::FeedForwardWeights* ff : {&b.video_ff, &b.audio_ff})
+    for (tr::LinearWeights* l : {&ff->proj_in, &ff->proj_out}) quantize_linear(*l, input_scale);
+}
+
 }  // namespace
 
 // The released configs as `ltx2 make-random` writes them: 19B has the caption projection in the
@@ -85,11 +102,16 @@ Tensor random_bf16(const Shape& shape, uint64_t seed, float scale, Device device
   return t.to(DType::BF16).to(device);
 }
 
-tr::TransformerWeights shared_block_weights(const TransformerConfig& config, Device device) {
+tr::TransformerWeights shared_block_weights(const TransformerConfig& config, Device device,
+                                            Quantization quantization) {
+  LTX2_CHECK(quantization == Quantization::None || quantization == Quantization::Fp8ScaledMm,
+             "ltx2 bench: --quantization must be none or fp8-scaled-mm, got '{}'",
+             quantization_name(quantization));
   TransformerConfig one_block = config;
   one_block.num_layers = 1;
   const WeightView view(std::make_shared<WeightSynthesizer>(7), "model.diffusion_model.", "transformer");
   tr::TransformerWeights weights = tr::TransformerWeights::load(view, one_block, DType::BF16, device);
+  if (quantization == Quantization::Fp8ScaledMm) quantize_block(weights.blocks[0], device);
   while (static_cast<int64_t>(weights.blocks.size()) < config.num_layers)
     weights.blocks.push_back(weights.blocks[0]);
   return weights;

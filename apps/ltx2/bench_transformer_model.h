@@ -7,6 +7,7 @@
 #include <string>
 
 #include "io/configs/transformer_config.h"
+#include "io/quantization.h"
 #include "models/transformer/transformer.h"
 
 namespace ltx2::bench_model {
@@ -30,7 +31,15 @@ double reference_ms(const std::string& model, const std::string& shape);
 Tensor random_bf16(const Shape& shape, uint64_t seed, float scale, Device device);
 
 // config.num_layers blocks all sharing one synthesized block's tensors (bf16 on `device`).
-models::transformer::TransformerWeights shared_block_weights(const TransformerConfig& config, Device device);
+// Quantization::Fp8ScaledMm then holds the linears fp8-cast_covers names (every block's q, k, v,
+// out and feed-forward linears, as a published FP8 checkpoint stores them) in F8_E4M3 with a
+// per-tensor weight scale (quantize_f8e4m3_per_tensor) and the static input scale kFp8InputScale:
+// the FP8 GEMMs a real FP8 checkpoint runs, for timing (the synthesized weights carry no
+// calibrated scales). Other modes are refused.
+models::transformer::TransformerWeights shared_block_weights(const TransformerConfig& config, Device device,
+                                                             Quantization quantization = Quantization::None);
+// |x| up to 8 is representable (448 x 8 / 448): the inputs' scale after the block's norms.
+constexpr float kFp8InputScale = 8.f / 448.f;
 
 struct Inputs {
   models::transformer::Modality video, audio;

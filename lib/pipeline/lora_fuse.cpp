@@ -2,14 +2,11 @@
 // rounded to nearest-even bf16), and the FP8 rule, over lib/ops.
 #include "pipeline/lora_fuse.h"
 
-#include <cmath>
-
 #include "core/error.h"
 #include "io/quantization.h"
+#include "models/transformer/weights.h"
 #include "ops/elementwise.h"
-#include "ops/fp8_quantize.h"
 #include "ops/linear.h"
-#include "ops/reduce.h"
 
 namespace ltx2::pipeline {
 namespace {
@@ -55,14 +52,8 @@ Fp8Fused fuse_lora_fp8_weight(const Tensor& weight, const Tensor& scale,
   const float old_scale = scale.to(Device::cpu()).item();
   const Tensor fused =
       ops::add(weight.to_scaled(DType::F32, old_scale), lora_delta(weight, contributions, name));
-  const Tensor abs = ops::unary(fused, ops::UnaryOp::Abs);
-  const float amax = ops::reduce(abs.view({-1}), 0, false, ops::ReduceOp::Max).to(Device::cpu()).item();
-  LTX2_CHECK(std::isfinite(amax), "LoRA fusion: the fused weight '{}' is not finite", name);
-  // As the reference: s = 448 / amax in float32, w8 = e4m3(W' x s) (|W' x s| <= 448 up to one
-  // rounding, which e4m3 rounds to 448, so no clamp is needed), scale = 1 / s. An all-zero W'
-  // keeps s = 1 (the reference would divide by zero).
-  const float s = amax > 0 ? ops::kF8E4M3Max / amax : 1.f;
-  return {ops::mul(fused, s).to(DType::F8E4M3), Tensor::scalar(1.f / s).to(weight.device())};
+  const models::transformer::Fp8Weight q = models::transformer::quantize_f8e4m3_per_tensor(fused, name);
+  return {q.weight, q.scale};
 }
 
 std::vector<std::string> LoraFusion::apply(WeightMap& weights, const std::vector<LoraWithStrength>& loras,

@@ -61,6 +61,14 @@ struct StreamWeights {
 bool fp8_cast_covers(const std::string& name);
 // t rounded to F8_E4M3 and back to its dtype (fp8-cast's rounding; t on any device).
 Tensor round_to_f8e4m3(const Tensor& t);
+// fp8-scaled-mm's per-tensor quantization of a weight held in a wider type, as the reference
+// re-quantizes a LoRA-fused FP8 weight: s = 448 / max|w| in float32 (1 for an all-zero w),
+// weight = e4m3(w x s), scale = 1 / s (an F32 scalar on w's device). A w that is not finite is
+// refused naming `name`.
+struct Fp8Weight {
+  Tensor weight, scale;
+};
+Fp8Weight quantize_f8e4m3_per_tensor(const Tensor& w, const std::string& name);
 
 struct TransformerWeights {
   StreamWeights video, audio;

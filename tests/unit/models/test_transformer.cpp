@@ -229,3 +229,17 @@ TEST_CASE("transformer: fp8-scaled-mm refuses a bf16 checkpoint and an FP8 linea
                                         DType::F32, Device::cpu(), Quantization::Fp8ScaledMm),
                       Contains("transformer_blocks.1.ff.net.2") && Contains("input_scale"));
 }
+
+TEST_CASE(
+    "transformer: per-tensor FP8 quantization maps max|w| to 448 and refuses a weight that is not finite") {
+  const Fp8Weight q = quantize_f8e4m3_per_tensor(Tensor::from_vector({1.f, -2.f, 4.f, 0.5f}, {2, 2}), "w");
+  REQUIRE(q.weight.dtype() == DType::F8E4M3);
+  // s = 448 / 4 = 112: 112, -224, 448 and 56 are e4m3 values, so the codes hold them exactly.
+  REQUIRE(q.weight.to(DType::F32).to_vector() == std::vector<float>{112.f, -224.f, 448.f, 56.f});
+  REQUIRE(q.scale.numel() == 1);
+  REQUIRE(q.scale.item() == 1.f / 112.f);
+  // An all-zero weight keeps the scale 1.
+  REQUIRE(quantize_f8e4m3_per_tensor(Tensor::zeros({2, 2}), "zero").scale.item() == 1.f);
+  REQUIRE_THROWS_WITH(quantize_f8e4m3_per_tensor(Tensor::from_vector({1.f, NAN}, {2}), "blocks.0.to_q"),
+                      Contains("blocks.0.to_q") && Contains("not finite"));
+}
