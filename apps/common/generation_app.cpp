@@ -200,7 +200,7 @@ int run_generation_program(int argc, char** argv, PipelineKind kind, const char*
     if (plan.tiny) reporter.info(kTinyNotice);
     return run(flags, kind, plan, reporter);
   } catch (const Error& e) {
-    spdlog::debug("{}", e.located());
+    log_debug("{}", e.located());
     reporter.error(e.what());
   } catch (const std::exception& e) {
     reporter.error(e.what());

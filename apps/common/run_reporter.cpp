@@ -35,7 +35,7 @@ void RunReporter::end_bar() {
 void RunReporter::info(const std::string& message) {
   if (format_ == LogFormat::Json) return emit_json(json{{"event", "log"}, {"message", message}});
   end_bar();
-  spdlog::info("{}", message);
+  log_info("{}", message);
 }
 
 void RunReporter::job(int line, const std::string& prompt, const std::string& output_path) {

@@ -5,7 +5,7 @@
 // msg). Everything goes to stderr; stdout stays empty.
 #pragma once
 
-#include <nlohmann/json.hpp>
+#include <nlohmann/json_fwd.hpp>
 #include <string>
 #include <vector>
 

@@ -93,7 +93,7 @@ int main(int argc, char** argv) {
       return ltx2::check::run_check(check_opt);
     }
   } catch (const ltx2::Error& e) {
-    spdlog::debug("{}", e.located());
+    ltx2::log_debug("{}", e.located());
     std::fprintf(stderr, "ltx2: error: %s\n", e.what());
     return 1;
   } catch (const std::exception& e) {

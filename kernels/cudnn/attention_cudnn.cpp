@@ -14,8 +14,6 @@
 // so releasing it right after the launch is safe.
 #include "kernels/cudnn/attention_cudnn.h"
 
-#include <spdlog/spdlog.h>
-
 #include <array>
 #include <chrono>
 #include <map>
@@ -27,6 +25,7 @@
 
 #include "core/cuda/check.h"
 #include "core/error.h"
+#include "core/log.h"
 #include "kernels/cudnn/cudnn_backend.h"
 
 namespace ltx2::cuda {
@@ -200,10 +199,9 @@ bool cudnn_attention(const Tensor& q, const Tensor& k, const Tensor& v, const Te
       const std::string shape =
           fmt::format("q {} k {} v {} on {}", q.str(), k.str(), v.str(), q.device().str());
       if (built) {
-        spdlog::debug("cuDNN attention plan for {}: {:.0f} ms, workspace {} bytes", shape, ms,
-                      built->workspace);
+        log_debug("cuDNN attention plan for {}: {:.0f} ms, workspace {} bytes", shape, ms, built->workspace);
       } else {
-        spdlog::info("cuDNN attention cannot run {} ({}); the wgmma kernel takes it", shape, why);
+        log_info("cuDNN attention cannot run {} ({}); the wgmma kernel takes it", shape, why);
       }
       found = e.plans.emplace(key, std::move(built)).first;
     }

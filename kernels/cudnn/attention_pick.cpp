@@ -4,8 +4,6 @@
 // choice is logged once and cached for the rest of the process.
 #include "kernels/cudnn/attention_pick.h"
 
-#include <spdlog/spdlog.h>
-
 #include <algorithm>
 #include <array>
 #include <map>
@@ -13,6 +11,7 @@
 #include <vector>
 
 #include "core/cuda/events.h"
+#include "core/log.h"
 #include "kernels/cudnn/attention_cudnn.h"
 
 namespace ltx2::cuda {
@@ -72,9 +71,9 @@ bool attention_by_cudnn(const Tensor& q, const Tensor& k, const Tensor& v, const
     const float cudnn_ms = median_ms(device, [&] { cudnn_attention(q, k, v, out, scale); });
     pick = cudnn_ms < wgmma_ms ? ops::AttentionEngine::Cudnn : ops::AttentionEngine::Wgmma;
     ++p.timings;
-    spdlog::info("attention B{} H{} Tq{} Tk{} D{} on {}: wgmma {:.3f} ms, cuDNN {:.3f} ms; {} picked",
-                 q.size(0), q.size(1), q.size(2), k.size(2), q.size(3), q.device().str(), wgmma_ms, cudnn_ms,
-                 ops::attention_engine_name(pick));
+    log_info("attention B{} H{} Tq{} Tk{} D{} on {}: wgmma {:.3f} ms, cuDNN {:.3f} ms; {} picked", q.size(0),
+             q.size(1), q.size(2), k.size(2), q.size(3), q.device().str(), wgmma_ms, cudnn_ms,
+             ops::attention_engine_name(pick));
   }
   p.engines.emplace(key, pick);
   return pick == ops::AttentionEngine::Cudnn && cudnn_attention(q, k, v, out, scale);

@@ -10,7 +10,6 @@
 #include "kernels/cudnn/conv_cudnn.h"
 
 #include <fmt/ranges.h>
-#include <spdlog/spdlog.h>
 
 #include <array>
 #include <atomic>
@@ -23,6 +22,7 @@
 
 #include "core/cuda/check.h"
 #include "core/error.h"
+#include "core/log.h"
 #include "kernels/cudnn/cudnn_backend.h"
 
 namespace ltx2::cuda {
@@ -185,13 +185,13 @@ std::shared_ptr<const ConvPlan> plan_for(Engine& e, cudnnHandle_t handle, const 
   const double ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   if (built) {
-    spdlog::info("{}: cuDNN ({}, plan {:.0f} ms, workspace {} bytes)", describe(op, x, w, bias, window),
-                 !bias.defined()     ? "no bias"
-                 : built->bias_fused ? "bias fused"
-                                     : "bias added after",
-                 ms, built->plan.workspace);
+    log_info("{}: cuDNN ({}, plan {:.0f} ms, workspace {} bytes)", describe(op, x, w, bias, window),
+             !bias.defined()     ? "no bias"
+             : built->bias_fused ? "bias fused"
+                                 : "bias added after",
+             ms, built->plan.workspace);
   } else {
-    spdlog::info("{}: implicit GEMM, cuDNN has no engine ({})", describe(op, x, w, bias, window), why);
+    log_info("{}: implicit GEMM, cuDNN has no engine ({})", describe(op, x, w, bias, window), why);
   }
   return e.plans.emplace(key, std::move(built)).first->second;
 }
@@ -202,7 +202,7 @@ CudnnConv cudnn_conv3d(const Tensor& y, const Tensor& x, const Tensor& w, const 
                        const CudnnConvWindow& window, const char* op) {
   std::string unsupported;
   if (!operands_supported(y, x, w, bias, unsupported)) {
-    spdlog::debug("{} x {} w {}: implicit GEMM ({})", op, x.str(), w.str(), unsupported);
+    log_debug("{} x {} w {}: implicit GEMM ({})", op, x.str(), w.str(), unsupported);
     return CudnnConv::NotRun;
   }
   for (int a = 0; a < 3; ++a) {
@@ -228,8 +228,8 @@ CudnnConv cudnn_conv3d(const Tensor& y, const Tensor& x, const Tensor& w, const 
   if (cudnnStatus_t st = execute_plan(handle, plan->plan, x.device(), uids, pointers);
       st != CUDNN_STATUS_SUCCESS) {
     // Refused at launch (nothing ran): the implicit GEMM takes this shape from now on.
-    spdlog::info("{}: implicit GEMM, cuDNN refused to run its plan ({})", describe(op, x, w, bias, window),
-                 last_cudnn_error(st));
+    log_info("{}: implicit GEMM, cuDNN refused to run its plan ({})", describe(op, x, w, bias, window),
+             last_cudnn_error(st));
     std::lock_guard<std::mutex> lock(e.mutex);
     e.plans[key] = nullptr;
     return CudnnConv::NotRun;

@@ -1,8 +1,6 @@
 // The shared cuDNN graph backend helpers (cudnn_backend.h).
 #include "kernels/cudnn/cudnn_backend.h"
 
-#include <spdlog/spdlog.h>
-
 #include <map>
 #include <mutex>
 

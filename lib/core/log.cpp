@@ -2,6 +2,7 @@
 
 #include <spdlog/pattern_formatter.h>
 #include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
 
 #include <cstdlib>
 #include <memory>
@@ -45,7 +46,26 @@ void apply_pattern(bool json) {
 
 // The log format travels to worker processes through the environment they inherit.
 constexpr const char* kFormatVariable = "LTX2_LOG_FORMAT";
+
+spdlog::level::level_enum spdlog_level(LogLevel level) {
+  switch (level) {
+    case LogLevel::trace: return spdlog::level::trace;
+    case LogLevel::debug: return spdlog::level::debug;
+    case LogLevel::info: return spdlog::level::info;
+    case LogLevel::warn: return spdlog::level::warn;
+    case LogLevel::error: return spdlog::level::err;
+  }
+  return spdlog::level::err;
+}
 }  // namespace
+
+bool log_enabled(LogLevel level) {
+  return spdlog::should_log(spdlog_level(level));
+}
+
+void log_message(LogLevel level, std::string_view message) {
+  spdlog::log(spdlog_level(level), "{}", message);
+}
 
 void set_log_level(const std::string& level) {
   auto lvl = spdlog::level::from_str(level);

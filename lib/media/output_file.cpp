@@ -43,7 +43,7 @@ void remove_stale_temporaries(const std::string& file) {
     if (pid <= 0 || ::kill(pid, 0) == 0 || errno != ESRCH) continue;
     std::error_code removed;
     if (fs::remove(entry.path(), removed))
-      spdlog::info("{}: removed {}, left by process {}, which is gone", file, entry.path().string(), pid);
+      log_info("{}: removed {}, left by process {}, which is gone", file, entry.path().string(), pid);
   }
 }
 

@@ -1,6 +1,8 @@
 // Loading of the pipelines' components from ModelPaths (see pipeline_models.h).
 #include "pipeline/pipeline_models.h"
 
+#include <nlohmann/json.hpp>
+
 #include "core/error.h"
 #include "io/layout.h"
 #include "io/lora.h"

@@ -184,7 +184,7 @@ TinyModelPaths ensure_tiny_model_set() {
   const fs::path tmp = pattern;
   std::error_code ignored;
   try {
-    spdlog::debug("writing the tiny model set to {}", final_dir.string());
+    log_debug("writing the tiny model set to {}", final_dir.string());
     write_tiny_model_set(tmp.string());
     fs::permissions(tmp, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
                              fs::perms::others_read | fs::perms::others_exec);

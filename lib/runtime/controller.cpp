@@ -158,7 +158,7 @@ void Controller::spawn_fleet() {
     fleet_.reset();
     throw;
   }
-  spdlog::debug("fleet: {} ranks ready", world);
+  log_debug("fleet: {} ranks ready", world);
 }
 
 void Controller::wait_ready() {
@@ -312,7 +312,7 @@ void Controller::finalize(size_t index) {
         "job {} failed on rank(s) {} only (asymmetric; the other ranks finished; rank {} failed "
         "after {} collective(s)): {}",
         job.id, fmt::join(failed, ", "), failed[0], job.terminals[failed[0]]->collectives, errors[failed[0]]);
-    spdlog::error("{}", message);
+    log_error("{}", message);
   } else {
     message = fmt::format("job {} failed: {}", job.id, errors[0]);
   }
@@ -392,7 +392,7 @@ void Controller::fail_fleet(const std::string& reason) {
   size_t k = 0;
   while (k < jobs_.size() && jobs_[k].complete) ++k;
   if (k == jobs_.size()) {  // no job is affected: restart quietly if retries are allowed
-    spdlog::error("fleet broken while idle: {}", reason);
+    log_error("fleet broken while idle: {}", reason);
     stopped_reason_ = reason;
     if (opt_.max_retries > 0) {
       try {
@@ -405,7 +405,7 @@ void Controller::fail_fleet(const std::string& reason) {
     return;
   }
   PendingJob& job = jobs_[k];
-  spdlog::error("fleet broken during job {} (attempt {}): {}", job.id, job.attempt + 1, reason);
+  log_error("fleet broken during job {} (attempt {}): {}", job.id, job.attempt + 1, reason);
   std::string failure;
   if (static_cast<int>(job.attempt) >= opt_.max_retries) {
     failure = fmt::format("job {} failed: fleet broken: {}", job.id, reason);

@@ -625,7 +625,7 @@ class FleetEngine final : public pipeline::GenerationEngine {
     try {
       controller_.shutdown();
     } catch (const std::exception& e) {
-      spdlog::error("fleet engine: shutdown: {}", e.what());
+      log_error("fleet engine: shutdown: {}", e.what());
     }
   }
 

@@ -113,7 +113,7 @@ class Worker {
   }
 
   int fail(const std::string& message) {
-    spdlog::error("{}", message);
+    log_error("{}", message);
     ch_.record_error(args_.rank, message);
     comm::ShmCommunicator::abort(ch_.comm_base(),
                                  "rank " + std::to_string(args_.rank) + " failed: " + message);

@@ -4,7 +4,7 @@
 // bias, another activation, bidirectional attention, another RoPE type) is refused naming the key.
 #pragma once
 
-#include <nlohmann/json.hpp>
+#include <nlohmann/json_fwd.hpp>
 #include <string>
 #include <vector>
 

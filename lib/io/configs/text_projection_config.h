@@ -3,7 +3,7 @@
 // the way the reference's configurators read it. Unsupported values are refused naming the key.
 #pragma once
 
-#include <nlohmann/json.hpp>
+#include <nlohmann/json_fwd.hpp>
 
 namespace ltx2 {
 

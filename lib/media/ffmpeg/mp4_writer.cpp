@@ -48,11 +48,11 @@ void forward_av_log(void* avcl, int level, const char* fmt, va_list args) {
   while (!text.empty() && (text.back() == '\n' || text.back() == '\r')) text.pop_back();
   if (text.empty()) return;
   if (level <= AV_LOG_ERROR)
-    spdlog::warn("ffmpeg: {}", text);
+    log_warn("ffmpeg: {}", text);
   else if (level <= AV_LOG_WARNING)
-    spdlog::debug("ffmpeg: {}", text);
+    log_debug("ffmpeg: {}", text);
   else
-    spdlog::trace("ffmpeg: {}", text);
+    log_trace("ffmpeg: {}", text);
 }
 
 void route_ffmpeg_logs() {

@@ -1,6 +1,8 @@
 // EmbeddingsProcessor (see embeddings_processor.h).
 #include "models/text/embeddings_processor.h"
 
+#include <nlohmann/json.hpp>
+
 #include "core/error.h"
 #include "io/layout.h"
 

@@ -57,8 +57,8 @@ void check_gemma_version(const WeightSet& ltx, const GemmaConfig& gemma, const s
         "{}: {} (model_version {}) does not say which Gemma it needs, and this Gemma has gemma_version "
         "'{}'",
         gemma_root, ltx.describe(), model_version, gemma.gemma_version);
-    spdlog::warn("{} (model_version {}) names no Gemma version; assuming {} matches", ltx.describe(),
-                 model_version, gemma_root);
+    log_warn("{} (model_version {}) names no Gemma version; assuming {} matches", ltx.describe(),
+             model_version, gemma_root);
     return;
   }
   LTX2_CHECK(gemma.model_type.empty() || gemma.model_type == "gemma3",

@@ -1,4 +1,5 @@
 #include <spdlog/sinks/ostream_sink.h>
+#include <spdlog/spdlog.h>
 
 #include <cstdlib>
 #include <nlohmann/json.hpp>
@@ -30,7 +31,7 @@ TEST_CASE("log: JSON lines escape the message, replace bytes that are not UTF-8,
   spdlog::default_logger()->sinks().push_back(sink);
   set_log_json(true);
   REQUIRE(std::string(std::getenv("LTX2_LOG_FORMAT")) == "json");  // what a worker's init_logging reads
-  spdlog::info("a \"quote\", a \\ backslash, a tab\t, a bad byte \xff, a newline\nend");
+  log_info("a \"quote\", a \\ backslash, a tab\t, a bad byte \xff, a newline\nend");
   const nlohmann::json line = nlohmann::json::parse(captured.str());  // one valid JSON object
   REQUIRE(line.at("level") == "info");
   REQUIRE(line.at("tag") == "rank 1");
@@ -39,7 +40,7 @@ TEST_CASE("log: JSON lines escape the message, replace bytes that are not UTF-8,
   // A process started with the variable set logs JSON from its first line.
   captured.str("");
   init_logging();
-  spdlog::info("from a worker");
+  log_info("from a worker");
   REQUIRE(nlohmann::json::parse(captured.str()).at("msg") == "from a worker");
   set_log_json(false);
   REQUIRE(std::getenv("LTX2_LOG_FORMAT") == nullptr);

@@ -1,5 +1,6 @@
 // Request validation: each mistake is one message naming the flag.
 #include <filesystem>
+#include <nlohmann/json.hpp>
 
 #include "core/error.h"
 #include "pipeline/request.h"

@@ -2,6 +2,8 @@
 // evictable one made per-phase first when it does not, the transformer never, and a job that cannot
 // fit at all refused with the phase and the GiB it needs. Also: a pipeline whose plan makes models
 // per-phase gives the same video as one that keeps them, and really drops them between phases.
+#include <nlohmann/json.hpp>
+
 #include "core/error.h"
 #include "pipeline/distilled_pipeline.h"
 #include "pipeline/residency.h"
