@@ -28,14 +28,15 @@ const char* kTinyNotice =
     "no checkpoint given: using the embedded tiny model (random weights: its output is noise; real "
     "videos need the published LTX-2 checkpoints, see --help)";
 
-// Images must be PNGs of an accepted size, not only exist (validate_request checks they are
-// readable files). Only the header is read here: the run decodes each image once.
+// Images must be PNG, JPEG or WebP files of an accepted size, not only exist (validate_request
+// checks they are readable files). Only the header is read here: the run decodes each image. The
+// reader's messages start with the path.
 void check_images(const GenerationRequest& r) {
   for (const ImageCondition& im : r.images) {
     try {
-      media::read_png_size(im.path);
+      media::read_image_size(im.path);
     } catch (const Error& e) {
-      LTX2_FAIL("--image {}: {}", im.path, e.what());
+      LTX2_FAIL("--image {}", e.what());
     }
   }
 }

@@ -97,8 +97,9 @@ void add_generation_flags(CLI::App& app, GenerationFlags& f, PipelineKind kind) 
   app.add_option("--width", r.width, size_help("Width in pixels (multiple of 64)", r.width, kTinyWidth));
   app.add_option("--num-frames", r.num_frames, size_help("Frames (8k+1)", r.num_frames, kTinyNumFrames));
   app.add_option("--frame-rate", r.frame_rate, "Frames per second")->capture_default_str();
-  app.add_option("--image", f.images,
-                 "PATH FRAME STRENGTH [CRF]: condition on an image at a pixel frame (repeatable)")
+  app.add_option(
+         "--image", f.images,
+         "PATH FRAME STRENGTH [CRF]: condition on an image (PNG, JPEG or WebP) at a pixel frame (repeatable)")
       ->expected(3, 4);
   if (kind == PipelineKind::TwoStage) {
     r.negative_prompt = default_negative_prompt();

@@ -81,7 +81,14 @@ void check_image_crf(const ImageCondition& image, const std::vector<int>& model_
 
 Tensor load_conditioning_image(const ImageCondition& image, int64_t height, int64_t width,
                                const std::vector<int>& model_version) {
-  Tensor rgb = media::read_png(image.path);
+  // The reader's messages start with the path; the flag goes in front, as the request's
+  // validation puts it (an image may change between that check and the run).
+  Tensor rgb;
+  try {
+    rgb = media::read_image(image.path);
+  } catch (const Error& e) {
+    LTX2_FAIL("--image {}", e.what());
+  }
   const int crf = resolved_image_crf(image, model_version);
 #if LTX2_WITH_MEDIA
   if (crf > 0) rgb = media::h264_recompress_image(rgb, crf);

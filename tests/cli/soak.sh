@@ -51,7 +51,7 @@ for n in 1 2 3 4 5 6 7; do expect_mp4 "$out_dir/g$n.mp4" 9 64 64 24; done
 cmp -s "$scratch/local1.mp4" "$out_dir/g1.mp4" || fail "line 1's file differs from the in-process run's"
 expect_contains '"line":2,"message":"not a JSON object: parse error'
 expect_contains "\"line\":4,\"message\":\"field 'seed': must be an integer, got 1.5\""
-expect_contains "\"line\":6,\"message\":\"--image $out_dir/text.png: $out_dir/text.png: not a PNG file\""
+expect_contains "\"line\":6,\"message\":\"--image $out_dir/text.png: not a PNG, JPEG or WebP image"
 expect_contains "\"line\":8,\"message\":\"--output-path $out_dir/folder.mp4: is a folder\""
 expect_contains "\"line\":10,\"message\":\"output_path $out_dir/g1.mp4: line 1 writes it already\""
 expect_contains "\"line\":12,\"message\":\"field 'height': 4294967360 is out of range"
