@@ -185,10 +185,9 @@ void check_icc_profile(const std::string& icc, const std::string& path) {
   static std::set<std::string> warned;
   const std::lock_guard lock(mutex);
   if (!warned.insert(path).second) return;
-  spdlog::warn(
+  log_warn(
       "{}: its ICC colour profile ({}) is not sRGB; the pixel values are used as they are (this build "
-      "converts "
-      "no colour profiles; the reference converts to sRGB)",
+      "converts no colour profiles; the reference converts to sRGB)",
       path, description.empty() ? "unnamed" : "'" + description + "'");
 }
 

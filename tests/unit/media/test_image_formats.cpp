@@ -3,6 +3,7 @@
 // refusals: other formats, EXR, truncated and oversized files, animated WebP, a build without
 // FFmpeg.
 #include <spdlog/sinks/ostream_sink.h>
+#include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <cmath>
