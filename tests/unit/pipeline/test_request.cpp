@@ -82,7 +82,9 @@ TEST_CASE("request: output kinds: .mp4, .y4m, .wav, a PNG sequence; --no-audio; 
     REQUIRE_THROWS_WITH(validate_request(b, PipelineKind::Distilled), Contains(message));
   };
   bad(dir.file("a.wav"), true, "--no-audio: --output-path " + dir.file("a.wav") + " is the audio alone");
-  bad(dir.file("%05d.png"), false, "--output-path " + dir.file("%05d.png") + ": no frame number");
+  // The scratch folder itself holds other files: it is no sequence's folder.
+  bad(dir.file("%05d.png"), false,
+      "--output-path " + dir.file("%05d.png") + ": folder " + dir.path() + " holds ");
   bad("%05d.png", false, "--output-path %05d.png: a PNG sequence needs a folder of its own");
   bad(dir.file("f/%5d.png"), false, "--output-path " + dir.file("f/%5d.png") + ": bad frame number");
   bad(dir.file("f/%05d.jpg"), false, "must end in .png");
