@@ -46,7 +46,8 @@ TEST_CASE("clip file: a second writer of the path fails as it starts, and a kill
   REQUIRE(names_in(dir.path()) == std::set<std::string>{"a.y4m", "a.wav"});
 }
 
-TEST_CASE("clip file: a .wav holds the audio alone; without audio no .wav and no audio is taken") {
+TEST_CASE(
+    "clip file: a .wav holds the audio alone, and without audio there is no .wav and no audio is taken") {
   test::ScratchDir dir("clip_file_kinds");
   {
     cli::ClipFile wav(dir.file("s.wav"), 24, 16000, true);

@@ -137,7 +137,7 @@ TEST_CASE("jobs file: a line writing an earlier line's output is refused, naming
   REQUIRE(jobs[5].error.empty());
 }
 
-TEST_CASE("jobs file: no_audio per line; outputs that share a file or folder are refused") {
+TEST_CASE("jobs file: no_audio per line, and outputs that share a file or folder are refused") {
   test::ScratchDir dir("jobs_file_outputs");
   const auto line = [](const std::string& out, const std::string& more = "") {
     return "{\"output_path\": \"" + out + "\"" + more + "}\n";

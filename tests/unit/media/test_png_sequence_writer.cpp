@@ -100,7 +100,7 @@ TEST_CASE("png sequence: every frame an RGB PNG numbered from 0, the audio besid
   REQUIRE(fs::file_size(dir.file("clip/audio.wav")) == 44 + 10 * 4);
 }
 
-TEST_CASE("png sequence: an earlier sequence is replaced whole; a folder holding anything else is not") {
+TEST_CASE("png sequence: an earlier sequence is replaced whole, but never a folder holding anything else") {
   test::ScratchDir dir("png_sequence_replace");
   const std::string path = dir.file("seq/%02d.png");
   const auto write = [&](int64_t n, int audio_rate) {
@@ -133,7 +133,7 @@ TEST_CASE("png sequence: an earlier sequence is replaced whole; a folder holding
   REQUIRE_NOTHROW(media::check_sequence_folder(media::parse_frame_pattern(dir.file("empty/%d.png"))));
 }
 
-TEST_CASE("png sequence: destroyed before finish it leaves nothing; no frames, no finish") {
+TEST_CASE("png sequence: destroyed before finish it leaves nothing, and no frames is no finish") {
   test::ScratchDir dir("png_sequence_gone");
   {
     media::PngSequenceWriter w(dir.file("gone/%d.png"), {2, 2, 16000});

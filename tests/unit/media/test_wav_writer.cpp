@@ -83,7 +83,7 @@ TEST_CASE("wav writer: 16-bit PCM stereo at the given rate, samples clipped, sca
   REQUIRE(sample(6, 1) == 32767);
 }
 
-TEST_CASE("wav writer: destroyed before finish it leaves nothing; a bad rate or folder is refused") {
+TEST_CASE("wav writer: destroyed before finish it leaves nothing, a bad rate or folder is refused") {
   test::ScratchDir dir("wav_writer_gone");
   {
     media::WavWriter w(dir.file("gone.wav"), 16000);

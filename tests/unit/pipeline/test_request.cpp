@@ -54,7 +54,7 @@ TEST_CASE("request: a good request passes, each bad field is named") {
   bad([&](auto& b) { b.images.push_back({dir.file("img.png"), 0, 1.5, -1}); }, "strength must be in [0, 1]");
 }
 
-TEST_CASE("request: output kinds: .mp4, .y4m, .wav, a PNG sequence; --no-audio; each mistake named") {
+TEST_CASE("request: output kinds: .mp4, .y4m, .wav, a PNG sequence, --no-audio, each mistake named") {
   test::ScratchDir dir("request_outputs");
   GenerationRequest r = good(dir);
   REQUIRE(output_has_video(r));
