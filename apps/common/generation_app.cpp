@@ -6,13 +6,13 @@
 #include <cstdio>
 #include <optional>
 
+#include "common/clip_file.h"
 #include "common/engine_factory.h"
 #include "common/generation_cli.h"
 #include "common/jobs_file.h"
 #include "common/phase_clock.h"
 #include "common/run_reporter.h"
 #include "common/run_request.h"
-#include "common/video_file.h"
 #include "core/error.h"
 #include "core/log.h"
 #include "media/image_reader.h"

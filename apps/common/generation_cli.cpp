@@ -85,10 +85,16 @@ void add_generation_flags(CLI::App& app, GenerationFlags& f, PipelineKind kind) 
       ->expected(1, 2);
 
   app.add_option("--prompt", r.prompt, "What the video shows and sounds like (required unless --jobs)");
-  app.add_option(
-      "--output-path", r.output_path,
-      "Output .mp4, or .y4m (uncompressed video, the audio as a .wav beside it); written atomically; "
-      "required unless --jobs");
+  app.add_option("--output-path", r.output_path,
+                 "Output, by its form: .mp4 (H.264 + AAC); .y4m (uncompressed video, the audio as the .wav "
+                 "of the same name beside it); .wav (the audio alone, 16-bit PCM stereo; no video is "
+                 "decoded); or a PNG sequence's frame pattern FOLDER/NAME%05d.png (%d or %0Nd: 8-bit RGB "
+                 "frames numbered from 0, the audio as FOLDER/audio.wav; the folder is the output, replacing "
+                 "only a folder holding nothing but such files). Written atomically; required unless "
+                 "--jobs");
+  app.add_flag("--no-audio", r.no_audio,
+               "No audio track: an .mp4 without an audio stream, a .y4m or PNG sequence without its .wav "
+               "(the audio is not decoded)");
   app.add_option("--seed", r.seed, "Random seed")->capture_default_str();
   const auto size_help = [&](const char* what, int value, int tiny) {
     return fmt::format("{} [default: {}; {} with the embedded tiny model]", what, value, tiny);

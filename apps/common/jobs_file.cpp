@@ -7,6 +7,7 @@
 
 #include "core/error.h"
 #include "io/json_value.h"
+#include "media/clip_writer.h"
 
 namespace ltx2::cli {
 
@@ -76,7 +77,10 @@ GenerationRequest overlay(const json& j, GenerationRequest r) {
       r.negative_prompt = text(v, k);
     else if (k == "output_path")
       r.output_path = text(v, k);
-    else if (k == "seed")
+    else if (k == "no_audio") {
+      LTX2_CHECK(v.is_boolean(), "field 'no_audio': must be true or false, got {}", v.type_name());
+      r.no_audio = v.get<bool>();
+    } else if (k == "seed")
       r.seed = json_integer<int64_t>(v, k);
     else if (k == "height")
       r.height = json_integer<int>(v, k);
@@ -136,16 +140,25 @@ std::vector<JobLine> read_jobs_file(const std::string& path, const GenerationReq
 }
 
 void refuse_shared_outputs(std::vector<JobLine>& jobs) {
+  // Every file or folder a line puts in place (a .y4m's .wav, a sequence's folder included).
   std::map<std::filesystem::path, int> writer;  // output -> the line that writes it
   for (JobLine& job : jobs) {
     if (!job.error.empty()) continue;
-    std::error_code ec;
-    std::filesystem::path out = std::filesystem::weakly_canonical(job.request.output_path, ec);
-    if (ec) out = std::filesystem::absolute(job.request.output_path).lexically_normal();
-    const auto [it, first] = writer.emplace(out, job.line);
-    if (!first)
-      job.error =
-          fmt::format("output_path {}: line {} writes it already", job.request.output_path, it->second);
+    std::vector<std::filesystem::path> outputs;
+    for (const std::string& path :
+         media::clip_outputs(job.request.output_path, output_has_audio(job.request))) {
+      std::error_code ec;
+      std::filesystem::path out = std::filesystem::weakly_canonical(path, ec);
+      if (ec) out = std::filesystem::absolute(path).lexically_normal();
+      if (const auto it = writer.find(out); it != writer.end()) {
+        job.error = fmt::format("output_path {}: line {} writes {} already", job.request.output_path,
+                                it->second, path == job.request.output_path ? "it" : path);
+        break;
+      }
+      outputs.push_back(out);
+    }
+    if (job.error.empty())
+      for (const auto& out : outputs) writer.emplace(out, job.line);
   }
 }
 

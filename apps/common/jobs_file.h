@@ -1,5 +1,6 @@
 // --jobs FILE.jsonl: one generation per line, each a JSON object whose fields override the command
-// line's request: prompt, negative_prompt, output_path, seed, height, width, num_frames,
+// line's request: prompt, negative_prompt, output_path, no_audio (true or false), seed, height,
+// width, num_frames,
 // frame_rate, num_inference_steps, images ([[PATH, FRAME, STRENGTH(, CRF)], ...] or objects with
 // path/frame/strength/crf), video_guidance / audio_guidance (objects with any of cfg_scale,
 // stg_scale, rescale_scale, modality_scale, skip_step, stg_blocks). Blank lines are skipped.
@@ -23,8 +24,9 @@ struct JobLine {
 std::vector<JobLine> read_jobs_file(const std::string& path, const GenerationRequest& defaults,
                                     PipelineKind kind);
 
-// Marks each line still without an error whose output path (compared as absolute paths, symlinks
-// resolved) an earlier such line writes: the later file would silently replace the earlier one.
+// Marks each line still without an error that puts in place a file or folder (media::clip_outputs:
+// a .y4m's .wav, a sequence's folder too; compared as absolute paths, symlinks resolved) that an
+// earlier such line writes: the later output would silently replace the earlier one.
 void refuse_shared_outputs(std::vector<JobLine>& jobs);
 
 }  // namespace ltx2::cli

@@ -40,7 +40,7 @@ void PhaseClock::end_run() {
 
 std::vector<PhaseTime> PhaseClock::phases() const {
   std::vector<PhaseTime> out = phases_;
-  out.push_back({"encode MP4", encode_seconds_, -1.0});
+  out.push_back({"write output", encode_seconds_, -1.0});
   return out;
 }
 

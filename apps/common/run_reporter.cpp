@@ -70,6 +70,7 @@ void RunReporter::output(const std::string& path, int64_t frames, int width, int
                           {"width", width},
                           {"height", height},
                           {"seconds", seconds}});
+  if (frames == 0) return info(fmt::format("wrote {} (audio only) in {:.2f} s", path, seconds));
   info(fmt::format("wrote {} ({} frames, {}x{}) in {:.2f} s", path, frames, width, height, seconds));
 }
 

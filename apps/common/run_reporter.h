@@ -25,6 +25,7 @@ class RunReporter {
   void job(int line, const std::string& prompt, const std::string& output_path);
   // Step `step` (0-based) of `steps` of a stage is done.
   void progress(const std::string& stage, int step, int steps);
+  // frames 0: an audio-only output.
   void output(const std::string& path, int64_t frames, int width, int height, double seconds);
   void timings(const std::vector<PhaseTime>& phases, double total_seconds);
   // One line; `line` > 0 names the --jobs line at fault.

@@ -2,7 +2,7 @@
 
 #include <csignal>
 
-#include "common/video_file.h"
+#include "common/clip_file.h"
 #include "core/cuda/memory.h"
 #include "core/error.h"
 #include "runtime/stop_signal.h"
@@ -16,7 +16,7 @@ void stop_if_requested() {
 
 RunResult run_request(pipeline::GenerationEngine& engine, const GenerationRequest& r,
                       int64_t audio_sample_rate, RunReporter* reporter, Device memory_device) {
-  VideoFile file(r.output_path, r.frame_rate, audio_sample_rate);
+  ClipFile file(r.output_path, r.frame_rate, audio_sample_rate, output_has_audio(r));
   PhaseClock clock(memory_device.is_cuda() ? std::function<double()>([&] {
     const CudaMemoryStats m = cuda_memory_stats(memory_device.index);
     cuda_reset_peak_memory(memory_device.index);

@@ -1,6 +1,6 @@
-// One generation into its MP4 file, timed per phase: frames go to the encoder as the decoder
-// hands them over, SIGINT/SIGTERM are honoured between steps (an Error; the partial file is
-// removed), and the file is renamed into place only when complete.
+// One generation into its output (common/clip_file.h), timed per phase: frames go to the encoder
+// as the decoder hands them over, SIGINT/SIGTERM are honoured between steps (an Error; the partial
+// output is removed), and the output is renamed into place only when complete.
 #pragma once
 
 #include <cstdint>

@@ -1,5 +1,5 @@
 // `ltx2 bench pipeline`: a whole job as the generation programs run it, timed per phase (checkpoint
-// load, text encode, stage 1, upsample, stage 2, decode, audio, encode MP4), on the model files
+// load, text encode, stage 1, upsample, stage 2, decode, audio, write output), on the model files
 // given (the published layouts; `ltx2 make-random` writes random-weight ones) or on the embedded
 // tiny model. On a GPU it also prints each phase's memory high-water mark, the load's GB/s next to a
 // plain sequential read of the same files, the time until the first denoising step starts, and one

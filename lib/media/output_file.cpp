@@ -42,7 +42,7 @@ void remove_stale_temporaries(const std::string& file) {
     const pid_t pid = static_cast<pid_t>(std::stol(digits));
     if (pid <= 0 || ::kill(pid, 0) == 0 || errno != ESRCH) continue;
     std::error_code removed;
-    if (fs::remove(entry.path(), removed))
+    if (fs::remove_all(entry.path(), removed) > 0)
       log_info("{}: removed {}, left by process {}, which is gone", file, entry.path().string(), pid);
   }
 }
@@ -53,19 +53,27 @@ std::string temporary_path(const std::string& path) {
   return path + ".tmp." + std::to_string(::getpid());
 }
 
-void rename_into_place(const std::string& tmp, const std::string& path) {
-  const int fd = ::open(tmp.c_str(), O_RDONLY | O_CLOEXEC);
-  LTX2_CHECK(fd >= 0, "{}: cannot open {} to flush it: {}", path, tmp, std::strerror(errno));
+void flush_to_disk(const std::string& file, const std::string& name) {
+  const int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
+  LTX2_CHECK(fd >= 0, "{}: cannot open {} to flush it: {}", name, file, std::strerror(errno));
   const int err = ::fsync(fd) == 0 ? 0 : errno;
   ::close(fd);
-  LTX2_CHECK(err == 0, "{}: cannot flush {} to disk: {}", path, tmp, std::strerror(err));
-  LTX2_CHECK(std::rename(tmp.c_str(), path.c_str()) == 0, "{}: cannot rename {} into place: {}", path, tmp,
-             std::strerror(errno));
-  const int dir = ::open(folder_of(path).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  LTX2_CHECK(err == 0, "{}: cannot flush {} to disk: {}", name, file, std::strerror(err));
+}
+
+void flush_folder(const std::string& folder) {
+  const int dir = ::open(folder.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (dir >= 0) {
     ::fsync(dir);
     ::close(dir);
   }
+}
+
+void rename_into_place(const std::string& tmp, const std::string& path) {
+  flush_to_disk(tmp, path);
+  LTX2_CHECK(std::rename(tmp.c_str(), path.c_str()) == 0, "{}: cannot rename {} into place: {}", path, tmp,
+             std::strerror(errno));
+  flush_folder(folder_of(path).string());
 }
 
 OutputLock::OutputLock(const std::string& path, const std::vector<std::string>& files)

@@ -1,5 +1,4 @@
-// See y4m_wav_writer.h. WAV layout: RIFF header, "fmt " (PCM, 2 channels, 16 bits), "data"; the
-// two sizes are patched by finish() once the sample count is known.
+// See y4m_wav_writer.h.
 #include "media/y4m_wav_writer.h"
 
 #include <algorithm>
@@ -16,36 +15,8 @@
 namespace ltx2::media {
 namespace {
 
-constexpr int kWavHeaderBytes = 44;
-
 uint8_t clamp_u8(float v) {
   return static_cast<uint8_t>(std::clamp(v, 0.f, 255.f));
-}
-
-void put_u32(uint8_t* p, uint32_t v) {
-  for (int i = 0; i < 4; ++i) p[i] = static_cast<uint8_t>(v >> (8 * i));
-}
-void put_u16(uint8_t* p, uint16_t v) {
-  p[0] = static_cast<uint8_t>(v);
-  p[1] = static_cast<uint8_t>(v >> 8);
-}
-
-std::vector<uint8_t> wav_header(int sample_rate, int64_t samples) {
-  std::vector<uint8_t> h(kWavHeaderBytes);
-  const uint32_t data_bytes = static_cast<uint32_t>(samples * 4);
-  std::memcpy(h.data(), "RIFF", 4);
-  put_u32(h.data() + 4, 36 + data_bytes);
-  std::memcpy(h.data() + 8, "WAVEfmt ", 8);
-  put_u32(h.data() + 16, 16);
-  put_u16(h.data() + 20, 1);  // PCM
-  put_u16(h.data() + 22, 2);  // channels
-  put_u32(h.data() + 24, static_cast<uint32_t>(sample_rate));
-  put_u32(h.data() + 28, static_cast<uint32_t>(sample_rate) * 4);
-  put_u16(h.data() + 32, 4);   // block align
-  put_u16(h.data() + 34, 16);  // bits
-  std::memcpy(h.data() + 36, "data", 4);
-  put_u32(h.data() + 40, data_bytes);
-  return h;
 }
 
 // fps as num:den, exact for multiples of 1/1000 (24, 25, 23.976 → 23976:1000).
@@ -72,27 +43,25 @@ Y4mWavWriter::Y4mWavWriter(std::string path, const Y4mOptions& options)
   const std::string header = "YUV4MPEG2 W" + std::to_string(options.width) + " H" +
                              std::to_string(options.height) + " F" + frame_rate(options.fps) +
                              " Ip A1:1 C444 XCOLORRANGE=LIMITED\n";
-  write(video_, header.data(), header.size(), path_);
+  write(header.data(), header.size());
   if (options.audio_sample_rate > 0) {
     audio_tmp_ = temporary_path(wav_path_);
-    audio_ = std::fopen(audio_tmp_.c_str(), "wb");
-    LTX2_CHECK(audio_ != nullptr, "{}: cannot create {}: {}", wav_path_, audio_tmp_, std::strerror(errno));
-    const auto h = wav_header(options.audio_sample_rate, 0);
-    write(audio_, h.data(), h.size(), wav_path_);
+    audio_ = std::make_unique<WavStream>(audio_tmp_, wav_path_, options.audio_sample_rate);
   }
 }
 
 Y4mWavWriter::~Y4mWavWriter() {
   if (video_) std::fclose(video_);
-  if (audio_) std::fclose(audio_);
+  audio_.reset();
   if (!finished_) {
     std::remove(video_tmp_.c_str());
     if (!audio_tmp_.empty()) std::remove(audio_tmp_.c_str());
   }
 }
 
-void Y4mWavWriter::write(std::FILE* f, const void* data, size_t bytes, const std::string& what) {
-  LTX2_CHECK(std::fwrite(data, 1, bytes, f) == bytes, "{}: write failed: {}", what, std::strerror(errno));
+void Y4mWavWriter::write(const void* data, size_t bytes) {
+  LTX2_CHECK(std::fwrite(data, 1, bytes, video_) == bytes, "{}: write failed: {}", path_,
+             std::strerror(errno));
 }
 
 void Y4mWavWriter::write_video(const Tensor& frames) {
@@ -117,37 +86,20 @@ void Y4mWavWriter::write_video(const Tensor& frames) {
         planes[pixels + i] = clamp_u8((b - y) / 1.8556f * 224.f + 128.f);
         planes[2 * pixels + i] = clamp_u8((r - y) / 1.5748f * 224.f + 128.f);
       }
-    write(video_, "FRAME\n", 6, path_);
-    write(video_, planes.data(), planes.size(), path_);
+    write("FRAME\n", 6);
+    write(planes.data(), planes.size());
   }
 }
 
 void Y4mWavWriter::write_audio(const Tensor& audio) {
   LTX2_CHECK(!finished_, "{}: already finished", path_);
   LTX2_CHECK(audio_ != nullptr, "{}: audio for a clip opened without an audio rate", wav_path_);
-  LTX2_CHECK(audio.dim() == 2 && audio.size(0) == 2, "{}: audio {} is not [2, N]", wav_path_, audio.str());
-  const Tensor wave = audio.to(Device::cpu()).to(DType::F32).contiguous();
-  const int64_t n = wave.size(1);
-  LTX2_CHECK(audio_samples_ + n < (int64_t{1} << 30), "{}: too much audio for a WAV file", wav_path_);
-  std::vector<uint8_t> pcm(static_cast<size_t>(n) * 4);
-  for (int64_t i = 0; i < n; ++i)
-    for (int c = 0; c < 2; ++c) {
-      const float v = std::clamp(wave.data<float>()[c * n + i], -1.f, 1.f) * 32767.f;
-      put_u16(pcm.data() + 4 * i + 2 * c, static_cast<uint16_t>(static_cast<int16_t>(v)));
-    }
-  write(audio_, pcm.data(), pcm.size(), wav_path_);
-  audio_samples_ += n;
+  audio_->write(audio);
 }
 
 void Y4mWavWriter::finish() {
   LTX2_CHECK(!finished_, "{}: already finished", path_);
-  if (audio_) {
-    const auto h = wav_header(options_.audio_sample_rate, audio_samples_);
-    LTX2_CHECK(std::fseek(audio_, 0, SEEK_SET) == 0, "{}: seek failed", wav_path_);
-    write(audio_, h.data(), h.size(), wav_path_);
-    LTX2_CHECK(std::fclose(audio_) == 0, "{}: close failed: {}", wav_path_, std::strerror(errno));
-    audio_ = nullptr;
-  }
+  if (audio_) audio_->close();
   LTX2_CHECK(std::fclose(video_) == 0, "{}: close failed: {}", path_, std::strerror(errno));
   video_ = nullptr;
   // The audio first: a .y4m in place means its .wav is complete too.

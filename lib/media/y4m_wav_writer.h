@@ -1,17 +1,18 @@
 // Uncompressed clip output that needs no FFmpeg: the video as YUV4MPEG2 ("<path>", 4:4:4, 8-bit,
 // from 8-bit RGB frames by the BT.709 limited-range formulas, Y * 219 + 16 and C * 224 + 128
 // truncated, computed here per pixel (rows in parallel) so that a build without FFmpeg has it), the
-// audio as 16-bit PCM WAV beside it ("<path without .y4m>.wav", clipped, scaled by 32767 and
-// truncated as for the MP4's AAC input). Both files are written as "<file>.tmp.<pid>", flushed to
-// disk and renamed by finish() (media/output_file.h); a writer destroyed before finish() removes
-// them. Players and ffmpeg read both.
+// audio as 16-bit PCM WAV beside it ("<path without .y4m>.wav", media/wav_writer.h). Both files are written
+// as "<file>.tmp.<pid>", flushed to disk and renamed by finish() (media/output_file.h); a writer destroyed
+// before finish() removes them. Players and ffmpeg read both.
 #pragma once
 
 #include <cstdint>
 #include <cstdio>
+#include <memory>
 #include <string>
 
 #include "media/clip_writer.h"
+#include "media/wav_writer.h"
 
 namespace ltx2::media {
 
@@ -40,10 +41,9 @@ class Y4mWavWriter final : public ClipWriter {
   std::string path_, wav_path_, video_tmp_, audio_tmp_;
   Y4mOptions options_;
   std::FILE* video_ = nullptr;
-  std::FILE* audio_ = nullptr;
-  int64_t audio_samples_ = 0;  // per channel
+  std::unique_ptr<WavStream> audio_;
   bool finished_ = false;
-  void write(std::FILE* f, const void* data, size_t bytes, const std::string& what);
+  void write(const void* data, size_t bytes);
 };
 
 }  // namespace ltx2::media

@@ -7,6 +7,9 @@
 
 #include "core/error.h"
 #include "io/json_value.h"
+#include "media/clip_writer.h"
+#include "media/png_sequence_writer.h"
+#include "media/y4m_wav_writer.h"
 
 namespace ltx2 {
 
@@ -76,6 +79,14 @@ void check_readable_file(const std::string& path, const char* flag) {
 
 }  // namespace
 
+bool output_has_video(const GenerationRequest& r) {
+  return fs::path(r.output_path).extension() != ".wav";
+}
+
+bool output_has_audio(const GenerationRequest& r) {
+  return !r.no_audio;
+}
+
 int64_t video_tokens(const GenerationRequest& r) {
   // The video VAE's latent grid: 8 frames and 32 x 32 pixels a token, the first frame alone.
   return (1 + (static_cast<int64_t>(r.num_frames) - 1) / 8) * (r.height / 32) * (r.width / 32);
@@ -120,17 +131,28 @@ void validate_request(const GenerationRequest& r, PipelineKind kind) {
     LTX2_CHECK(im.crf >= -1 && im.crf <= 51, "--image {}: crf must be in [0, 51], got {}", im.path, im.crf);
   }
   LTX2_CHECK(!r.output_path.empty(), "--output-path is required");
-  fs::path out(r.output_path);
-  LTX2_CHECK(out.extension() == ".mp4" || out.extension() == ".y4m",
-             "--output-path {}: must end in .mp4 (or .y4m for uncompressed video with a .wav beside it)",
-             r.output_path);
-  // (The finished file is renamed onto the path: onto a folder that fails, after all the work.)
-  LTX2_CHECK(!fs::is_directory(out), "--output-path {}: is a folder", r.output_path);
-  if (out.extension() == ".y4m") {
-    const fs::path wav = fs::path(out).replace_extension(".wav");
-    LTX2_CHECK(!fs::is_directory(wav), "--output-path {}: its audio file {} is a folder", r.output_path,
-               wav.string());
+  media::ClipFormat format{};
+  std::string target = r.output_path;  // what is renamed into place: the file, or a sequence's folder
+  try {
+    format = media::clip_format(r.output_path);
+    if (format == media::ClipFormat::PngSequence) {
+      const media::FramePattern pattern = media::parse_frame_pattern(r.output_path);
+      media::check_sequence_folder(pattern);
+      target = pattern.folder;
+    }
+  } catch (const Error& e) {
+    LTX2_FAIL("--output-path {}: {}", r.output_path, e.what());
   }
+  LTX2_CHECK(!(r.no_audio && format == media::ClipFormat::Wav),
+             "--no-audio: --output-path {} is the audio alone; drop one of them", r.output_path);
+  // (The finished file is renamed onto the path: onto a folder that fails, after all the work.)
+  if (format != media::ClipFormat::PngSequence)
+    LTX2_CHECK(!fs::is_directory(target), "--output-path {}: is a folder", r.output_path);
+  if (format == media::ClipFormat::Y4m && output_has_audio(r)) {
+    const std::string wav = media::wav_path_for(r.output_path);
+    LTX2_CHECK(!fs::is_directory(wav), "--output-path {}: its audio file {} is a folder", r.output_path, wav);
+  }
+  const fs::path out(target);
   fs::path dir = out.has_parent_path() ? out.parent_path() : fs::path(".");
   LTX2_CHECK(fs::is_directory(dir), "--output-path {}: folder {} does not exist", r.output_path,
              dir.string());
@@ -200,7 +222,8 @@ json to_json(const GenerationRequest& r) {
           {"video_guidance", guidance_json(r.video_guidance)},
           {"audio_guidance", guidance_json(r.audio_guidance)},
           {"images", images},
-          {"output_path", r.output_path}};
+          {"output_path", r.output_path},
+          {"no_audio", r.no_audio}};
 }
 
 GenerationRequest request_from_json(const json& j) {
@@ -220,6 +243,7 @@ GenerationRequest request_from_json(const json& j) {
       r.images.push_back({im.at("path").get<std::string>(), json_integer<int>(im.at("frame"), "images.frame"),
                           im.at("strength").get<double>(), json_integer<int>(im.at("crf"), "images.crf")});
     r.output_path = j.at("output_path").get<std::string>();
+    r.no_audio = j.at("no_audio").get<bool>();
   } catch (const json::exception& e) {
     LTX2_FAIL("malformed generation request: {}", e.what());
   }

@@ -52,8 +52,16 @@ struct GenerationRequest {
   int num_inference_steps = 30;
   GuidanceParams video_guidance, audio_guidance;
   std::vector<ImageCondition> images;
+  // The output (media/clip_writer.h): .mp4, .y4m (+ .wav), .wav (the audio only) or a PNG
+  // sequence's frame pattern (frames/%05d.png, + frames/audio.wav).
   std::string output_path;
+  bool no_audio = false;  // --no-audio: no audio track (and no audio decode)
 };
+
+// What the run must decode for the output: the video unless the output is a .wav, the audio
+// unless --no-audio. The pipelines skip the decode (and its models) of what is not wanted.
+bool output_has_video(const GenerationRequest& r);
+bool output_has_audio(const GenerationRequest& r);
 
 // The reference's DEFAULT_NEGATIVE_PROMPT.
 const std::string& default_negative_prompt();
@@ -84,8 +92,9 @@ int64_t video_tokens(const GenerationRequest& r);
 // Throws ltx2::Error with a one-line message naming the flag when the request cannot run:
 // frames not 8k+1, height/width not multiples of 64 (the two-stage and distilled pipelines halve
 // them for stage 1), a size beyond the bounds above, strengths outside [0, 1], image frames
-// outside the video, empty prompt, output path not .mp4/.y4m, a folder or in a missing folder,
-// non-finite or negative scales.
+// outside the video, empty prompt, an output path of no known form (media::clip_format), a
+// folder or in a missing folder (a PNG sequence: its folder a file, or a folder holding other
+// files), --no-audio with a .wav, non-finite or negative scales.
 void validate_request(const GenerationRequest& r, PipelineKind kind);
 // Files must exist and be readable; monolith and split layouts may not be mixed; the pieces each
 // pipeline needs must be there. Content is checked when the files are opened (before any work).

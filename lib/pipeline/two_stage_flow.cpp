@@ -254,13 +254,19 @@ void run_two_stage_flow(PipelineModels& m, const GenerationRequest& r, const Sta
     const StageLoras loras(m, plan.stage2_loras);
     stage2 = run_stage(m, r, std::move(s2), noise, cb);
   }
-  m.acquire(ModelPart::VideoDecoder);
-  decode_video(m, stage2.video_latent, noise, cb);
-  m.release(ModelPart::VideoDecoder);
-  end_phase(m, cb, "video_decode");
-  m.acquire(ModelPart::Audio);
-  decode_audio(m, plan.audio_from_stage1 ? stage1.audio_latent : stage2.audio_latent, cb);
-  m.release(ModelPart::Audio);
+  // An output without video (a .wav) or without audio (--no-audio) skips that decode: the decoder
+  // noise is a draw of its own (noise_source.h), so nothing else changes.
+  if (output_has_video(r)) {
+    m.acquire(ModelPart::VideoDecoder);
+    decode_video(m, stage2.video_latent, noise, cb);
+    m.release(ModelPart::VideoDecoder);
+    end_phase(m, cb, "video_decode");
+  }
+  if (output_has_audio(r)) {
+    m.acquire(ModelPart::Audio);
+    decode_audio(m, plan.audio_from_stage1 ? stage1.audio_latent : stage2.audio_latent, cb);
+    m.release(ModelPart::Audio);
+  }
 }
 
 }  // namespace ltx2::pipeline

@@ -4,8 +4,9 @@
 //
 // Results a job streams (runner -> driver):
 //   "progress"   rank 0, {stage, step, steps}
-//   "video_plan" rank 0, how the decoded video arrives: {plan: "frames", frames, height, width}
-//                (rank 0 streams the final frames as tile 0), {plan: "tiles", latent_shape,
+//   "video_plan" rank 0 (none for a request without video: a .wav), how the decoded video
+//                arrives: {plan: "frames", frames, height, width} (rank 0 streams the final
+//                frames as tile 0), {plan: "tiles", latent_shape,
 //                out_channels, config: [[tile_size, overlap] x 3], factors} (the pipeline's tile
 //                plan, which the driver rebuilds with plan_tiled_decode) or {plan: "grid", grid:
 //                latent (F, H, W), scale: (time, height, width), tiling: [[tiles, overlap] x 3]}
@@ -16,7 +17,7 @@
 //                a frame is larger than the piece bound, bands of rows of one frame (n = 1). uint8
 //                RGB for the "frames" plan (final frames, as the decode finishes them), else the
 //                decoder's [-1, 1] values in its dtype (f32 or bf16), channels last
-//   "audio"      rank 0, {sample_rate} + "waveform" [2, N]
+//   "audio"      rank 0, {sample_rate} + "waveform" [2, N] (none for a request without audio)
 #include "runtime/fleet_engine.h"
 
 #include <array>
@@ -374,9 +375,11 @@ const bool registered_two_stage =
 // reference's plan: decoded tiles blended here in assembly order).
 class ResultAssembler {
  public:
-  // video: the request's frames, height and width, which the decode plan must produce.
-  ResultAssembler(const pipeline::PipelineCallbacks& cb, int world, std::array<int64_t, 3> video)
-      : cb_(cb), world_(world), video_(video) {}
+  // video: the request's frames, height and width, which the decode plan must produce; has_video
+  // false: the request decodes no video (output_has_video), so no plan may come.
+  ResultAssembler(const pipeline::PipelineCallbacks& cb, int world, std::array<int64_t, 3> video,
+                  bool has_video)
+      : cb_(cb), world_(world), video_(video), has_video_(has_video) {}
 
   void restart() {
     plan_ = DecodePlan::None;
@@ -399,6 +402,7 @@ class ResultAssembler {
         if (cb_.progress) cb_.progress(e.data.at("stage"), e.data.at("step"), e.data.at("steps"));
       }
     } else if (e.name == "video_plan") {
+      LTX2_CHECK(has_video_, "fleet engine: a decode plan from rank {} for a request without video", e.rank);
       LTX2_CHECK(plan_ == DecodePlan::None, "fleet engine: a second decode plan from rank {}", e.rank);
       set_plan(e.data);
       feed();
@@ -415,6 +419,7 @@ class ResultAssembler {
   }
 
   void finish() const {
+    if (!has_video_) return;
     LTX2_CHECK(plan_ != DecodePlan::None && next_frame_ == total_frames_,
                "fleet engine: the job ended with {} of {} frames assembled", next_frame_, total_frames_);
   }
@@ -599,6 +604,7 @@ class ResultAssembler {
   const pipeline::PipelineCallbacks& cb_;
   int world_;
   std::array<int64_t, 3> video_;
+  bool has_video_;
   DecodePlan plan_ = DecodePlan::None;                    // until rank 0 says
   std::vector<Box> boxes_;                                // per tile of the plan
   std::unique_ptr<video_vae::DecodeTilePlan> tile_plan_;  // "tiles"
@@ -633,7 +639,8 @@ class FleetEngine final : public pipeline::GenerationEngine {
     validate_request(request, kind_);
     if (!controller_.running()) controller_.start();
     controller_.submit({{"request", to_json(request)}});
-    ResultAssembler assembler(callbacks, world_, {request.num_frames, request.height, request.width});
+    ResultAssembler assembler(callbacks, world_, {request.num_frames, request.height, request.width},
+                              output_has_video(request));
     try {
       for (;;) {
         const std::optional<JobEvent> e = controller_.next(std::chrono::milliseconds(100));

@@ -38,7 +38,7 @@ tmp=$(mktemp -d "${TMPDIR:-/tmp}/ltx2-bench.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 out=$(LTX2_CACHE_DIR="$tmp/cache" "$bin" bench pipeline --height 64 --width 64 --num-frames 1 --repeat 1 \
       --json "$tmp/bench.json" 2>&1) || fail "bench pipeline failed: $out"
-for phase in "text encode" "stage 1" "upsample" "stage 2" "decode" "encode MP4" "total"; do
+for phase in "text encode" "stage 1" "upsample" "stage 2" "decode" "write output" "total"; do
   echo "$out" | grep -q "^  $phase " || fail "bench pipeline printed no '$phase': $out"
   grep -q "\"$phase\": {" "$tmp/bench.json" || fail "bench pipeline JSON lacks '$phase'"
 done

@@ -13,7 +13,7 @@ expect_mp4 "$scratch/a.mp4" 9 64 64 24
 bad_lines=$(echo "$out" | grep -vc '^{.*}$')
 [ "$bad_lines" -eq 0 ] || fail "non-JSON lines in --log-format json: $(echo "$out" | grep -v '^{.*}$' | head -2)"
 for want in '"event":"progress","stage":"stage 1"' '"event":"progress","stage":"decode"' '"event":"output"' \
-            '"event":"timings"' '"text encode":' '"stage 2":' '"upsample":' '"decode":' '"encode MP4":' \
+            '"event":"timings"' '"text encode":' '"stage 2":' '"upsample":' '"decode":' '"write output":' \
             'embedded tiny model'; do
   expect_contains "$want"
 done

@@ -137,6 +137,34 @@ TEST_CASE("jobs file: a line writing an earlier line's output is refused, naming
   REQUIRE(jobs[5].error.empty());
 }
 
+TEST_CASE("jobs file: no_audio per line, and outputs that share a file or folder are refused") {
+  test::ScratchDir dir("jobs_file_outputs");
+  const auto line = [](const std::string& out, const std::string& more = "") {
+    return "{\"output_path\": \"" + out + "\"" + more + "}\n";
+  };
+  const std::string path = write_jobs(
+      dir,
+      line(dir.file("a.y4m")) + line(dir.file("a.wav")) + line(dir.file("b.y4m"), ", \"no_audio\": true") +
+          line(dir.file("b.wav")) + line(dir.file("f/%05d.png")) + line(dir.file("f/x%d.png")) +
+          line(dir.file("c.wav"), ", \"no_audio\": true") + line(dir.file("d.mp4"), ", \"no_audio\": 1"));
+  auto jobs = read_jobs_file(path, defaults(dir), PipelineKind::Distilled);
+  refuse_shared_outputs(jobs);
+  REQUIRE(jobs.size() == 8);
+  REQUIRE(jobs[0].error.empty());
+  REQUIRE_FALSE(jobs[0].request.no_audio);
+  // a.y4m's audio is a.wav: line 2 would replace it.
+  REQUIRE(jobs[1].error == "output_path " + dir.file("a.wav") + ": line 1 writes it already");
+  // b.y4m without audio writes no b.wav.
+  REQUIRE(jobs[2].error.empty());
+  REQUIRE(jobs[2].request.no_audio);
+  REQUIRE(jobs[3].error.empty());
+  REQUIRE(jobs[4].error.empty());
+  REQUIRE(jobs[5].error ==
+          "output_path " + dir.file("f/x%d.png") + ": line 5 writes " + dir.file("f") + " already");
+  REQUIRE_THAT(jobs[6].error, Catch::Matchers::Contains("--no-audio: --output-path"));
+  REQUIRE(jobs[7].error == "field 'no_audio': must be true or false, got number");
+}
+
 TEST_CASE("jobs file: a missing or empty file is an error naming --jobs") {
   test::ScratchDir dir("jobs_file_missing");
   REQUIRE_THROWS_WITH(read_jobs_file(dir.file("none.jsonl"), defaults(dir), PipelineKind::Distilled),
@@ -183,7 +211,7 @@ TEST_CASE("phase clock: the phases in order, encoding counted apart, adding up t
     sum += p.seconds;
   }
   REQUIRE(names == std::vector<std::string>{"text encode", "stage 1", "upsample", "stage 2", "decode",
-                                            "audio", "encode MP4"});
+                                            "audio", "write output"});
   REQUIRE(phases.back().seconds == 0.25);
   for (const auto& p : phases) REQUIRE(p.peak_gib < 0);  // no memory probe
   REQUIRE(clock.total_seconds() == Approx(sum).margin(1e-9));

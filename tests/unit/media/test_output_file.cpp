@@ -61,6 +61,15 @@ TEST_CASE("output file: taking the lock removes the temporaries of dead processe
   REQUIRE(fs::exists(path + ".tmp." + alive));
   REQUIRE(fs::exists(path + ".tmp.x" + dead));
   REQUIRE(fs::exists(dir.file("other.y4m.tmp." + dead)));
+  // A PNG sequence's temporary folder goes with all it holds; a live process's stays.
+  const std::string folder = dir.file("frames");
+  for (const std::string& pid : {dead, alive}) {
+    fs::create_directory(folder + ".tmp." + pid);
+    test::write_bytes(folder + ".tmp." + pid + "/00000.png", "partial");
+  }
+  { media::OutputLock lock(folder, {folder}); }
+  REQUIRE_FALSE(fs::exists(folder + ".tmp." + dead));
+  REQUIRE(fs::exists(folder + ".tmp." + alive + "/00000.png"));
 }
 
 TEST_CASE("output file: a temporary is renamed into place whole, a failure names the path") {

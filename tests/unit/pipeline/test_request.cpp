@@ -55,6 +55,50 @@ TEST_CASE("request: a good request passes, each bad field is named") {
   bad([&](auto& b) { b.images.push_back({dir.file("img.png"), 0, 1.5, -1}); }, "strength must be in [0, 1]");
 }
 
+TEST_CASE("request: output kinds: .mp4, .y4m, .wav, a PNG sequence, --no-audio, each mistake named") {
+  test::ScratchDir dir("request_outputs");
+  GenerationRequest r = good(dir);
+  REQUIRE(output_has_video(r));
+  REQUIRE(output_has_audio(r));
+  for (const std::string out : {"a.y4m", "a.wav", "frames/%05d.png", "f/x_%d.png"}) {
+    r.output_path = dir.file(out);
+    REQUIRE_NOTHROW(validate_request(r, PipelineKind::Distilled));
+  }
+  r.output_path = dir.file("a.wav");
+  REQUIRE_FALSE(output_has_video(r));
+  r.output_path = dir.file("a.mp4");
+  r.no_audio = true;
+  REQUIRE_NOTHROW(validate_request(r, PipelineKind::Distilled));
+  REQUIRE(output_has_video(r));
+  REQUIRE_FALSE(output_has_audio(r));
+  // A .y4m without audio writes no .wav, so a folder of that name is no obstacle.
+  std::filesystem::create_directory(dir.file("quiet.wav"));
+  r.output_path = dir.file("quiet.y4m");
+  REQUIRE_NOTHROW(validate_request(r, PipelineKind::Distilled));
+
+  auto bad = [&](const std::string& out, bool no_audio, const std::string& message) {
+    GenerationRequest b = good(dir);
+    b.output_path = out;
+    b.no_audio = no_audio;
+    REQUIRE_THROWS_WITH(validate_request(b, PipelineKind::Distilled), Contains(message));
+  };
+  bad(dir.file("a.wav"), true, "--no-audio: --output-path " + dir.file("a.wav") + " is the audio alone");
+  // The scratch folder itself holds other files: it is no sequence's folder.
+  bad(dir.file("%05d.png"), false,
+      "--output-path " + dir.file("%05d.png") + ": folder " + dir.path() + " holds ");
+  bad("%05d.png", false, "--output-path %05d.png: a PNG sequence needs a folder of its own");
+  bad(dir.file("f/%5d.png"), false, "--output-path " + dir.file("f/%5d.png") + ": bad frame number");
+  bad(dir.file("f/%05d.jpg"), false, "must end in .png");
+  bad(dir.file("no/f/%05d.png"), false, "folder " + dir.file("no") + " does not exist");
+  test::write_bytes(dir.file("taken"), "x");
+  bad(dir.file("taken/%05d.png"), false,
+      "--output-path " + dir.file("taken/%05d.png") + ": " + dir.file("taken") +
+          " is there and is not a folder");
+  std::filesystem::create_directory(dir.file("mine"));
+  test::write_bytes(dir.file("mine/photo.png"), "x");
+  bad(dir.file("mine/%05d.png"), false, "holds photo.png, which this pattern does not write");
+}
+
 TEST_CASE("request: model paths: monolith xor split, required pieces, files exist") {
   test::ScratchDir dir("paths");
   for (const char* f : {"ckpt.safetensors", "up.safetensors", "lora.safetensors", "t.safetensors"})
@@ -93,8 +137,10 @@ TEST_CASE("request: JSON round trip, malformed JSON refused") {
   test::ScratchDir dir("request_json");
   GenerationRequest r = good(dir);
   r.images.push_back({"a.png", 8, 0.5, 0});
+  r.no_audio = true;
   GenerationRequest back = request_from_json(to_json(r));
   REQUIRE(to_json(back) == to_json(r));
+  REQUIRE(back.no_audio);
   REQUIRE_THROWS_WITH(request_from_json({{"prompt", 3}}), Contains("malformed generation request"));
   ModelPaths p;
   p.checkpoint = "c";
