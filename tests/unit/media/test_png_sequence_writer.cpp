@@ -88,7 +88,7 @@ TEST_CASE("png sequence: every frame an RGB PNG numbered from 0, the audio besid
   REQUIRE(names_in(dir.path()) == std::set<std::string>{"clip"});  // no temporary folder left
   REQUIRE(names_in(dir.file("clip")) == std::set<std::string>{"000.png", "001.png", "002.png", "audio.wav"});
   for (int f = 0; f < 3; ++f) {
-    const Tensor img = media::read_png(dir.file("clip/00" + std::to_string(f) + ".png"));
+    const Tensor img = media::read_image(dir.file("clip/00" + std::to_string(f) + ".png"));
     REQUIRE(img.shape() == Shape{3, 5, 3});
     const Tensor want = frames(f, 1, 3, 5).select(0, 0);
     for (int64_t y = 0; y < 3; ++y)
