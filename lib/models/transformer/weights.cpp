@@ -1,7 +1,6 @@
 // Loading of the transformer's weights by checkpoint name, with shapes derived from the config.
 #include "models/transformer/weights.h"
 
-#include <cmath>
 #include <string>
 
 #include "core/error.h"
@@ -211,13 +210,18 @@ Tensor round_to_f8e4m3(const Tensor& t) {
 }
 
 Fp8Weight quantize_f8e4m3_per_tensor(const Tensor& w, const std::string& name) {
-  const Tensor abs = ops::unary(w, ops::UnaryOp::Abs);
+  const Tensor w32 = w.to(DType::F32);
+  // A NaN or an infinity times 0 is NaN and a finite value 0, so this sum is 0 exactly when every
+  // value is finite (a max alone would pass over a NaN).
+  const float non_finite =
+      ops::reduce(ops::mul(w32, 0.f).view({-1}), 0, false, ops::ReduceOp::Sum).to(Device::cpu()).item();
+  LTX2_CHECK(non_finite == 0, "FP8 quantization: the weight '{}' is not finite", name);
+  const Tensor abs = ops::unary(w32, ops::UnaryOp::Abs);
   const float amax = ops::reduce(abs.view({-1}), 0, false, ops::ReduceOp::Max).to(Device::cpu()).item();
-  LTX2_CHECK(std::isfinite(amax), "FP8 quantization: the weight '{}' is not finite", name);
   // |w x s| <= 448 up to one rounding, which e4m3 rounds to 448, so no clamp is needed. An all-zero
   // w keeps s = 1 (the reference would divide by zero).
   const float s = amax > 0 ? ops::kF8E4M3Max / amax : 1.f;
-  return {ops::mul(w, s).to(DType::F8E4M3), Tensor::scalar(1.f / s).to(w.device())};
+  return {ops::mul(w32, s).to(DType::F8E4M3), Tensor::scalar(1.f / s).to(w.device())};
 }
 
 std::vector<std::pair<std::string, Tensor*>> TransformerWeights::named_tensors() {

@@ -242,4 +242,6 @@ TEST_CASE(
   REQUIRE(quantize_f8e4m3_per_tensor(Tensor::zeros({2, 2}), "zero").scale.item() == 1.f);
   REQUIRE_THROWS_WITH(quantize_f8e4m3_per_tensor(Tensor::from_vector({1.f, NAN}, {2}), "blocks.0.to_q"),
                       Contains("blocks.0.to_q") && Contains("not finite"));
+  REQUIRE_THROWS_WITH(quantize_f8e4m3_per_tensor(Tensor::from_vector({INFINITY, 1.f}, {2}), "w"),
+                      Contains("not finite"));
 }
