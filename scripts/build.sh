@@ -25,5 +25,10 @@ if [ ! -f build/CMakeCache.txt ] && ! printf '%s\n' "${cmake_args[@]}" | grep -q
   echo "build.sh: no GPU visible: building without the CUDA backend (-DLTX2_ENABLE_CUDA=ON builds it)"
   cmake_args+=(-DLTX2_ENABLE_CUDA=OFF)
 fi
+# Ninja overlaps the programs' compiles with the library's last files and link (make waits for the
+# whole library); a folder configured with make keeps it.
+if [ ! -f build/CMakeCache.txt ] && command -v ninja >/dev/null; then
+  cmake_args=(-G Ninja "${cmake_args[@]}")
+fi
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release "${cmake_args[@]}" >/dev/null
 cmake --build build -j "$jobs" "${targets[@]}"

@@ -4,7 +4,7 @@
 set -euo pipefail
 
 packages=(
-  build-essential cmake pkg-config
+  build-essential cmake ninja-build pkg-config
   libcli11-dev libspdlog-dev libfmt-dev nlohmann-json3-dev catch2
   libavformat-dev libavcodec-dev libavutil-dev libswscale-dev libswresample-dev libx264-dev ffmpeg
   libsentencepiece-dev sentencepiece
