@@ -31,5 +31,10 @@ Tensor random_tensor(const Shape& shape, uint64_t seed);
 float max_abs_diff(const Tensor& a, const Tensor& b);
 // Writes raw bytes to a file.
 void write_bytes(const std::string& path, const std::string& bytes);
+// A file's bytes ("" when it cannot be read).
+std::string read_bytes(const std::string& path);
+// Little-endian integers at byte `at` of `bytes` (WAV and other headers).
+uint16_t le_u16(const std::string& bytes, size_t at);
+uint32_t le_u32(const std::string& bytes, size_t at);
 
 }  // namespace ltx2::test

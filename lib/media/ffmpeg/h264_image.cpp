@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "media/ffmpeg/av_handles.h"
 
 extern "C" {
 #include <libavcodec/avcodec.h>
@@ -21,27 +22,9 @@ namespace ltx2::media {
 
 namespace {
 
-std::string av_message(int code) {
-  char buf[AV_ERROR_MAX_STRING_SIZE] = {};
-  av_strerror(code, buf, sizeof(buf));
-  return buf;
-}
-
-struct CodecDeleter {
-  void operator()(AVCodecContext* c) const { avcodec_free_context(&c); }
-};
-struct FrameDeleter {
-  void operator()(AVFrame* f) const { av_frame_free(&f); }
-};
-struct PacketDeleter {
-  void operator()(AVPacket* p) const { av_packet_free(&p); }
-};
 struct SwsDeleter {
   void operator()(SwsContext* s) const { sws_freeContext(s); }
 };
-using CodecPtr = std::unique_ptr<AVCodecContext, CodecDeleter>;
-using FramePtr = std::unique_ptr<AVFrame, FrameDeleter>;
-using PacketPtr = std::unique_ptr<AVPacket, PacketDeleter>;
 
 FramePtr alloc_frame(int width, int height, AVPixelFormat format) {
   FramePtr f(av_frame_alloc());

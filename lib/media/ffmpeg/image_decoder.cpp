@@ -12,6 +12,7 @@
 #include <memory>
 
 #include "core/error.h"
+#include "media/ffmpeg/av_handles.h"
 #include "media/image_decoders.h"
 
 extern "C" {
@@ -25,22 +26,6 @@ extern "C" {
 
 namespace ltx2::media {
 namespace {
-
-std::string av_message(int code) {
-  char buf[AV_ERROR_MAX_STRING_SIZE] = {};
-  av_strerror(code, buf, sizeof(buf));
-  return buf;
-}
-
-struct CodecDeleter {
-  void operator()(AVCodecContext* c) const { avcodec_free_context(&c); }
-};
-struct FrameDeleter {
-  void operator()(AVFrame* f) const { av_frame_free(&f); }
-};
-struct PacketDeleter {
-  void operator()(AVPacket* p) const { av_packet_free(&p); }
-};
 
 std::string read_all(FILE* file, const std::string& path) {
   std::string bytes;
@@ -138,7 +123,7 @@ StoredImage decode_with_ffmpeg(FILE* file, FfmpegImageCodec codec, const std::st
   const AVCodec* decoder =
       avcodec_find_decoder(codec == FfmpegImageCodec::kJpeg ? AV_CODEC_ID_MJPEG : AV_CODEC_ID_WEBP);
   LTX2_CHECK(decoder != nullptr, "{}: this build's FFmpeg has no {} decoder", path, name);
-  std::unique_ptr<AVCodecContext, CodecDeleter> ctx(avcodec_alloc_context3(decoder));
+  CodecPtr ctx(avcodec_alloc_context3(decoder));
   LTX2_CHECK(ctx != nullptr, "{}: out of memory", path);
   ctx->thread_count = 1;
   // The header was checked; this keeps the decoder itself from allocating past the cap.
@@ -150,11 +135,11 @@ StoredImage decode_with_ffmpeg(FILE* file, FfmpegImageCodec codec, const std::st
   int rc = avcodec_open2(ctx.get(), decoder, nullptr);
   LTX2_CHECK(rc >= 0, "{}: opening FFmpeg's {} decoder: {}", path, name, av_message(rc));
 
-  std::unique_ptr<AVPacket, PacketDeleter> packet(av_packet_alloc());
+  PacketPtr packet(av_packet_alloc());
   LTX2_CHECK(packet != nullptr && av_new_packet(packet.get(), static_cast<int>(bytes.size())) == 0,
              "{}: out of memory", path);
   std::copy(bytes.begin(), bytes.end(), packet->data);
-  std::unique_ptr<AVFrame, FrameDeleter> frame(av_frame_alloc());
+  FramePtr frame(av_frame_alloc());
   LTX2_CHECK(frame != nullptr, "{}: out of memory", path);
   rc = avcodec_send_packet(ctx.get(), packet.get());
   if (rc >= 0) rc = avcodec_send_packet(ctx.get(), nullptr);

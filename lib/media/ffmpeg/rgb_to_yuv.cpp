@@ -5,6 +5,7 @@
 #include <string>
 
 #include "core/error.h"
+#include "media/ffmpeg/av_handles.h"
 
 extern "C" {
 #include <libavutil/error.h>
@@ -18,12 +19,6 @@ extern "C" {
 namespace ltx2::media {
 
 namespace {
-
-std::string av_message(int code) {
-  char buf[AV_ERROR_MAX_STRING_SIZE] = {};
-  av_strerror(code, buf, sizeof buf);
-  return buf;
-}
 
 #if LTX2_SWS_THREADS
 // The frames only lend their memory to swscale for one call (sws_scale_frame needs reference

@@ -6,9 +6,7 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
 #include "core/error.h"
 #include "media/ffmpeg/mp4_writer.h"
@@ -124,13 +122,6 @@ std::string run(const std::string& cmd) {
   return out;
 }
 
-std::string slurp(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  std::stringstream s;
-  s << f.rdbuf();
-  return s.str();
-}
-
 size_t files_in(const std::string& dir) {
   size_t n = 0;
   for (const auto& e : std::filesystem::directory_iterator(dir)) n += e.is_regular_file();
@@ -195,10 +186,10 @@ TEST_CASE("mp4 writer: the same input gives the same bytes, in one call or in ch
   w.write_audio(audio.slice(1, 0, 5000));
   w.write_audio(audio.slice(1, 5000, kSamples));
   w.finish();
-  const std::string a = slurp(dir.file("a.mp4"));
+  const std::string a = test::read_bytes(dir.file("a.mp4"));
   REQUIRE(a.size() > 1000);
-  REQUIRE(a == slurp(dir.file("b.mp4")));
-  REQUIRE(a == slurp(dir.file("c.mp4")));
+  REQUIRE(a == test::read_bytes(dir.file("b.mp4")));
+  REQUIRE(a == test::read_bytes(dir.file("c.mp4")));
   // The conversion's thread count changes nothing; the encoder's is fixed here (3 frame threads).
   for (int convert_threads : {1, 4}) {
     media::Mp4Options t = o;
@@ -213,7 +204,7 @@ TEST_CASE("mp4 writer: the same input gives the same bytes, in one call or in ch
     CHECK(timings.convert_seconds > 0);
     CHECK(timings.encode_seconds > 0);
   }
-  REQUIRE(slurp(dir.file("t1.mp4")) == slurp(dir.file("t4.mp4")));
+  REQUIRE(test::read_bytes(dir.file("t1.mp4")) == test::read_bytes(dir.file("t4.mp4")));
 }
 
 TEST_CASE("mp4 writer: libswscale's BT.709 conversion is within one code value of the reference's") {

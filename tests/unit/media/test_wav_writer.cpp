@@ -1,8 +1,6 @@
 // The audio-only clip (.wav): the header fields and samples players read, what appears when, and
 // nothing left by a writer that never finished.
 #include <filesystem>
-#include <fstream>
-#include <iterator>
 #include <string>
 
 #include "core/error.h"
@@ -15,21 +13,6 @@ using Catch::Matchers::Contains;
 namespace fs = std::filesystem;
 
 namespace {
-
-std::string slurp(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  return {std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>()};
-}
-
-uint32_t u32(const std::string& s, size_t at) {
-  uint32_t v = 0;
-  for (int i = 3; i >= 0; --i) v = v << 8 | static_cast<uint8_t>(s[at + i]);
-  return v;
-}
-
-uint16_t u16(const std::string& s, size_t at) {
-  return static_cast<uint16_t>(static_cast<uint8_t>(s[at]) | static_cast<uint8_t>(s[at + 1]) << 8);
-}
 
 std::vector<std::string> names_in(const std::string& dir) {
   std::vector<std::string> out;
@@ -58,21 +41,21 @@ TEST_CASE("wav writer: 16-bit PCM stereo at the given rate, samples clipped, sca
     w.finish();
   }
   REQUIRE(names_in(dir.path()) == std::vector<std::string>{"sound.wav"});  // no temporary left
-  const std::string wav = slurp(path);
+  const std::string wav = test::read_bytes(path);
   REQUIRE(wav.size() == 44 + 7 * 4);
   REQUIRE(wav.substr(0, 4) == "RIFF");
-  REQUIRE(u32(wav, 4) == 36 + 7 * 4);
+  REQUIRE(test::le_u32(wav, 4) == 36 + 7 * 4);
   REQUIRE(wav.substr(8, 8) == "WAVEfmt ");
-  REQUIRE(u32(wav, 16) == 16);     // fmt chunk size
-  REQUIRE(u16(wav, 20) == 1);      // PCM
-  REQUIRE(u16(wav, 22) == 2);      // channels
-  REQUIRE(u32(wav, 24) == 48000);  // sample rate
-  REQUIRE(u32(wav, 28) == 48000 * 4);
-  REQUIRE(u16(wav, 32) == 4);   // block align
-  REQUIRE(u16(wav, 34) == 16);  // bits per sample
+  REQUIRE(test::le_u32(wav, 16) == 16);     // fmt chunk size
+  REQUIRE(test::le_u16(wav, 20) == 1);      // PCM
+  REQUIRE(test::le_u16(wav, 22) == 2);      // channels
+  REQUIRE(test::le_u32(wav, 24) == 48000);  // sample rate
+  REQUIRE(test::le_u32(wav, 28) == 48000 * 4);
+  REQUIRE(test::le_u16(wav, 32) == 4);   // block align
+  REQUIRE(test::le_u16(wav, 34) == 16);  // bits per sample
   REQUIRE(wav.substr(36, 4) == "data");
-  REQUIRE(u32(wav, 40) == 7 * 4);
-  const auto sample = [&](int i, int c) { return static_cast<int16_t>(u16(wav, 44 + 4 * i + 2 * c)); };
+  REQUIRE(test::le_u32(wav, 40) == 7 * 4);
+  const auto sample = [&](int i, int c) { return static_cast<int16_t>(test::le_u16(wav, 44 + 4 * i + 2 * c)); };
   REQUIRE(sample(0, 0) == 0);
   REQUIRE(sample(1, 0) == 8191);    // 0.25 * 32767 = 8191.75, truncated
   REQUIRE(sample(1, 1) == -4095);   // -0.125 * 32767 = -4095.875, truncated toward zero

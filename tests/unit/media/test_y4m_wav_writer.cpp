@@ -1,8 +1,6 @@
 // The .y4m + .wav clip writer: the bytes of both files (header, planes, PCM), what appears when,
 // and nothing left behind by a writer that does not finish.
 #include <filesystem>
-#include <fstream>
-#include <iterator>
 #include <string>
 
 #include "media/y4m_wav_writer.h"
@@ -13,17 +11,6 @@ using namespace ltx2;
 namespace fs = std::filesystem;
 
 namespace {
-
-std::string slurp(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  return {std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>()};
-}
-
-uint32_t u32(const std::string& s, size_t at) {
-  uint32_t v = 0;
-  for (int i = 3; i >= 0; --i) v = v << 8 | static_cast<uint8_t>(s[at + i]);
-  return v;
-}
 
 // [n, H, W, 3] uint8: frame f is uniform grey 255 * f / (n - 1) (truncated), except pixel (0, 0) of
 // frame 0: pure red.
@@ -58,7 +45,7 @@ TEST_CASE("y4m+wav: headers, planes and PCM are what players expect") {
     w.write_audio(audio);
     w.finish();
   }
-  const std::string y4m = slurp(path);
+  const std::string y4m = test::read_bytes(path);
   const std::string header = "YUV4MPEG2 W4 H2 F24:1 Ip A1:1 C444 XCOLORRANGE=LIMITED\n";
   REQUIRE(y4m.substr(0, header.size()) == header);
   const size_t frame_bytes = 6 + 3 * 8;
@@ -76,12 +63,12 @@ TEST_CASE("y4m+wav: headers, planes and PCM are what players expect") {
   REQUIRE(plane(2, 0, 5) == 235);  // white
   REQUIRE(plane(1, 0, 3) == 125);  // grey 127: 16 + 109.07, truncated
 
-  const std::string wav = slurp(media::wav_path_for(path));
+  const std::string wav = test::read_bytes(media::wav_path_for(path));
   REQUIRE(wav.substr(0, 4) == "RIFF");
   REQUIRE(wav.substr(8, 8) == "WAVEfmt ");
-  REQUIRE(u32(wav, 24) == 16000);
-  REQUIRE(u32(wav, 40) == 5 * 4);
-  REQUIRE(u32(wav, 4) == 36 + 5 * 4);
+  REQUIRE(test::le_u32(wav, 24) == 16000);
+  REQUIRE(test::le_u32(wav, 40) == 5 * 4);
+  REQUIRE(test::le_u32(wav, 4) == 36 + 5 * 4);
   REQUIRE(wav.size() == 44 + 20);
   auto sample = [&](int i, int c) {
     return static_cast<int16_t>(static_cast<uint8_t>(wav[44 + 4 * i + 2 * c]) |
@@ -106,7 +93,7 @@ TEST_CASE("y4m+wav: fractional rates, no audio, bad input, and no files from a w
                         Catch::Matchers::Contains("without an audio rate"));
     w.finish();
   }
-  REQUIRE(slurp(path).find(" F2997:125 ") != std::string::npos);
+  REQUIRE(test::read_bytes(path).find(" F2997:125 ") != std::string::npos);
   REQUIRE_FALSE(fs::exists(media::wav_path_for(path)));
   {
     media::Y4mWavWriter w(dir.file("gone.y4m"), {2, 2, 24, 16000});
