@@ -189,7 +189,8 @@ CLI::App* add_bench_transformer_command(CLI::App* bench, BenchTransformerOptions
   sub->add_option("--quantization", opt->quantization,
                   "none (bf16 linears) or fp8-scaled-mm (the blocks' q, k, v, out and feed-forward "
                   "linears as FP8 GEMMs, per-tensor scales)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(CLI::IsMember({"none", "fp8-scaled-mm"}));
   sub->add_flag("--profile", opt->profile, "also time every op kind in one forward (device events)");
   sub->add_option("--json", opt->json_path, "also write the results to this JSON file");
   return sub;

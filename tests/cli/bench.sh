@@ -12,6 +12,8 @@ echo "$out" | grep -q -- "--device must be a GPU" || fail "bench on cpu said: $o
 
 "$bin" bench >/dev/null 2>&1 && fail "bench without a subcommand succeeded"
 "$bin" bench attention --iterations 0 >/dev/null 2>&1 && fail "bench accepted --iterations 0"
+out=$("$bin" bench transformer --quantization fp8-cast 2>&1); rc=$?
+[ "$rc" -ne 0 ] && echo "$out" | grep -q -- "--quantization" || fail "bench transformer --quantization fp8-cast: $rc $out"
 
 # `ltx2 bench scaling` names what is wrong before starting any process.
 out=$("$bin" bench scaling --model 7b 2>&1); rc=$?
