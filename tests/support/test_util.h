@@ -2,6 +2,7 @@
 // a max-abs-difference helper.
 #pragma once
 
+#include <set>
 #include <string>
 
 #include "core/tensor.h"
@@ -31,6 +32,8 @@ Tensor random_tensor(const Shape& shape, uint64_t seed);
 float max_abs_diff(const Tensor& a, const Tensor& b);
 // Writes raw bytes to a file.
 void write_bytes(const std::string& path, const std::string& bytes);
+// The names of the entries of a folder (files and folders, not recursive).
+std::set<std::string> names_in(const std::string& dir);
 // A file's bytes ("" when it cannot be read).
 std::string read_bytes(const std::string& path);
 // Little-endian integers at byte `at` of `bytes` (WAV and other headers).

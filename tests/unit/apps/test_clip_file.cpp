@@ -15,16 +15,6 @@ using namespace ltx2;
 using Catch::Matchers::Contains;
 namespace fs = std::filesystem;
 
-namespace {
-
-std::set<std::string> names_in(const std::string& dir) {
-  std::set<std::string> out;
-  for (const auto& e : fs::directory_iterator(dir)) out.insert(e.path().filename().string());
-  return out;
-}
-
-}  // namespace
-
 TEST_CASE("clip file: a second writer of the path fails as it starts, and a killed run's temporaries go") {
   test::ScratchDir dir("clip_file_lock");
   const std::string path = dir.file("a.y4m");
@@ -43,7 +33,7 @@ TEST_CASE("clip file: a second writer of the path fails as it starts, and a kill
     file.add_audio(Tensor::zeros({2, 100}), 16000);
     file.finish();
   }
-  REQUIRE(names_in(dir.path()) == std::set<std::string>{"a.y4m", "a.wav"});
+  REQUIRE(test::names_in(dir.path()) == std::set<std::string>{"a.y4m", "a.wav"});
 }
 
 TEST_CASE(
@@ -71,7 +61,7 @@ TEST_CASE(
     seq.add_frames(Tensor::zeros({2, 8, 8, 3}, DType::U8));
     REQUIRE_THROWS_WITH(seq.finish(), Contains("the run produced no audio"));
   }
-  REQUIRE(names_in(dir.path()) == std::set<std::string>{"s.wav", "v.y4m"});
+  REQUIRE(test::names_in(dir.path()) == std::set<std::string>{"s.wav", "v.y4m"});
   cli::ClipFile none(dir.file("none.wav"), 24, 16000, true);
   REQUIRE_THROWS_WITH(none.finish(), Contains("the run produced no audio"));
 }

@@ -18,12 +18,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::set<std::string> names_in(const std::string& dir) {
-  std::set<std::string> out;
-  for (const auto& e : fs::directory_iterator(dir)) out.insert(e.path().filename().string());
-  return out;
-}
-
 // [n, H, W, 3] uint8: every byte a function of (frame, index), so a swapped or shifted frame shows.
 Tensor frames(int64_t first, int64_t n, int64_t h, int64_t w) {
   Tensor t = Tensor::empty({n, h, w, 3}, DType::U8);
@@ -85,8 +79,8 @@ TEST_CASE("png sequence: every frame an RGB PNG numbered from 0, the audio besid
     REQUIRE_FALSE(fs::exists(dir.file("clip")));  // nothing in place before finish()
     w.finish();
   }
-  REQUIRE(names_in(dir.path()) == std::set<std::string>{"clip"});  // no temporary folder left
-  REQUIRE(names_in(dir.file("clip")) == std::set<std::string>{"000.png", "001.png", "002.png", "audio.wav"});
+  REQUIRE(test::names_in(dir.path()) == std::set<std::string>{"clip"});  // no temporary folder left
+  REQUIRE(test::names_in(dir.file("clip")) == std::set<std::string>{"000.png", "001.png", "002.png", "audio.wav"});
   for (int f = 0; f < 3; ++f) {
     const Tensor img = media::read_image(dir.file("clip/00" + std::to_string(f) + ".png"));
     REQUIRE(img.shape() == Shape{3, 5, 3});
@@ -110,10 +104,10 @@ TEST_CASE("png sequence: an earlier sequence is replaced whole, but never a fold
     w.finish();
   };
   write(4, 16000);
-  REQUIRE(names_in(dir.file("seq")).size() == 5);
+  REQUIRE(test::names_in(dir.file("seq")).size() == 5);
   write(2, 0);  // fewer frames, no audio: nothing of the earlier run stays
-  REQUIRE(names_in(dir.file("seq")) == std::set<std::string>{"00.png", "01.png"});
-  REQUIRE(names_in(dir.path()) == std::set<std::string>{"seq"});
+  REQUIRE(test::names_in(dir.file("seq")) == std::set<std::string>{"00.png", "01.png"});
+  REQUIRE(test::names_in(dir.path()) == std::set<std::string>{"seq"});
 
   test::write_bytes(dir.file("seq/notes.txt"), "mine");
   const media::FramePattern pattern = media::parse_frame_pattern(path);
@@ -124,8 +118,8 @@ TEST_CASE("png sequence: an earlier sequence is replaced whole, but never a fold
     w.write_video(frames(0, 1, 2, 2));
     REQUIRE_THROWS_WITH(w.finish(), Contains(path) && Contains("notes.txt"));
   }
-  REQUIRE(names_in(dir.file("seq")) == std::set<std::string>{"00.png", "01.png", "notes.txt"});
-  REQUIRE(names_in(dir.path()) == std::set<std::string>{"seq"});
+  REQUIRE(test::names_in(dir.file("seq")) == std::set<std::string>{"00.png", "01.png", "notes.txt"});
+  REQUIRE(test::names_in(dir.path()) == std::set<std::string>{"seq"});
   test::write_bytes(dir.file("file"), "x");
   REQUIRE_THROWS_WITH(media::check_sequence_folder(media::parse_frame_pattern(dir.file("file/%d.png"))),
                       Contains("is not a folder"));
@@ -140,7 +134,7 @@ TEST_CASE("png sequence: destroyed before finish it leaves nothing, and no frame
     w.write_video(frames(0, 3, 2, 2));
     w.write_audio(Tensor::zeros({2, 8}));
   }
-  REQUIRE(names_in(dir.path()).empty());
+  REQUIRE(test::names_in(dir.path()).empty());
   media::PngSequenceWriter empty(dir.file("empty/%d.png"), {2, 2, 0});
   REQUIRE_THROWS_WITH(empty.finish(), Contains("no frames"));
   REQUIRE_THROWS_WITH(empty.write_audio(Tensor::zeros({2, 1})), Contains("without an audio rate"));

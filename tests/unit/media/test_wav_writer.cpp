@@ -12,16 +12,6 @@ using namespace ltx2;
 using Catch::Matchers::Contains;
 namespace fs = std::filesystem;
 
-namespace {
-
-std::vector<std::string> names_in(const std::string& dir) {
-  std::vector<std::string> out;
-  for (const auto& e : fs::directory_iterator(dir)) out.push_back(e.path().filename().string());
-  return out;
-}
-
-}  // namespace
-
 TEST_CASE("wav writer: 16-bit PCM stereo at the given rate, samples clipped, scaled by 32767, truncated") {
   test::ScratchDir dir("wav_writer");
   const std::string path = dir.file("sound.wav");
@@ -40,7 +30,7 @@ TEST_CASE("wav writer: 16-bit PCM stereo at the given rate, samples clipped, sca
     REQUIRE_FALSE(fs::exists(path));  // nothing in place before finish()
     w.finish();
   }
-  REQUIRE(names_in(dir.path()) == std::vector<std::string>{"sound.wav"});  // no temporary left
+  REQUIRE(test::names_in(dir.path()) == std::set<std::string>{"sound.wav"});  // no temporary left
   const std::string wav = test::read_bytes(path);
   REQUIRE(wav.size() == 44 + 7 * 4);
   REQUIRE(wav.substr(0, 4) == "RIFF");
@@ -72,7 +62,7 @@ TEST_CASE("wav writer: destroyed before finish it leaves nothing, a bad rate or 
     media::WavWriter w(dir.file("gone.wav"), 16000);
     w.write_audio(Tensor::zeros({2, 16}));
   }
-  REQUIRE(names_in(dir.path()).empty());
+  REQUIRE(test::names_in(dir.path()).empty());
   REQUIRE_THROWS_WITH(media::WavWriter(dir.file("x.wav"), 0), Contains("sample rate 0"));
   REQUIRE_THROWS_WITH(media::WavWriter(dir.file("no/such/x.wav"), 16000), Contains("cannot create"));
   media::WavWriter twice(dir.file("twice.wav"), 16000);
