@@ -3,7 +3,6 @@
 // conversion into a GenerationRequest and ModelPaths.
 #pragma once
 
-#include <CLI/CLI.hpp>
 #include <chrono>
 #include <optional>
 #include <string>
@@ -11,6 +10,12 @@
 
 #include "io/quantization.h"
 #include "pipeline/request.h"
+
+// Only declared: the files that build or read the flags include CLI11 themselves, so a file that
+// needs only GenerationFlags does not compile CLI11's headers.
+namespace CLI {
+class App;
+}
 
 namespace ltx2::cli {
 

@@ -1,4 +1,5 @@
 // apps/common: the --jobs file reader, the tiny model's flag defaults and the per-phase clock.
+#include <CLI/CLI.hpp>
 #include <filesystem>
 #include <fstream>
 #include <thread>
