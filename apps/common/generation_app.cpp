@@ -16,8 +16,8 @@
 #include "core/error.h"
 #include "core/log.h"
 #include "media/image_reader.h"
+#include "model_sets/tiny_model.h"
 #include "pipeline/residency.h"
-#include "pipeline/tiny_model.h"
 #include "runtime/stop_signal.h"
 
 namespace ltx2::cli {
@@ -106,7 +106,7 @@ Plan validate(const CLI::App& app, GenerationFlags& flags, PipelineKind kind, Ru
     check_output_available(flags.request.output_path);
     check_images(flags.request);
   }
-  if (plan.tiny) pipeline::use_tiny_model_when_unset(flags.paths, kind);
+  if (plan.tiny) model_sets::use_tiny_model_when_unset(flags.paths, kind);
   validate_model_paths(flags.paths, kind);
   plan.facts = read_model_facts(flags.paths);
   // The checkpoint's version decides the defaults the flags leave, before the jobs inherit them.

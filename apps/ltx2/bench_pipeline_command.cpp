@@ -26,7 +26,7 @@
 #include "core/cuda/events.h"
 #include "core/cuda/memory.h"
 #include "core/error.h"
-#include "pipeline/tiny_model.h"
+#include "model_sets/tiny_model.h"
 
 namespace ltx2 {
 
@@ -196,7 +196,7 @@ int run_bench_pipeline(const BenchPipelineOptions& opt) {
   paths.video_vae = opt.video_vae;
   paths.audio_vae = opt.audio_vae;
   if (!opt.distilled_lora.empty()) paths.distilled_lora = {opt.distilled_lora, 1.0};
-  const bool tiny = pipeline::use_tiny_model_when_unset(paths, kind);
+  const bool tiny = model_sets::use_tiny_model_when_unset(paths, kind);
   validate_model_paths(paths, kind);
 
   // The generation programs' device rule, run in this process on the first device it gives.

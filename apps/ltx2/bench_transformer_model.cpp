@@ -6,7 +6,7 @@
 
 #include "core/error.h"
 #include "io/weights.h"
-#include "pipeline/random_model.h"
+#include "model_sets/random_model.h"
 
 namespace ltx2::bench_model {
 
@@ -74,7 +74,7 @@ void quantize_block(tr::BlockWeights& b, Device device) {
 // transformer; 2.3 (22B) gated attention and the cross-attention AdaLN with its prompt AdaLN.
 TransformerConfig model_config(const std::string& model) {
   LTX2_CHECK(model == "19b" || model == "22b", "ltx2 bench: --model must be 19b or 22b, got '{}'", model);
-  return TransformerConfig::parse(pipeline::full_size_checkpoint_config(model).at("transformer"));
+  return TransformerConfig::parse(model_sets::full_size_checkpoint_config(model).at("transformer"));
 }
 
 Shape3 shape_named(const std::string& name) {

@@ -20,10 +20,10 @@
 #include "core/error.h"
 #include "io/configs/video_vae_config.h"
 #include "io/weights.h"
+#include "model_sets/random_model.h"
 #include "models/video_vae/decoder.h"
 #include "models/video_vae/tiled_decode.h"
 #include "ops/conv3d.h"
-#include "pipeline/random_model.h"
 #include "runtime/launcher.h"
 
 namespace ltx2 {
@@ -38,7 +38,7 @@ using nlohmann::json;
 // The checkpoints' metadata config["vae"] (vae-audio.md §3), as `ltx2 make-random` writes it.
 json decoder_metadata(const std::string& model) {
   LTX2_CHECK(model == "2.0" || model == "2.3", "ltx2 bench vae: --model must be 2.0 or 2.3, got '{}'", model);
-  return {{"vae", pipeline::full_size_checkpoint_config(model == "2.0" ? "19b" : "22b").at("vae")}};
+  return {{"vae", model_sets::full_size_checkpoint_config(model == "2.0" ? "19b" : "22b").at("vae")}};
 }
 
 // The reference's measured ms (vae-audio.md §11, one H200, bf16); 0 where it has none.

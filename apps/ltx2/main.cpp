@@ -1,5 +1,6 @@
-// `ltx2`: the engine's tool: inspect checkpoints, check parity against reference fixtures, make
-// tiny and full-size random model sets, benchmarks (CUDA kernels, the fleet).
+// `ltx2`: the engine's tool: inspect checkpoints, make tiny and full-size random model sets,
+// benchmarks (CUDA kernels, the fleet). Parity against the reference's fixtures is a test program
+// (tests/golden), not part of the product.
 #include <CLI/CLI.hpp>
 #include <cstdio>
 
@@ -11,7 +12,6 @@
 #include "bench_sp_command.h"
 #include "bench_transformer_command.h"
 #include "bench_vae_command.h"
-#include "check/check_command.h"
 #include "core/error.h"
 #include "core/log.h"
 #include "inspect_command.h"
@@ -32,17 +32,6 @@ int main(int argc, char** argv) {
                                      "and dtypes of checkpoint files or model folders");
   inspect->add_option("paths", inspect_paths, "safetensors files or Hugging Face model folders")->required();
   inspect->add_flag("--json", inspect_json, "Print JSON");
-
-  ltx2::check::CheckOptions check_opt;
-  auto* check = app.add_subcommand("check",
-                                   "Run the implementation on golden case folders and "
-                                   "compare every output with the fixture's tolerances");
-  check->add_option("cases", check_opt.dirs, "case folders (case.json + io.safetensors)");
-  check->add_flag("--json", check_opt.json, "Print JSON");
-  check->add_flag("--skip-unimplemented", check_opt.skip_unimplemented,
-                  "Exit 77 instead of 1 when the only failures are kinds with no runner");
-  check->add_flag("--list-kinds", check_opt.list_kinds,
-                  "List the known kinds and whether each is implemented");
 
   ltx2::BenchOptions bench_opt;
   auto* bench = ltx2::add_bench_command(app, bench_opt);
@@ -85,13 +74,6 @@ int main(int argc, char** argv) {
     if (*bench) return ltx2::run_bench(*bench, bench_opt);
     if (*make_tiny) return ltx2::run_make_tiny(make_tiny_opt);
     if (*make_random) return ltx2::run_make_random(make_random_opt);
-    if (*check) {
-      if (check_opt.dirs.empty() && !check_opt.list_kinds) {
-        std::fprintf(stderr, "ltx2 check: give at least one case folder (or --list-kinds)\n");
-        return 2;
-      }
-      return ltx2::check::run_check(check_opt);
-    }
   } catch (const ltx2::Error& e) {
     ltx2::log_debug("{}", e.located());
     std::fprintf(stderr, "ltx2: error: %s\n", e.what());

@@ -11,7 +11,7 @@
 #include <cstdio>
 
 #include "core/error.h"
-#include "pipeline/random_model.h"
+#include "model_sets/random_model.h"
 #include "runtime/stop_signal.h"
 
 namespace ltx2 {
@@ -53,7 +53,7 @@ CLI::App* add_make_random_command(CLI::App& app, MakeRandomOptions& o) {
       ->capture_default_str();
   cmd->add_option("--layers", o.layers,
                   "transformer blocks and Gemma layers, every tensor at full width (fewer for CPU tests)")
-      ->check(CLI::Range(int64_t{1}, pipeline::kFullSizeLayers))
+      ->check(CLI::Range(int64_t{1}, model_sets::kFullSizeLayers))
       ->capture_default_str();
   cmd->add_option("--seed", o.seed, "seed of the weights")->capture_default_str();
   cmd->add_option("--only", o.only, "write only these parts: checkpoint, upsampler, lora, gemma (comma list)")
@@ -64,9 +64,9 @@ CLI::App* add_make_random_command(CLI::App& app, MakeRandomOptions& o) {
 
 int run_make_random(const MakeRandomOptions& o) {
   runtime::install_stop_signal_handlers();
-  pipeline::RandomModelOptions options;
+  model_sets::RandomModelOptions options;
   options.model = o.model;
-  options.layout = o.layout == "split" ? pipeline::RandomLayout::Split : pipeline::RandomLayout::Monolith;
+  options.layout = o.layout == "split" ? model_sets::RandomLayout::Split : model_sets::RandomLayout::Monolith;
   options.layers = o.layers;
   options.seed = o.seed;
   options.checkpoint = wanted(o, "checkpoint");
@@ -75,15 +75,15 @@ int run_make_random(const MakeRandomOptions& o) {
   options.gemma = wanted(o, "gemma");
 
   const auto start = std::chrono::steady_clock::now();
-  const pipeline::RandomModelSet set = pipeline::plan_random_model_set(options);
+  const model_sets::RandomModelSet set = model_sets::plan_random_model_set(options);
   uint64_t total = 0;
-  pipeline::RandomWriteHooks hooks;
+  model_sets::RandomWriteHooks hooks;
   hooks.check_stop = [] {
     const int sig = runtime::stop_signal_number();
     LTX2_CHECK(sig == 0, "interrupted by {}; the file being written was removed",
                sig == SIGINT ? "SIGINT" : "SIGTERM");
   };
-  hooks.file_written = [&](const pipeline::RandomModelFile& f, double seconds) {
+  hooks.file_written = [&](const model_sets::RandomModelFile& f, double seconds) {
     const uint64_t bytes = f.bytes();
     total += bytes;
     std::printf("%15ju  %-72s %7.1f s %6.0f MB/s\n", static_cast<uintmax_t>(bytes), f.path.c_str(), seconds,
@@ -92,7 +92,7 @@ int run_make_random(const MakeRandomOptions& o) {
   };
   ModelPaths paths;
   try {
-    paths = pipeline::write_random_model_set(o.dir, set, hooks);
+    paths = model_sets::write_random_model_set(o.dir, set, hooks);
   } catch (const Error& e) {
     const int sig = runtime::stop_signal_number();
     if (sig == 0) throw;

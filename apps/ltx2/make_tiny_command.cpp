@@ -8,7 +8,7 @@
 #include <utility>
 #include <vector>
 
-#include "pipeline/tiny_model.h"
+#include "model_sets/tiny_model.h"
 
 namespace ltx2 {
 
@@ -24,7 +24,7 @@ CLI::App* add_make_tiny_command(CLI::App& app, MakeTinyOptions& options) {
 
 int run_make_tiny(const MakeTinyOptions& options) {
   const auto start = std::chrono::steady_clock::now();
-  const pipeline::TinyModelPaths paths = pipeline::write_tiny_model_set(options.dir);
+  const model_sets::TinyModelPaths paths = model_sets::write_tiny_model_set(options.dir);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   std::vector<std::pair<std::string, uintmax_t>> files;
   for (const auto& entry : fs::recursive_directory_iterator(paths.dir))
@@ -36,7 +36,7 @@ int run_make_tiny(const MakeTinyOptions& options) {
     total += bytes;
     std::printf("%10ju  %s\n", bytes, name.c_str());
   }
-  std::printf("%10ju  total (%s, %.1f s)\n", total, pipeline::kTinyModelVersion, seconds);
+  std::printf("%10ju  total (%s, %.1f s)\n", total, model_sets::kTinyModelVersion, seconds);
   return 0;
 }
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # ltx2-ti2vid: on the embedded tiny model with an image condition, and on the pipeline_ti2vid
-# fixture's files with the fixture's equivalent_cli flags (its frames are checked by `ltx2 check`;
+# fixture's files with the fixture's equivalent_cli flags (its frames are checked by golden_check;
 # here only the MP4's shape); the same seed twice gives the same bytes; two-stage-only mistakes
 # give one line and no output.
 source "$(dirname "$0")/lib.bash"

@@ -10,8 +10,8 @@
 #include <cstdio>
 
 #include "fleet_support.h"
+#include "model_sets/tiny_model.h"
 #include "ops/shape.h"
-#include "pipeline/tiny_model.h"
 #include "support/catch.h"
 #include "support/test_util.h"
 
@@ -19,14 +19,14 @@ using namespace ltx2;
 
 namespace {
 
-const pipeline::TinyModelPaths& tiny_set() {
+const model_sets::TinyModelPaths& tiny_set() {
   static test::ScratchDir dir("fleet_engine_tiny");
-  static const pipeline::TinyModelPaths paths = pipeline::write_tiny_model_set(dir.path() + "/set");
+  static const model_sets::TinyModelPaths paths = model_sets::write_tiny_model_set(dir.path() + "/set");
   return paths;
 }
 
 ModelPaths tiny_paths(PipelineKind kind) {
-  const pipeline::TinyModelPaths& t = tiny_set();
+  const model_sets::TinyModelPaths& t = tiny_set();
   ModelPaths p;
   p.checkpoint = t.checkpoint;
   p.gemma_root = t.gemma;

@@ -11,7 +11,7 @@
 // case's weights rounded to bf16, with bf16-rounded inputs and outputs (a lower bound of the
 // rounding; the GPU stays within 2x of it there).
 // f32: the GPU result meets the case's own float32 tolerance (|d| <= atol + rtol |ref|), as the CPU
-// models do in `ltx2 check`. Every comparison prints its errors (ctest -V shows them).
+// models do in golden_check (tests/golden). Every comparison prints its errors (ctest -V shows them).
 #include <cmath>
 #include <cstdio>
 #include <fstream>

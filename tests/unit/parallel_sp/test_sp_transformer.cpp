@@ -7,10 +7,10 @@
 #include "forked_ranks.h"
 #include "io/safetensors.h"
 #include "io/weights.h"
+#include "model_sets/tiny_model.h"
 #include "models/transformer/transformer.h"
 #include "ops/elementwise.h"
 #include "parallel/sequence_parallel.h"
-#include "pipeline/tiny_model.h"
 #include "support/catch.h"
 #include "support/test_util.h"
 
@@ -252,7 +252,7 @@ Modality pipeline_modality(int64_t tokens, int64_t channels, int64_t axes, int64
 
 TEST_CASE("sp: the tiny model with the denoising loop's inputs is bit-exact on 3 ranks with padding") {
   const TransformerConfig config =
-      TransformerConfig::parse(pipeline::tiny_checkpoint_config().at("transformer"));
+      TransformerConfig::parse(model_sets::tiny_checkpoint_config().at("transformer"));
   auto synth = std::make_shared<WeightSynthesizer>(11);
   const Transformer model(
       config, TransformerWeights::load(WeightView(synth, "model.diffusion_model.", "transformer"), config));

@@ -1,6 +1,6 @@
 // The text connector's parts on their own: the config rules that pick V1 / V2, the right-pad reordering, and
 // the connector's refusals. (Parity of the whole path is checked against connector_19b / connector_22b by
-// `ltx2 check` and test_prompt_encoder.)
+// golden_check and test_prompt_encoder.)
 #include "core/error.h"
 #include "io/configs/text_projection_config.h"
 #include "io/layout.h"

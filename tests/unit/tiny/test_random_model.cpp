@@ -20,15 +20,16 @@
 #include "io/configs/vocoder_config.h"
 #include "io/layout.h"
 #include "io/lora.h"
+#include "model_sets/random_model.h"
+#include "model_sets/synthesized_models.h"
 #include "models/upsampler/latent_upsampler.h"
 #include "pipeline/pipeline_models.h"
-#include "pipeline/random_model.h"
-#include "pipeline/synthesized_models.h"
 #include "support/catch.h"
 #include "support/test_util.h"
 
 using namespace ltx2;
 using namespace ltx2::pipeline;
+using namespace ltx2::model_sets;
 using Catch::Matchers::Contains;
 using json = nlohmann::json;
 namespace fs = std::filesystem;

@@ -16,6 +16,8 @@
 #include "io/configs/vocoder_config.h"
 #include "io/layout.h"
 #include "io/lora.h"
+#include "model_sets/tiny_model.h"
+#include "model_sets/tiny_tokenizer.h"
 #include "models/audio_vae/audio_decoder.h"
 #include "models/text/prompt_encoder.h"
 #include "models/transformer/transformer.h"
@@ -25,8 +27,6 @@
 #include "models/vocoder/vocoder.h"
 #include "pipeline/latent_tools.h"
 #include "pipeline/lora_fuse.h"
-#include "pipeline/tiny_model.h"
-#include "pipeline/tiny_tokenizer.h"
 #include "support/catch.h"
 #include "support/test_util.h"
 
@@ -35,9 +35,9 @@ namespace fs = std::filesystem;
 
 namespace {
 
-const pipeline::TinyModelPaths& tiny_set() {
+const model_sets::TinyModelPaths& tiny_set() {
   static test::ScratchDir dir("tiny_model_set");
-  static const pipeline::TinyModelPaths paths = pipeline::write_tiny_model_set(dir.path() + "/set");
+  static const model_sets::TinyModelPaths paths = model_sets::write_tiny_model_set(dir.path() + "/set");
   return paths;
 }
 
@@ -68,11 +68,11 @@ std::set<std::string> component_names(const WeightSet& set) {
 }  // namespace
 
 TEST_CASE("tiny tokenizer: deterministic training, Gemma's special ids, read by GemmaTokenizer") {
-  const std::string model = pipeline::train_tiny_tokenizer();
-  CHECK(pipeline::train_tiny_tokenizer() == model);
+  const std::string model = model_sets::train_tiny_tokenizer();
+  CHECK(model_sets::train_tiny_tokenizer() == model);
   sentencepiece::SentencePieceProcessor sp;
   REQUIRE(sp.LoadFromSerializedProto(model).ok());
-  CHECK(sp.GetPieceSize() == pipeline::kTinyTokenizerVocab);
+  CHECK(sp.GetPieceSize() == model_sets::kTinyTokenizerVocab);
   const char* specials[] = {"<pad>",
                             "<eos>",
                             "<bos>",
@@ -102,7 +102,7 @@ TEST_CASE("tiny tokenizer: deterministic training, Gemma's special ids, read by 
 
 TEST_CASE("tiny model set: two writes give byte-identical files") {
   test::ScratchDir dir("tiny_model_twice");
-  pipeline::write_tiny_model_set(dir.path());
+  model_sets::write_tiny_model_set(dir.path());
   const fs::path first = tiny_set().dir;
   size_t files = 0;
   for (const auto& e : fs::recursive_directory_iterator(first)) {
@@ -123,11 +123,11 @@ TEST_CASE("tiny model set: every file opens with the components and configs of t
                                                         "video_vae_encoder", "video_vae_statistics",
                                                         "audio_vae_decoder", "audio_vae_statistics",
                                                         "vocoder"});
-  CHECK(ckpt->config() == pipeline::tiny_checkpoint_config());
+  CHECK(ckpt->config() == model_sets::tiny_checkpoint_config());
   for (const auto& name : ckpt->names()) CHECK(ckpt->info(name).dtype == DType::BF16);
   auto up = WeightSet::open({p.upsampler});
   CHECK(component_names(*up) == std::set<std::string>{"latent_upsampler"});
-  CHECK(up->config() == pipeline::tiny_upsampler_config());
+  CHECK(up->config() == model_sets::tiny_upsampler_config());
   CHECK(component_names(*WeightSet::open({p.lora})) == std::set<std::string>{"lora"});
   CHECK(component_names(*WeightSet::open_hf_folder(p.gemma)) == std::set<std::string>{"gemma_text_model"});
   uintmax_t bytes = 0;
@@ -221,26 +221,26 @@ TEST_CASE("tiny model set: the cache folder is made once, atomically, also when 
   test::ScratchDir dir("tiny_model_cache");
   const std::string cache = dir.path() + "/cache";
   setenv("LTX2_CACHE_DIR", cache.c_str(), 1);
-  CHECK(pipeline::ltx2_cache_dir() == cache);
-  pipeline::TinyModelPaths a, b;
-  std::thread ta([&] { a = pipeline::ensure_tiny_model_set(); });
-  std::thread tb([&] { b = pipeline::ensure_tiny_model_set(); });
+  CHECK(model_sets::ltx2_cache_dir() == cache);
+  model_sets::TinyModelPaths a, b;
+  std::thread ta([&] { a = model_sets::ensure_tiny_model_set(); });
+  std::thread tb([&] { b = model_sets::ensure_tiny_model_set(); });
   ta.join();
   tb.join();
-  CHECK(a.dir == cache + "/" + pipeline::kTinyModelVersion);
+  CHECK(a.dir == cache + "/" + model_sets::kTinyModelVersion);
   CHECK(b.dir == a.dir);
   std::vector<std::string> entries;
   for (const auto& e : fs::directory_iterator(cache)) entries.push_back(e.path().filename().string());
-  CHECK(entries == std::vector<std::string>{pipeline::kTinyModelVersion});  // no temporary left behind
+  CHECK(entries == std::vector<std::string>{model_sets::kTinyModelVersion});  // no temporary left behind
   CHECK(read_all(a.checkpoint) == read_all(tiny_set().checkpoint));
   const auto before = fs::last_write_time(a.checkpoint);
-  CHECK(pipeline::ensure_tiny_model_set().checkpoint == a.checkpoint);
+  CHECK(model_sets::ensure_tiny_model_set().checkpoint == a.checkpoint);
   CHECK(fs::last_write_time(a.checkpoint) == before);
 
   // The CLIs' default: no checkpoint flag -> the cached set, which passes the CLIs' validation.
   for (PipelineKind kind : {PipelineKind::Distilled, PipelineKind::TwoStage}) {
     ModelPaths paths;
-    REQUIRE(pipeline::use_tiny_model_when_unset(paths, kind));
+    REQUIRE(model_sets::use_tiny_model_when_unset(paths, kind));
     CHECK(paths.checkpoint == a.checkpoint);
     CHECK(paths.gemma_root == a.gemma);
     CHECK(paths.spatial_upsampler == a.upsampler);
@@ -249,11 +249,11 @@ TEST_CASE("tiny model set: the cache folder is made once, atomically, also when 
   }
   ModelPaths own;
   own.checkpoint = "/models/ltx-2.safetensors";
-  CHECK_FALSE(pipeline::use_tiny_model_when_unset(own, PipelineKind::Distilled));
+  CHECK_FALSE(model_sets::use_tiny_model_when_unset(own, PipelineKind::Distilled));
   CHECK(own.gemma_root.empty());
   unsetenv("LTX2_CACHE_DIR");
 
   setenv("XDG_CACHE_HOME", dir.path().c_str(), 1);
-  CHECK(pipeline::ltx2_cache_dir() == dir.path() + "/ltx2");
+  CHECK(model_sets::ltx2_cache_dir() == dir.path() + "/ltx2");
   unsetenv("XDG_CACHE_HOME");
 }

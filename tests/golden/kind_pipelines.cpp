@@ -1,0 +1,30 @@
+// Check runners for "pipeline_distilled" and "pipeline_ti2vid" cases: the DistilledPipeline or
+// TwoStagePipeline loaded from the case folder runs the case's request with the recorded noise
+// draws; tokens, contexts, sigmas, latent states, every step, stage latents, the upsampled latent,
+// the frames and the waveform are compared.
+#include "golden/kinds.h"
+#include "golden/pipeline_case_util.h"
+#include "pipeline/distilled_pipeline.h"
+#include "pipeline/two_stage_pipeline.h"
+
+namespace ltx2::golden {
+namespace {
+
+template <typename Pipeline>
+void run_pipeline(const GoldenCase& c, Report& report) {
+  Pipeline pipe(pipeline_case_paths(c));
+  pipeline::RecordedNoiseSource noise = pipeline_case_noise(c);
+  PipelineRecording recording;
+  pipe.run(pipeline_case_request(c), recording.callbacks(), &noise);
+  if (noise.used() != c.spec().at("noise_draws").size())
+    report.fail("noise_draws", "not every recorded draw was used");
+  recording.compare(c, report);
+}
+
+const bool registered_distilled =
+    register_kind_runner("pipeline_distilled", &run_pipeline<pipeline::DistilledPipeline>);
+const bool registered_ti2vid =
+    register_kind_runner("pipeline_ti2vid", &run_pipeline<pipeline::TwoStagePipeline>);
+
+}  // namespace
+}  // namespace ltx2::golden

@@ -1,0 +1,42 @@
+// Shared by the check runners of the end-to-end pipeline cases (pipeline_distilled,
+// pipeline_ti2vid): the request and model paths a case describes, a run's recorded outputs, and
+// their stage-by-stage comparison with the case's out.* / mid.* tensors.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "golden/compare.h"
+#include "golden/golden_case.h"
+#include "pipeline/noise_source.h"
+#include "pipeline/pipeline_models.h"
+#include "pipeline/request.h"
+
+namespace ltx2::golden {
+
+// Request from case.json (prompt, negative_prompt, seed, size, frames, fps, steps from the
+// stage-1 sigma list, guidance, image_conditioning); the output path is output.mp4 in the case.
+GenerationRequest pipeline_case_request(const GoldenCase& c);
+// Monolith layout of the case folder: checkpoint.safetensors, gemma/, spatial_upsampler.safetensors
+// and, when case.json has a lora section, its file and strength as the distilled LoRA.
+ModelPaths pipeline_case_paths(const GoldenCase& c);
+// in.noise.0, in.noise.1, ... in draw order.
+pipeline::RecordedNoiseSource pipeline_case_noise(const GoldenCase& c);
+
+// Everything a run reported: probes by name, the float frames (the "video" probes, in order) and
+// the waveform.
+class PipelineRecording {
+ public:
+  pipeline::PipelineCallbacks callbacks();
+  // Compares every out.* (a missing one fails) and every mid.* the run produced, under the case's
+  // fp32_impl tolerances (tokens and masks exactly).
+  void compare(const GoldenCase& c, Report& report) const;
+
+ private:
+  std::map<std::string, Tensor> probes_;
+  std::vector<Tensor> frames_;
+  Tensor waveform_;
+};
+
+}  // namespace ltx2::golden
