@@ -10,19 +10,13 @@
 
 namespace ltx2::parallel {
 
-TdpTilePlan::TdpTilePlan(const GridExtent& grid, const GridTiling& tiling) : grid_(grid) {
-  for (const TileBox& box : tile_boxes(grid, tiling, false)) {
-    TdpTile t{box, {}};
-    for (int a = 0; a < 3; ++a)
-      t.masks[a] = trapezoidal_mask_1d(box[a].length(), box[a].left_ramp, box[a].right_ramp);
-    tiles_.push_back(std::move(t));
-  }
-}
+TdpTilePlan::TdpTilePlan(const GridExtent& grid, const GridTiling& tiling)
+    : grid_(grid), plan_(tiling::plan_tiles(grid, tiling, {})) {}
 
 std::vector<int64_t> TdpTilePlan::generated_indices(size_t tile) const {
-  const TileBox& b = tiles_.at(tile).box;
+  const std::array<tiling::Interval, 3>& b = plan_.tiles.at(tile).in;
   std::vector<int64_t> idx;
-  idx.reserve(static_cast<size_t>(tiles_[tile].num_generated()));
+  idx.reserve(static_cast<size_t>(b[0].length() * b[1].length() * b[2].length()));
   for (int64_t f = b[0].start; f < b[0].stop; ++f)
     for (int64_t h = b[1].start; h < b[1].stop; ++h)
       for (int64_t w = b[2].start; w < b[2].stop; ++w) idx.push_back((f * grid_[1] + h) * grid_[2] + w);
@@ -40,8 +34,9 @@ std::vector<std::vector<uint8_t>> TdpTilePlan::cond_keep(const Tensor& positions
     return pos[static_cast<size_t>(((b * 3 + axis) * total + t) * 2 + bound)];
   };
   const int64_t n_cond = total - n_gen;
-  std::vector<std::vector<uint8_t>> keep(tiles_.size(), std::vector<uint8_t>(static_cast<size_t>(n_cond), 0));
-  for (size_t ti = 0; ti < tiles_.size(); ++ti) {
+  std::vector<std::vector<uint8_t>> keep(plan_.tiles.size(),
+                                         std::vector<uint8_t>(static_cast<size_t>(n_cond), 0));
+  for (size_t ti = 0; ti < plan_.tiles.size(); ++ti) {
     const std::vector<int64_t> gen = generated_indices(ti);
     for (int64_t b = 0; b < batch; ++b) {
       float start[3], end[3];
@@ -66,7 +61,7 @@ std::vector<std::vector<uint8_t>> TdpTilePlan::cond_keep(const Tensor& positions
 }
 
 TileTokens TdpTilePlan::tile_tokens(const TokenSequence& seq, size_t tile, bool normalize_positions) const {
-  LTX2_CHECK(tile < tiles_.size(), "tdp: tile {} outside the plan's {} tiles", tile, tiles_.size());
+  LTX2_CHECK(tile < plan_.tiles.size(), "tdp: tile {} outside the plan's {} tiles", tile, plan_.tiles.size());
   TileTokens out;
   out.num_total_tokens = seq.num_tokens();
   out.keep = generated_indices(tile);
@@ -107,7 +102,7 @@ void TdpTilePlan::blend(Tensor& acc, const Tensor& tile_out, size_t tile, const 
              ctx.num_total_tokens, shape_str(tile_out.shape()));
   LTX2_CHECK(tile_out.size(1) == static_cast<int64_t>(ctx.keep.size()),
              "tdp blend: tile output has {} tokens, tile kept {}", tile_out.size(1), ctx.keep.size());
-  const std::vector<float> mask = tiles_.at(tile).blend_mask();
+  const std::vector<float> mask = tiling::outer_product_mask(plan_.tiles.at(tile).masks);
   Tensor weights = Tensor::from_vector(mask, {1, static_cast<int64_t>(mask.size()), 1})
                        .to(tile_out.device())
                        .to(tile_out.dtype());
@@ -129,7 +124,7 @@ TdpPartial tdp_rank_partial(const TdpTilePlan& plan, const TokenSequence& video,
   out.video = Tensor::zeros(video.latent.shape(), video.latent.dtype(), video.latent.device());
   if (audio_latent.defined())
     out.audio = Tensor::zeros(audio_latent.shape(), audio_latent.dtype(), audio_latent.device());
-  for (int64_t tile : tiles_for_rank(num_tiles, rank, world_size)) {
+  for (int64_t tile : tiling::tiles_for_rank(num_tiles, rank, world_size)) {
     TileTokens ctx = plan.tile_tokens(video, static_cast<size_t>(tile), normalize_positions);
     auto [tile_video, tile_audio] = model(ctx.tokens);
     plan.blend(out.video, tile_video, static_cast<size_t>(tile), ctx);

@@ -11,17 +11,14 @@
 #include <utility>
 #include <vector>
 
-#include "parallel/tile_plan.h"
 #include "parallel/token_sequence.h"
+#include "tiling/tile_plan.h"
 
 namespace ltx2::parallel {
 
-struct TdpTile {
-  TileBox box;                              // latent cells [start, stop) per axis
-  std::array<std::vector<float>, 3> masks;  // 1-D blend mask per axis
-  std::vector<float> blend_mask() const { return outer_product_mask(masks); }
-  int64_t num_generated() const { return box[0].length() * box[1].length() * box[2].length(); }
-};
+using tiling::AxisTiling;
+using tiling::GridExtent;
+using tiling::GridTiling;
 
 // What blend needs to scatter a tile's output back.
 struct TileTokens {
@@ -37,7 +34,8 @@ class TdpTilePlan {
  public:
   TdpTilePlan(const GridExtent& grid, const GridTiling& tiling);
 
-  const std::vector<TdpTile>& tiles() const { return tiles_; }
+  // The plan maps the grid onto itself (in == out) with the multi-GPU wrappers' masks.
+  const std::vector<tiling::Tile>& tiles() const { return plan_.tiles; }
   int64_t num_generated_tokens() const { return grid_[0] * grid_[1] * grid_[2]; }
   std::vector<int64_t> generated_indices(size_t tile) const;
   // keep[t][c]: tile t processes conditioning token c (overlap in all three axes for some batch
@@ -50,7 +48,7 @@ class TdpTilePlan {
 
  private:
   GridExtent grid_;
-  std::vector<TdpTile> tiles_;
+  tiling::TilePlan plan_;
 };
 
 // Runs `model` on every tile the rank owns (round-robin) and returns the rank's partial sums: the

@@ -1,4 +1,4 @@
-// VAE tile geometry in latent and pixel space, normalisation, the temporal-split guard, and
+// The reference decode plan, its normalisation, the temporal-split guard, and
 // assembly of decoded tiles (one float32 row accumulator per thread, written out as float or 8-bit).
 #include "parallel/vae_tile_plan.h"
 
@@ -12,60 +12,19 @@
 
 namespace ltx2::parallel {
 
-namespace {
-
-// Causal temporal mapping: latent frame 0 decodes to 1 pixel frame, each later one to `t`.
-VaeTile map_tile(const TileBox& box, const VaeScale& s) {
-  VaeTile t;
-  t.latent = box;
-  const AxisInterval& f = box[0];
-  t.pixel[0] = {f.start * s.time, 1 + (f.stop - 1) * s.time};
-  const int64_t left_f = f.left_ramp == 0 ? 0 : 1 + (f.left_ramp - 1) * s.time;
-  t.masks[0] = trapezoidal_mask_1d(t.pixel[0].length(), left_f, f.right_ramp * s.time, true);
-  const int64_t spatial[2] = {s.height, s.width};
-  for (int a = 1; a < 3; ++a) {
-    const AxisInterval& i = box[a];
-    const int64_t k = spatial[a - 1];
-    t.pixel[a] = {i.start * k, i.stop * k};
-    t.masks[a] = trapezoidal_mask_1d(t.pixel[a].length(), i.left_ramp * k, i.right_ramp * k);
-  }
-  return t;
+TilePlan plan_vae_tiles(const GridExtent& latent, const GridTiling& tiling,
+                        const std::array<int64_t, 3>& scale) {
+  return tiling::plan_tiles(latent, tiling, {scale, true, tiling::RampValues::Fractions});
 }
 
-}  // namespace
-
-VaeTilePlan plan_vae_tiles(const GridExtent& latent, const GridTiling& tiling, const VaeScale& scale) {
-  LTX2_CHECK(latent[0] >= 1 && latent[1] >= 1 && latent[2] >= 1, "plan_vae_tiles: empty latent grid {}x{}x{}",
-             latent[0], latent[1], latent[2]);
-  VaeTilePlan plan;
-  plan.pixel_extent = {(latent[0] - 1) * scale.time + 1, latent[1] * scale.height, latent[2] * scale.width};
-  for (const TileBox& box : tile_boxes(latent, tiling, true)) plan.tiles.push_back(map_tile(box, scale));
-  return plan;
-}
-
-bool masks_are_complementary(const VaeTilePlan& plan) {
-  for (int a = 0; a < 3; ++a) {
-    std::map<std::pair<int64_t, int64_t>, const std::vector<float>*> unique;
-    for (const VaeTile& t : plan.tiles)
-      unique.emplace(std::make_pair(t.pixel[a].start, t.pixel[a].stop), &t.masks[a]);
-    std::vector<float> sum(static_cast<size_t>(plan.pixel_extent[a]), 0.f);
-    for (const auto& [range, mask] : unique)
-      for (int64_t j = range.first; j < range.second; ++j) sum[j] += (*mask)[j - range.first];
-    for (float v : sum)
-      if (std::fabs(v - 1.f) > 1e-5f + 1e-8f) return false;
-  }
-  return true;
-}
-
-Tensor dense_blend_weights(const VaeTilePlan& plan) {
-  const GridExtent& e = plan.pixel_extent;
+Tensor dense_blend_weights(const TilePlan& plan) {
+  const GridExtent& e = plan.out_extent;
   std::vector<float> w(static_cast<size_t>(e[0] * e[1] * e[2]), 0.f);
-  for (const VaeTile& t : plan.tiles)
-    for (int64_t f = 0; f < t.pixel[0].length(); ++f)
-      for (int64_t h = 0; h < t.pixel[1].length(); ++h)
-        for (int64_t x = 0; x < t.pixel[2].length(); ++x) {
-          const int64_t at =
-              ((t.pixel[0].start + f) * e[1] + t.pixel[1].start + h) * e[2] + t.pixel[2].start + x;
+  for (const tiling::Tile& t : plan.tiles)
+    for (int64_t f = 0; f < t.out[0].length(); ++f)
+      for (int64_t h = 0; h < t.out[1].length(); ++h)
+        for (int64_t x = 0; x < t.out[2].length(); ++x) {
+          const int64_t at = ((t.out[0].start + f) * e[1] + t.out[1].start + h) * e[2] + t.out[2].start + x;
           w[at] += t.masks[0][f] * t.masks[1][h] * t.masks[2][x];
         }
   for (float& v : w) v = std::max(v, 1e-8f);
@@ -79,17 +38,18 @@ int64_t sgpu_temporal_chunks(int64_t pixel_frames, int64_t tile_frames, int64_t 
   return std::max<int64_t>(1, (pixel_frames - 1 + stride - 1) / stride);
 }
 
-void check_single_temporal_split(const VaeTilePlan& plan, const AxisTiling& frames,
+void check_single_temporal_split(const TilePlan& plan, const AxisTiling& frames,
                                  const std::function<int64_t(int64_t pixel_frames)>& sgpu_chunks) {
-  if (frames.num_tiles <= 1 || !sgpu_chunks) return;
-  for (const VaeTile& t : plan.tiles) {
-    const int64_t pixel_frames = t.pixel[0].length();
+  const int64_t frame_tiles = frames.by == AxisTiling::By::Count ? frames.value : 1;
+  if (frame_tiles <= 1 || !sgpu_chunks) return;
+  for (const tiling::Tile& t : plan.tiles) {
+    const int64_t pixel_frames = t.out[0].length();
     const int64_t chunks = sgpu_chunks(pixel_frames);
     LTX2_CHECK(
         chunks <= 1,
         "VAE decode: multi-GPU temporal tiling ({} frame tiles) cannot be combined with single-GPU temporal "
         "tiling that would split a tile again ({} frames -> {} chunks); use only one",
-        frames.num_tiles, pixel_frames, chunks);
+        frame_tiles, pixel_frames, chunks);
   }
 }
 
@@ -133,29 +93,29 @@ void accumulate_row(float* acc, const T* src, int64_t n, float frame_row_weight,
 // The shared blend of assemble_frames / assemble_frames_rgb8: store_row(index of the row's first
 // value in the output, blended row, values) per output row.
 template <typename StoreRow>
-void blend(const VaeTilePlan& plan, const std::vector<DecodedTile>& tiles, int64_t frame_start,
+void blend(const TilePlan& plan, const std::vector<DecodedTile>& tiles, int64_t frame_start,
            int64_t frame_stop, const Tensor& dense_weights, TileValues values, int64_t channels,
            const StoreRow& store_row) {
-  const GridExtent& e = plan.pixel_extent;
+  const GridExtent& e = plan.out_extent;
   struct Source {
-    const VaeTile* tile;
+    const tiling::Tile* tile;
     Tensor pixels;  // contiguous
     const void* data;
     std::vector<float> columns;  // the width mask, each value `channels` times
   };
   std::vector<Source> sources;
   for (const DecodedTile& d : tiles) {
-    const VaeTile& t = plan.tiles.at(static_cast<size_t>(d.tile));
-    LTX2_CHECK(d.pixels.dim() == 4 && d.pixels.size(0) == t.pixel[0].length() &&
-                   d.pixels.size(1) == t.pixel[1].length() && d.pixels.size(2) == t.pixel[2].length() &&
+    const tiling::Tile& t = plan.tiles.at(static_cast<size_t>(d.tile));
+    LTX2_CHECK(d.pixels.dim() == 4 && d.pixels.size(0) == t.out[0].length() &&
+                   d.pixels.size(1) == t.out[1].length() && d.pixels.size(2) == t.out[2].length() &&
                    d.pixels.size(3) == channels,
                "assemble_frames: tile {} pixels {} do not match its box {}x{}x{}x{}", d.tile,
-               shape_str(d.pixels.shape()), t.pixel[0].length(), t.pixel[1].length(), t.pixel[2].length(),
+               shape_str(d.pixels.shape()), t.out[0].length(), t.out[1].length(), t.out[2].length(),
                channels);
     LTX2_CHECK(
         d.pixels.device().is_cpu() && (d.pixels.dtype() == DType::F32 || d.pixels.dtype() == DType::BF16),
         "assemble_frames: tile {} pixels {} must be f32 or bf16 on the CPU", d.tile, d.pixels.str());
-    if (std::max(frame_start, t.pixel[0].start) < std::min(frame_stop, t.pixel[0].stop))
+    if (std::max(frame_start, t.out[0].start) < std::min(frame_stop, t.out[0].stop))
       sources.push_back({&t, d.pixels.contiguous(), nullptr, {}});
   }
   for (Source& src : sources) {
@@ -182,14 +142,13 @@ void blend(const VaeTilePlan& plan, const std::vector<DecodedTile>& tiles, int64
       for (int64_t y = 0; y < H; ++y) {
         std::fill(acc.begin(), acc.end(), 0.f);
         for (const Source& s : sources) {
-          const VaeTile& t = *s.tile;
-          if (f < t.pixel[0].start || f >= t.pixel[0].stop || y < t.pixel[1].start || y >= t.pixel[1].stop)
-            continue;
-          const int64_t tf = f - t.pixel[0].start, ty = y - t.pixel[1].start;
-          const int64_t n = t.pixel[2].length() * channels;
+          const tiling::Tile& t = *s.tile;
+          if (f < t.out[0].start || f >= t.out[0].stop || y < t.out[1].start || y >= t.out[1].stop) continue;
+          const int64_t tf = f - t.out[0].start, ty = y - t.out[1].start;
+          const int64_t n = t.out[2].length() * channels;
           const float frame_row = t.masks[0][tf] * t.masks[1][ty];
-          const int64_t at = (tf * t.pixel[1].length() + ty) * n;
-          float* row = acc.data() + t.pixel[2].start * channels;
+          const int64_t at = (tf * t.out[1].length() + ty) * n;
+          float* row = acc.data() + t.out[2].start * channels;
           const float* columns = s.columns.data();
           if (s.pixels.dtype() == DType::F32) {
             const float* src = static_cast<const float*>(s.data) + at;
@@ -211,20 +170,20 @@ void blend(const VaeTilePlan& plan, const std::vector<DecodedTile>& tiles, int64
   }
 }
 
-void check_frames(const VaeTilePlan& plan, const std::vector<DecodedTile>& tiles, int64_t frame_start,
+void check_frames(const TilePlan& plan, const std::vector<DecodedTile>& tiles, int64_t frame_start,
                   int64_t frame_stop) {
   LTX2_CHECK(!tiles.empty(), "assemble_frames: no decoded tiles");
-  LTX2_CHECK(0 <= frame_start && frame_start < frame_stop && frame_stop <= plan.pixel_extent[0],
+  LTX2_CHECK(0 <= frame_start && frame_start < frame_stop && frame_stop <= plan.out_extent[0],
              "assemble_frames: frames [{}, {}) outside the video's {}", frame_start, frame_stop,
-             plan.pixel_extent[0]);
+             plan.out_extent[0]);
 }
 
 }  // namespace
 
-Tensor assemble_frames(const VaeTilePlan& plan, const std::vector<DecodedTile>& tiles, int64_t frame_start,
+Tensor assemble_frames(const TilePlan& plan, const std::vector<DecodedTile>& tiles, int64_t frame_start,
                        int64_t frame_stop, const Tensor& dense_weights, TileValues values) {
   check_frames(plan, tiles, frame_start, frame_stop);
-  const GridExtent& e = plan.pixel_extent;
+  const GridExtent& e = plan.out_extent;
   const int64_t channels = tiles.front().pixels.size(3);
   Tensor out = Tensor::empty({frame_stop - frame_start, e[1], e[2], channels});
   float* o = out.data<float>();
@@ -233,11 +192,10 @@ Tensor assemble_frames(const VaeTilePlan& plan, const std::vector<DecodedTile>& 
   return out;
 }
 
-Tensor assemble_frames_rgb8(const VaeTilePlan& plan, const std::vector<DecodedTile>& tiles,
-                            int64_t frame_start, int64_t frame_stop, const Tensor& dense_weights,
-                            TileValues values) {
+Tensor assemble_frames_rgb8(const TilePlan& plan, const std::vector<DecodedTile>& tiles, int64_t frame_start,
+                            int64_t frame_stop, const Tensor& dense_weights, TileValues values) {
   check_frames(plan, tiles, frame_start, frame_stop);
-  const GridExtent& e = plan.pixel_extent;
+  const GridExtent& e = plan.out_extent;
   const int64_t channels = tiles.front().pixels.size(3);
   Tensor out = Tensor::empty({frame_stop - frame_start, e[1], e[2], channels}, DType::U8);
   uint8_t* o = out.data<uint8_t>();

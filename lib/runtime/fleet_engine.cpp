@@ -30,13 +30,13 @@
 #include "ops/shape.h"
 #include "parallel/sequence_parallel.h"
 #include "parallel/tdp.h"
-#include "parallel/tile_split.h"
 #include "parallel/vae_tile_plan.h"
 #include "pipeline/latent_tools.h"
 #include "pipeline/pipeline_models.h"
 #include "runtime/controller.h"
 #include "runtime/launcher.h"
 #include "runtime/runner.h"
+#include "tiling/tile_plan.h"
 
 namespace ltx2::runtime {
 
@@ -52,23 +52,23 @@ constexpr size_t kMinTilePieceBytes = 1 << 10;
 // The distributed decode tiling: frames untiled, height and width split in `tiles` (0: the
 // reference's balanced_tile_split(world), multigpu.md 5.3) with `overlap` latent cells, each
 // clamped so the split is legal on this grid (at most one tile per cell, overlap <= extent - tiles).
-parallel::GridTiling vae_tiling(const parallel::GridExtent& grid, int world, std::array<int64_t, 2> tiles,
-                                int64_t overlap) {
-  auto [small, large] = parallel::balanced_tile_split(world);
+tiling::GridTiling vae_tiling(const tiling::GridExtent& grid, int world, std::array<int64_t, 2> tiles,
+                              int64_t overlap) {
+  auto [small, large] = tiling::balanced_tile_split(world);
   if (tiles[0] > 0) small = tiles[0];
   if (tiles[1] > 0) large = tiles[1];
   const auto axis = [&](int64_t extent, int64_t tiles) {
     tiles = std::min(tiles, extent);
-    return parallel::AxisTiling{tiles, tiles > 1 ? std::min(overlap, extent - tiles) : 0};
+    return tiling::AxisTiling::by_count(tiles, tiles > 1 ? std::min(overlap, extent - tiles) : 0);
   };
-  return {parallel::AxisTiling{1, 0}, axis(grid[1], small), axis(grid[2], large)};
+  return {tiling::AxisTiling::by_count(1, 0), axis(grid[1], small), axis(grid[2], large)};
 }
 
 // The pipeline's decode plan as the "video_plan" result carries it: what it was made from.
 json pipeline_plan_json(const video_vae::DecodeTilePlan& plan) {
   json config = json::array();
-  for (const video_vae::AxisTiling& a : {plan.config.frames, plan.config.height, plan.config.width})
-    config.push_back({a.tile_size, a.overlap});
+  for (const tiling::AxisTiling& a : {plan.config.frames, plan.config.height, plan.config.width})
+    config.push_back({a.value, a.overlap});
   return {{"plan", "tiles"},
           {"latent_shape", plan.latent_shape},
           {"out_channels", plan.video_shape[1]},
@@ -78,7 +78,7 @@ json pipeline_plan_json(const video_vae::DecodeTilePlan& plan) {
 
 video_vae::DecodeTilePlan pipeline_plan_from_json(const json& j) {
   const auto axis = [&](size_t i) {
-    return video_vae::AxisTiling{j.at("config").at(i).at(0), j.at("config").at(i).at(1)};
+    return tiling::AxisTiling::by_size(j.at("config").at(i).at(0), j.at("config").at(i).at(1));
   };
   const json& f = j.at("factors");
   return video_vae::plan_tiled_decode(j.at("latent_shape").get<Shape>(), j.at("out_channels"),
@@ -95,15 +95,16 @@ class PipelineRunner final : public Runner {
   void setup(const json& config, const RunnerContext& ctx) override {
     ctx_ = ctx;
     stage2_tdp_ = kind_ == PipelineKind::TwoStage && config.at("stage2_parallel") == "tdp";
-    const auto [small, large] = parallel::balanced_tile_split(ctx.world_size);
+    const auto [small, large] = tiling::balanced_tile_split(ctx.world_size);
     const int64_t h = config.at("tdp_height_tiles"), w = config.at("tdp_width_tiles"),
                   overlap = config.at("tdp_overlap");
     vae_overlap_ = config.at("vae_overlap");
     tile_piece_bytes_ = config.at("tile_piece_bytes");
     vae_tiles_ = {config.at("vae_height_tiles"), config.at("vae_width_tiles")};
     vae_rank_split_ = config.at("vae_rank_split");
-    tdp_tiling_ = {parallel::AxisTiling{1, 0}, parallel::AxisTiling{h > 0 ? h : small, overlap},
-                   parallel::AxisTiling{w > 0 ? w : large, overlap}};
+    tdp_tiling_ = {tiling::AxisTiling::by_count(1, 0),
+                   tiling::AxisTiling::by_count(h > 0 ? h : small, overlap),
+                   tiling::AxisTiling::by_count(w > 0 ? w : large, overlap)};
     pipeline::PipelineOptions options = pipeline::PipelineOptions::on_device(ctx.device);
     options.quantization = parse_quantization(config.at("quantization"));
     if (ctx.world_size > 1) {  // Gemma on rank 0 only; the contexts are broadcast
@@ -257,31 +258,27 @@ class PipelineRunner final : public Runner {
       if (ctx_.world_size == 1 || local_plan.tiles.size() == 1)
         return decode_on_rank0(decoder, latent, timestep, local_plan);
       if (ctx_.rank == 0) sink_->output("video_plan", pipeline_plan_json(local_plan));
-      for (int64_t i : parallel::tiles_for_rank(static_cast<int64_t>(local_plan.tiles.size()), ctx_.rank,
-                                                ctx_.world_size)) {
-        const auto& [f, h, w] = local_plan.tiles[static_cast<size_t>(i)].axes;
-        decode_tile(decoder, latent, timestep, i, {f.latent_start, f.latent_end},
-                    {h.latent_start, h.latent_end}, {w.latent_start, w.latent_end});
+      for (int64_t i : tiling::tiles_for_rank(static_cast<int64_t>(local_plan.tiles.size()), ctx_.rank,
+                                              ctx_.world_size)) {
+        decode_tile(decoder, latent, timestep, i, local_plan.tiles[static_cast<size_t>(i)].in);
       }
       return;
     }
-    const parallel::GridExtent grid = {latent.size(2), latent.size(3), latent.size(4)};
+    const tiling::GridExtent grid = {latent.size(2), latent.size(3), latent.size(4)};
     const auto f = decoder.config().scale_factors();
-    const parallel::GridTiling tiling = vae_tiling(grid, ctx_.world_size, vae_tiles_, vae_overlap_);
-    const parallel::VaeTilePlan plan = parallel::plan_vae_tiles(grid, tiling, {f.time, f.height, f.width});
+    const tiling::GridTiling grid_tiling = vae_tiling(grid, ctx_.world_size, vae_tiles_, vae_overlap_);
+    const tiling::TilePlan plan = parallel::plan_vae_tiles(grid, grid_tiling, {f.time, f.height, f.width});
     if (plan.tiles.size() == 1) return decode_on_rank0(decoder, latent, timestep, local_plan);
     if (ctx_.rank == 0) {
       json axes = json::array();
-      for (const parallel::AxisTiling& a : tiling) axes.push_back({a.num_tiles, a.overlap});
+      for (const tiling::AxisTiling& a : grid_tiling) axes.push_back({a.value, a.overlap});
       sink_->output(
           "video_plan",
           {{"plan", "grid"}, {"grid", grid}, {"scale", {f.time, f.height, f.width}}, {"tiling", axes}});
     }
     for (int64_t i :
-         parallel::tiles_for_rank(static_cast<int64_t>(plan.tiles.size()), ctx_.rank, ctx_.world_size)) {
-      const auto& [tf, th, tw] = plan.tiles[static_cast<size_t>(i)].latent;
-      decode_tile(decoder, latent, timestep, i, {tf.start, tf.stop}, {th.start, th.stop},
-                  {tw.start, tw.stop});
+         tiling::tiles_for_rank(static_cast<int64_t>(plan.tiles.size()), ctx_.rank, ctx_.world_size)) {
+      decode_tile(decoder, latent, timestep, i, plan.tiles[static_cast<size_t>(i)].in);
     }
   }
 
@@ -305,15 +302,13 @@ class PipelineRunner final : public Runner {
         timestep);
   }
 
-  // Decodes the latent box [f0, f1) x [h0, h1) x [w0, w1) of the first batch item whole and streams
-  // the decoder's values, channels last, in its dtype.
+  // Decodes the latent box of the first batch item whole and streams the decoder's values,
+  // channels last, in its dtype.
   void decode_tile(const video_vae::VideoDecoder& decoder, const Tensor& latent, const Tensor& timestep,
-                   int64_t tile, std::pair<int64_t, int64_t> f, std::pair<int64_t, int64_t> h,
-                   std::pair<int64_t, int64_t> w) {
-    const Tensor piece = latent.slice(2, f.first, f.second)
-                             .slice(3, h.first, h.second)
-                             .slice(4, w.first, w.second)
-                             .contiguous();
+                   int64_t tile, const std::array<tiling::Interval, 3>& box) {
+    const auto& [f, h, w] = box;
+    const Tensor piece =
+        latent.slice(2, f.start, f.stop).slice(3, h.start, h.stop).slice(4, w.start, w.stop).contiguous();
     const Tensor decoded = decoder.decode(piece, timestep).select(0, 0);  // [3, F_t, H_t, W_t]
     const Tensor values = decoded.permute({1, 2, 3, 0}).contiguous().to(Device::cpu());
     stream_frames(tile, values.size(0), 0, values);
@@ -352,8 +347,8 @@ class PipelineRunner final : public Runner {
   bool vae_rank_split_ = false;
   int64_t vae_overlap_ = 4;
   size_t tile_piece_bytes_ = 0;
-  parallel::GridTiling tdp_tiling_{};
-  parallel::GridExtent stage2_grid_{};
+  tiling::GridTiling tdp_tiling_{};
+  tiling::GridExtent stage2_grid_{};
   std::unique_ptr<pipeline::GenerationEngine> engine_;
   ResultSink* sink_ = nullptr;
 };
@@ -458,27 +453,25 @@ class ResultAssembler {
       plan_ = DecodePlan::Tiles;
       tile_plan_ = std::make_unique<video_vae::DecodeTilePlan>(pipeline_plan_from_json(j));
       blender_ = std::make_unique<video_vae::TileBlender>(*tile_plan_);
-      for (const video_vae::DecodeTile& t : tile_plan_->tiles)
-        boxes_.push_back({t.axes[0].pixel_end - t.axes[0].pixel_start,
-                          t.axes[1].pixel_end - t.axes[1].pixel_start,
-                          t.axes[2].pixel_end - t.axes[2].pixel_start});
+      for (const tiling::Tile& t : tile_plan_->tiles)
+        boxes_.push_back({t.out[0].length(), t.out[1].length(), t.out[2].length()});
       total_frames_ = tile_plan_->video_shape[2];
     } else if (kind == "grid") {
       plan_ = DecodePlan::Grid;
-      parallel::GridTiling tiling;
-      for (size_t i = 0; i < 3; ++i) tiling[i] = {j.at("tiling").at(i).at(0), j.at("tiling").at(i).at(1)};
+      tiling::GridTiling grid_tiling;
+      for (size_t i = 0; i < 3; ++i)
+        grid_tiling[i] = tiling::AxisTiling::by_count(j.at("tiling").at(i).at(0), j.at("tiling").at(i).at(1));
       const json& sc = j.at("scale");
-      const auto grid = j.at("grid").get<parallel::GridExtent>();
+      const auto grid = j.at("grid").get<tiling::GridExtent>();
       check_video(1 + sc.at(0).get<int64_t>() * (grid[0] - 1), grid[1] * sc.at(1).get<int64_t>(),
                   grid[2] * sc.at(2).get<int64_t>());
-      grid_plan_ = std::make_unique<parallel::VaeTilePlan>(
-          parallel::plan_vae_tiles(grid, tiling, {sc.at(0), sc.at(1), sc.at(2)}));
-      if (!parallel::masks_are_complementary(*grid_plan_))
-        dense_weights_ = parallel::dense_blend_weights(*grid_plan_);
+      grid_plan_ = std::make_unique<tiling::TilePlan>(
+          parallel::plan_vae_tiles(grid, grid_tiling, {sc.at(0), sc.at(1), sc.at(2)}));
+      if (!grid_plan_->masks_complementary) dense_weights_ = parallel::dense_blend_weights(*grid_plan_);
       order_ = parallel::assembly_order(static_cast<int64_t>(grid_plan_->tiles.size()), world_);
-      for (const parallel::VaeTile& t : grid_plan_->tiles)
-        boxes_.push_back({t.pixel[0].length(), t.pixel[1].length(), t.pixel[2].length()});
-      total_frames_ = grid_plan_->pixel_extent[0];
+      for (const tiling::Tile& t : grid_plan_->tiles)
+        boxes_.push_back({t.out[0].length(), t.out[1].length(), t.out[2].length()});
+      total_frames_ = grid_plan_->out_extent[0];
     } else {
       LTX2_FAIL("fleet engine: unknown decode plan '{}'", kind);
     }
@@ -562,7 +555,7 @@ class ResultAssembler {
   // Whether every grid tile covering video frame f has delivered it.
   bool frame_ready(int64_t f) const {
     for (size_t t = 0; t < grid_plan_->tiles.size(); ++t) {
-      const parallel::PixelRange& r = grid_plan_->tiles[t].pixel[0];
+      const tiling::Range& r = grid_plan_->tiles[t].out[0];
       if (f < r.start || f >= r.stop) continue;
       const auto it = tiles_.find(static_cast<int64_t>(t));
       if (it == tiles_.end() || r.start + it->second.frames_done <= f) return false;
@@ -586,8 +579,8 @@ class ResultAssembler {
                                                          dense_weights_, parallel::TileValues::Decoded);
     next_frame_ = stop;
     for (auto it = tiles_.begin(); it != tiles_.end();)
-      it = grid_plan_->tiles[static_cast<size_t>(it->first)].pixel[0].stop <= next_frame_ ? tiles_.erase(it)
-                                                                                          : std::next(it);
+      it = grid_plan_->tiles[static_cast<size_t>(it->first)].out[0].stop <= next_frame_ ? tiles_.erase(it)
+                                                                                        : std::next(it);
     emit(frames);
   }
 
@@ -610,7 +603,7 @@ class ResultAssembler {
   std::unique_ptr<video_vae::DecodeTilePlan> tile_plan_;  // "tiles"
   std::unique_ptr<video_vae::TileBlender> blender_;
   size_t next_tile_ = 0;                              // the next tile the blender takes
-  std::unique_ptr<parallel::VaeTilePlan> grid_plan_;  // "grid"
+  std::unique_ptr<tiling::TilePlan> grid_plan_;       // "grid"
   Tensor dense_weights_;                              // undefined when the grid masks are complementary
   std::vector<int64_t> order_;                        // grid tiles in assembly order
   std::map<int64_t, TileBuffer> tiles_;

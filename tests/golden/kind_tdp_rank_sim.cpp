@@ -9,6 +9,7 @@
 #include "golden/kinds.h"
 #include "golden/parallel_case_util.h"
 #include "golden/tdp_stub_model.h"
+#include "golden/tile_case_util.h"
 #include "ops/elementwise.h"
 #include "parallel/tdp.h"
 
@@ -16,15 +17,9 @@ namespace ltx2::golden {
 
 namespace {
 
-parallel::AxisTiling axis_from_json(const nlohmann::json& j, const char* key) {
-  if (!j.contains(key)) return {};
-  auto v = j.at(key).get<std::vector<int64_t>>();
-  return {v.at(0), v.at(1)};
-}
-
 // The latent grid is the extent the tile boxes cover.
-parallel::GridExtent grid_from_boxes(const nlohmann::json& boxes) {
-  parallel::GridExtent g{0, 0, 0};
+tiling::GridExtent grid_from_boxes(const nlohmann::json& boxes) {
+  tiling::GridExtent g{0, 0, 0};
   for (const auto& box : boxes)
     for (int a = 0; a < 3; ++a) g[a] = std::max(g[a], box.at(a).at(1).get<int64_t>());
   return g;
@@ -44,10 +39,11 @@ void run_tdp_rank_sim(const GoldenCase& c, Report& report) {
   const auto& tiling = c.spec().at("tiling");
   parallel::TdpTilePlan plan(
       grid_from_boxes(c.spec().at("tile_boxes")),
-      {axis_from_json(tiling, "frames"), axis_from_json(tiling, "height"), axis_from_json(tiling, "width")});
+      {axis_tiling_from_json(tiling, "frames"), axis_tiling_from_json(tiling, "height"),
+       axis_tiling_from_json(tiling, "width")});
   std::vector<int64_t> boxes;
   for (const auto& t : plan.tiles())
-    for (int a = 0; a < 3; ++a) boxes.insert(boxes.end(), {t.box[a].start, t.box[a].stop});
+    for (int a = 0; a < 3; ++a) boxes.insert(boxes.end(), {t.in[a].start, t.in[a].stop});
   std::vector<int64_t> expected_boxes;
   for (const auto& box : c.spec().at("tile_boxes"))
     for (const auto& axis : box) expected_boxes.insert(expected_boxes.end(), {axis.at(0), axis.at(1)});
@@ -73,7 +69,7 @@ void run_tdp_rank_sim(const GoldenCase& c, Report& report) {
     Tensor video_sum = Tensor::zeros(video.latent.shape());
     Tensor audio_sum = audio.defined() ? Tensor::zeros(audio.shape()) : Tensor{};
     for (int r = 0; r < ws; ++r) {
-      for (int64_t t : parallel::tiles_for_rank(n_tiles, r, ws)) assignment[t] = r;
+      for (int64_t t : tiling::tiles_for_rank(n_tiles, r, ws)) assignment[t] = r;
       parallel::TdpPartial p = parallel::tdp_rank_partial(plan, video, audio, r, ws, model);
       const std::string rank = fmt::format("{}.r{}", tag, r);
       check_output(c, report, rank + ".video_partial", p.video, tol);

@@ -5,23 +5,12 @@
 #include "golden/kinds.h"
 #include "golden/parallel_case_util.h"
 #include "golden/tdp_stub_model.h"
+#include "golden/tile_case_util.h"
 #include "parallel/tdp.h"
 
 namespace ltx2::golden {
 
 namespace {
-
-parallel::GridTiling tiling_from_counts(const std::vector<int64_t>& co) {
-  LTX2_CHECK(co.size() == 6, "counts_overlaps must hold 6 values (n, overlap per axis), got {}", co.size());
-  return {parallel::AxisTiling{co[0], co[1]}, parallel::AxisTiling{co[2], co[3]},
-          parallel::AxisTiling{co[4], co[5]}};
-}
-
-parallel::AxisTiling axis_from_json(const nlohmann::json& j, const char* key) {
-  if (!j.contains(key)) return {};
-  auto v = j.at(key).get<std::vector<int64_t>>();
-  return {v.at(0), v.at(1)};
-}
 
 // Boxes, concatenated 1-D masks and dense masks of a plan, under out.<tag>.*.
 void check_layout(const GoldenCase& c, Report& report, const std::string& tag,
@@ -32,10 +21,10 @@ void check_layout(const GoldenCase& c, Report& report, const std::string& tag,
   std::vector<float> dense;
   for (const auto& t : plan.tiles()) {
     for (int a = 0; a < 3; ++a) {
-      boxes.insert(boxes.end(), {t.box[a].start, t.box[a].stop});
+      boxes.insert(boxes.end(), {t.in[a].start, t.in[a].stop});
       masks_1d[a].insert(masks_1d[a].end(), t.masks[a].begin(), t.masks[a].end());
     }
-    auto m = t.blend_mask();
+    auto m = tiling::outer_product_mask(t.masks);
     dense.insert(dense.end(), m.begin(), m.end());
   }
   const auto n = static_cast<int64_t>(plan.tiles().size());
@@ -51,8 +40,9 @@ void check_layout(const GoldenCase& c, Report& report, const std::string& tag,
 void run_combo(const GoldenCase& c, Report& report, int index) {
   const std::string tag = fmt::format("c{}", index);
   const auto shape = c.tensor("in." + tag + ".shape_fhw").to_vector_i64();
-  parallel::TdpTilePlan plan({shape.at(0), shape.at(1), shape.at(2)},
-                             tiling_from_counts(c.tensor("in." + tag + ".counts_overlaps").to_vector_i64()));
+  parallel::TdpTilePlan plan(
+      {shape.at(0), shape.at(1), shape.at(2)},
+      grid_tiling_from_counts(c.tensor("in." + tag + ".counts_overlaps").to_vector_i64()));
   check_layout(c, report, tag, plan, true);
   // Partition of unity: blending all-ones tile outputs gives 1 on every cell.
   const int64_t cells = plan.num_generated_tokens();
@@ -71,8 +61,9 @@ void run_combo(const GoldenCase& c, Report& report, int index) {
 
 void run_detail(const GoldenCase& c, Report& report) {
   const auto& d = c.spec().at("detail");
-  parallel::TdpTilePlan plan({d.at("F").get<int64_t>(), d.at("H").get<int64_t>(), d.at("W").get<int64_t>()},
-                             {axis_from_json(d, "f"), axis_from_json(d, "h"), axis_from_json(d, "w")});
+  parallel::TdpTilePlan plan(
+      {d.at("F").get<int64_t>(), d.at("H").get<int64_t>(), d.at("W").get<int64_t>()},
+      {axis_tiling_from_json(d, "f"), axis_tiling_from_json(d, "h"), axis_tiling_from_json(d, "w")});
   check_layout(c, report, "detail", plan, false);
 
   parallel::TokenSequence video;
@@ -120,7 +111,7 @@ void run_tdp_tiles(const GoldenCase& c, Report& report) {
   if (c.has("out.balanced_tile_split_1_to_16")) {
     std::vector<int64_t> splits;
     for (int64_t n = 1; n <= 16; ++n) {
-      auto [s, l] = parallel::balanced_tile_split(n);
+      auto [s, l] = tiling::balanced_tile_split(n);
       splits.insert(splits.end(), {s, l});
     }
     check_output(c, report, "balanced_tile_split_1_to_16", i64_tensor(splits, {16, 2}), {});

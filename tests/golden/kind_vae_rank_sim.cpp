@@ -9,7 +9,7 @@
 #include "core/error.h"
 #include "golden/kinds.h"
 #include "golden/parallel_case_util.h"
-#include "golden/vae_case_util.h"
+#include "golden/tile_case_util.h"
 #include "golden/vae_stub_decoder.h"
 #include "ops/shape.h"
 #include "parallel/vae_tile_plan.h"
@@ -18,28 +18,27 @@ namespace ltx2::golden {
 
 namespace {
 
-Tensor latent_tile(const Tensor& latent, const parallel::VaeTile& t) {
+Tensor latent_tile(const Tensor& latent, const tiling::Tile& t) {
   Tensor x = latent;
-  for (int a = 0; a < 3; ++a) x = x.narrow(2 + a, t.latent[a].start, t.latent[a].length());
+  for (int a = 0; a < 3; ++a) x = x.narrow(2 + a, t.in[a].start, t.in[a].length());
   return x.contiguous();
 }
 
-void run_config(const GoldenCase& c, Report& report, const nlohmann::json& cfg,
-                const parallel::VaeScale& scale) {
+void run_config(const GoldenCase& c, Report& report, const nlohmann::json& cfg, const VaeScale& scale) {
   const std::string name = cfg.at("name").get<std::string>();
   const int ws = cfg.at("world_size").get<int>();
   const Tensor latent = c.tensor("in." + name + ".latent");
   LTX2_CHECK(latent.dim() == 5, "in.{}.latent must be [B, C, F, H, W], got {}", name,
              shape_str(latent.shape()));
-  const parallel::VaeTilePlan plan = parallel::plan_vae_tiles(
-      {latent.size(2), latent.size(3), latent.size(4)}, grid_tiling_from_json(cfg), scale);
+  const tiling::TilePlan plan = parallel::plan_vae_tiles({latent.size(2), latent.size(3), latent.size(4)},
+                                                         grid_tiling_from_json(cfg), scale);
   const auto n = static_cast<int64_t>(plan.tiles.size());
 
   // Every rank decodes its own tiles; the driver receives them all.
   std::vector<int64_t> assignment(static_cast<size_t>(n));
   std::vector<parallel::DecodedTile> decoded(static_cast<size_t>(n));
   for (int r = 0; r < ws; ++r)
-    for (int64_t t : parallel::tiles_for_rank(n, r, ws)) {
+    for (int64_t t : tiling::tiles_for_rank(n, r, ws)) {
       assignment[t] = r;
       decoded[t] = {t, vae_stub_decode(latent_tile(latent, plan.tiles[t]), scale)};
       const std::string ref = fmt::format("in.{}.tile{}.pixels", name, t);
@@ -50,7 +49,7 @@ void run_config(const GoldenCase& c, Report& report, const nlohmann::json& cfg,
   for (int64_t t : parallel::assembly_order(n, ws)) ordered.push_back(decoded[t]);
 
   Tensor weights;
-  if (!parallel::masks_are_complementary(plan)) {
+  if (!plan.masks_complementary) {
     weights = parallel::dense_blend_weights(plan);
     if (c.has("mid." + name + ".dense_weights"))
       report.check("mid." + name + ".dense_weights", weights, c.tensor("mid." + name + ".dense_weights"),
@@ -58,7 +57,7 @@ void run_config(const GoldenCase& c, Report& report, const nlohmann::json& cfg,
   }
   std::vector<Tensor> batches;
   std::vector<int64_t> lengths;
-  for (auto [start, stop] : parallel::temporal_batches(plan.pixel_extent[0], ws)) {
+  for (auto [start, stop] : parallel::temporal_batches(plan.out_extent[0], ws)) {
     batches.push_back(parallel::assemble_frames(plan, ordered, start, stop, weights));
     lengths.push_back(stop - start);
   }
@@ -66,8 +65,8 @@ void run_config(const GoldenCase& c, Report& report, const nlohmann::json& cfg,
   std::vector<int64_t> latent_boxes, pixel_boxes;
   for (const auto& t : plan.tiles)
     for (int a = 0; a < 3; ++a) {
-      latent_boxes.insert(latent_boxes.end(), {t.latent[a].start, t.latent[a].stop});
-      pixel_boxes.insert(pixel_boxes.end(), {t.pixel[a].start, t.pixel[a].stop});
+      latent_boxes.insert(latent_boxes.end(), {t.in[a].start, t.in[a].stop});
+      pixel_boxes.insert(pixel_boxes.end(), {t.out[a].start, t.out[a].stop});
     }
   check_output(c, report, name + ".assignment", i64_tensor(assignment, {n}), {});
   check_output(c, report, name + ".latent_boxes", i64_tensor(latent_boxes, {n, 3, 2}), {});
@@ -79,13 +78,13 @@ void run_config(const GoldenCase& c, Report& report, const nlohmann::json& cfg,
 
 // One "sgpu_guard" scenario, on the first config of its world size with tiled frames.
 void run_guard(const GoldenCase& c, Report& report, const nlohmann::json& g, size_t index,
-               const parallel::VaeScale& scale) {
+               const VaeScale& scale) {
   const int ws = g.at("world_size").get<int>();
   const nlohmann::json* cfg = nullptr;
   for (const auto& x : c.spec().at("configs"))
-    if (x.at("world_size").get<int>() == ws && grid_tiling_from_json(x)[0].num_tiles > 1) cfg = &x;
+    if (x.at("world_size").get<int>() == ws && grid_tiling_from_json(x)[0].value > 1) cfg = &x;
   LTX2_CHECK(cfg, "sgpu_guard[{}]: no config with world size {} and tiled frames", index, ws);
-  parallel::GridTiling tiling = grid_tiling_from_json(*cfg);
+  tiling::GridTiling tiling = grid_tiling_from_json(*cfg);
   if (g.at("vae_tiling").get<std::string>().find("untiled") != std::string::npos) tiling[0] = {};
   std::smatch m;
   const std::string sgpu = g.at("sgpu_tiling").get<std::string>();
@@ -93,7 +92,7 @@ void run_guard(const GoldenCase& c, Report& report, const nlohmann::json& g, siz
              index, sgpu);
   const int64_t tile = std::stoll(m[1]), overlap = std::stoll(m[2]);
   const Tensor latent = c.tensor("in." + cfg->at("name").get<std::string>() + ".latent");
-  const parallel::VaeTilePlan plan =
+  const tiling::TilePlan plan =
       parallel::plan_vae_tiles({latent.size(2), latent.size(3), latent.size(4)}, tiling, scale);
 
   bool any_refused = false;
@@ -117,7 +116,7 @@ void run_guard(const GoldenCase& c, Report& report, const nlohmann::json& g, siz
 }
 
 void run_vae_rank_sim(const GoldenCase& c, Report& report) {
-  const parallel::VaeScale scale = vae_scale_from_case(c);
+  const VaeScale scale = vae_scale_from_case(c);
   for (const auto& cfg : c.spec().at("configs")) run_config(c, report, cfg, scale);
   if (c.spec().contains("sgpu_guard"))
     for (size_t i = 0; i < c.spec()["sgpu_guard"].size(); ++i)

@@ -17,7 +17,8 @@ using nlohmann::json;
 
 video_vae::AxisTiling axis_tiling(const json& j, const char* axis) {
   LTX2_CHECK(j.contains(axis), "tiling_config has no '{}'", axis);
-  return {j[axis].value("tile_size", int64_t{0}), j[axis].value("overlap", int64_t{0})};
+  return video_vae::AxisTiling::by_size(j[axis].value("tile_size", int64_t{0}),
+                                        j[axis].value("overlap", int64_t{0}));
 }
 
 Tensor as_tensor(const std::vector<float>& v) {
@@ -36,19 +37,20 @@ void check_plan(const GoldenCase& c, const video_vae::DecodeTilePlan& plan, Repo
   for (size_t i = 0; i < plan.tiles.size(); ++i) {
     std::vector<float> got, want;
     for (int a = 0; a < 3; ++a) {
-      const auto& s = plan.tiles[i].axes[a];
+      const tiling::Interval& in = plan.tiles[i].in[a];
+      const tiling::Range& out = plan.tiles[i].out[a];
+      const std::vector<float>& mask_got = plan.tiles[i].masks[a];
       const int64_t full = plan.video_shape[2 + a];
       const json& lat = tiles[i]["latent_in_FHW"][a];
       const json& px = tiles[i]["pixel_out_FHW"][a];
-      got.insert(got.end(),
-                 {float(s.latent_start), float(s.latent_end), float(s.pixel_start), float(s.pixel_end)});
+      got.insert(got.end(), {float(in.start), float(in.stop), float(out.start), float(out.stop)});
       want.insert(want.end(), {lat[0].get<float>(), lat[1].get<float>(), px[0].get<float>(),
                                px[1].is_null() ? float(full) : px[1].get<float>()});
       if (tiles[i].contains("masks_FHW")) {
         // An untiled axis is recorded as the scalar mask [1].
         std::vector<float> mask = tiles[i]["masks_FHW"][a].get<std::vector<float>>();
-        if (mask.size() == 1) mask.assign(s.mask.size(), mask[0]);
-        report.check(std::string("plan.tile_") + std::to_string(i) + ".mask_" + "FHW"[a], as_tensor(s.mask),
+        if (mask.size() == 1) mask.assign(mask_got.size(), mask[0]);
+        report.check(std::string("plan.tile_") + std::to_string(i) + ".mask_" + "FHW"[a], as_tensor(mask_got),
                      as_tensor(mask), mask_tol);
       }
     }

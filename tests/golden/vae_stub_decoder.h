@@ -4,10 +4,10 @@
 // with U the causal nearest upsampling (latent frame 0 -> pixel frame 0, frame i -> st frames).
 #pragma once
 
-#include "parallel/vae_tile_plan.h"
+#include "golden/tile_case_util.h"
 
 namespace ltx2::golden {
 
-Tensor vae_stub_decode(const Tensor& latent_tile, const parallel::VaeScale& scale);
+Tensor vae_stub_decode(const Tensor& latent_tile, const VaeScale& scale);
 
 }  // namespace ltx2::golden

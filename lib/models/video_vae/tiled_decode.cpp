@@ -18,11 +18,9 @@ void tiled_decode(const VideoDecoder& decoder, const Tensor& latent, const Decod
              latent.str(), shape_str(plan.latent_shape));
   TileBlender blender(plan, decoder.device());
   for (size_t i = 0; i < plan.tiles.size(); ++i) {
-    const auto& [f, h, w] = plan.tiles[i].axes;
-    Tensor piece = latent.slice(2, f.latent_start, f.latent_end)
-                       .slice(3, h.latent_start, h.latent_end)
-                       .slice(4, w.latent_start, w.latent_end)
-                       .contiguous();
+    const auto& [f, h, w] = plan.tiles[i].in;
+    Tensor piece =
+        latent.slice(2, f.start, f.stop).slice(3, h.start, h.stop).slice(4, w.start, w.stop).contiguous();
     for (const Tensor& chunk : blender.add(i, decoder.decode(piece, timestep))) on_chunk(chunk);
   }
 }

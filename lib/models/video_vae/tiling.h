@@ -1,11 +1,11 @@
-// The tile plan and blending of the reference's single-process tiled decode (tiling.py), kept
+// The tile sizes and blending of the reference's single-process tiled decode (tiling.py), kept
 // apart from the decoder so a distributed decode can hand tiles out and feed results back.
 //
-// Sizes are configured in pixels / frames; each tiled axis is split on the latent grid (frames:
-// causal split, where every tile after the first starts one latent frame early), each tile's
-// pixel output slice and its trapezoid blend mask follow from its latent interval, and tiles are
-// ordered with frames slowest. The blender accumulates mask-weighted tiles per temporal group and
-// releases frames as soon as no later group can touch them.
+// Sizes are configured in pixels / frames (tiles by size); the plan (tiling/tile_plan.h) splits
+// each tiled axis on the latent grid (frames: causal split, where every tile after the first
+// starts one latent frame early) and maps each tile to its pixel box and trapezoid blend masks.
+// The blender accumulates mask-weighted tiles per temporal group and releases frames as soon as no
+// later group can touch them.
 #pragma once
 
 #include <array>
@@ -13,13 +13,11 @@
 
 #include "core/tensor.h"
 #include "io/configs/video_vae_config.h"
+#include "tiling/tile_plan.h"
 
 namespace ltx2::video_vae {
 
-struct AxisTiling {
-  int64_t tile_size = 0;  // pixels / frames; 0 = axis not tiled
-  int64_t overlap = 0;
-};
+using tiling::AxisTiling;
 
 struct TileSizeConfig {
   AxisTiling frames, height, width;
@@ -37,39 +35,14 @@ struct TileSizeConfig {
   static TileSizeConfig automatic(int64_t height, int64_t width, const VideoScaleFactors& factors);
 };
 
-// A latent interval [start, end) with blend ramps (latent units).
-struct TileInterval {
-  int64_t start = 0, end = 0, left_ramp = 0, right_ramp = 0;
-};
-
-std::vector<TileInterval> split_by_size(int64_t length, int64_t size, int64_t overlap);
-// split_by_size, then every interval after the first starts one earlier with a longer left ramp.
-std::vector<TileInterval> split_temporal_causal(int64_t length, int64_t size, int64_t overlap);
-// ones(n) with a rising left ramp of `left` and a falling right ramp of `right` entries; the left
-// ramp starts at exactly 0 when starts_from_zero.
-std::vector<float> trapezoid_mask(int64_t n, int64_t left, int64_t right, bool starts_from_zero);
-
-struct AxisSlice {
-  int64_t latent_start = 0, latent_end = 0;
-  int64_t pixel_start = 0, pixel_end = 0;
-  std::vector<float> mask;  // pixel_end - pixel_start blend weights
-};
-
-struct DecodeTile {
-  std::array<AxisSlice, 3> axes;  // frames, height, width
-  size_t temporal_group = 0;      // index of its temporal output slice
-};
-
-struct DecodeTilePlan {
-  // What the plan was made from: plan_tiled_decode(latent_shape, video_shape[1], config, factors)
-  // makes it again (a distributed decode rebuilds it in the process that blends).
+// The decode's tile plan (tiling/tile_plan.h: latent boxes in, pixel boxes out, the linspace
+// masks of tiling.py) and what it was made from: plan_tiled_decode(latent_shape, video_shape[1],
+// config, factors) makes it again (a distributed decode rebuilds it in the process that blends).
+struct DecodeTilePlan : tiling::TilePlan {
   TileSizeConfig config;
   VideoScaleFactors factors;
-  Shape latent_shape;             // [B, C, F, H, W]
-  Shape video_shape;              // [B, out_channels, F', H', W']
-  std::vector<DecodeTile> tiles;  // frames slowest, then height, then width
-  size_t temporal_groups = 0;
-  bool masks_complementary = true;  // neighbouring masks sum to 1: no weight normalisation
+  Shape latent_shape;  // [B, C, F, H, W]
+  Shape video_shape;   // [B, out_channels, F', H', W']
 };
 
 // Refuses an illegal config naming the axis (sizes must be multiples of the scale factor, at least

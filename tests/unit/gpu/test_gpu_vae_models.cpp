@@ -77,8 +77,8 @@ TEST_CASE("gpu: video VAE tiled decode in bf16 (2x rule), blended on the GPU") {
   const auto gpu = video_vae::VideoDecoder::from_weights(c.weights, DType::BF16, test::gpu());
   const nlohmann::json& t = c.spec.at("tiling_config");
   auto axis = [&](const char* a) {
-    return video_vae::AxisTiling{t.at(a).value("tile_size", int64_t{0}),
-                                 t.at(a).value("overlap", int64_t{0})};
+    return video_vae::AxisTiling::by_size(t.at(a).value("tile_size", int64_t{0}),
+                                          t.at(a).value("overlap", int64_t{0}));
   };
   const video_vae::TileSizeConfig tiles{axis("frames"), axis("height"), axis("width")};
   const Tensor latent = c.in("in.latent");

@@ -1,9 +1,9 @@
 // Sequence-parallel padding, sharding and preconditions beyond the sp_padding fixture.
 #include "core/error.h"
-#include "error_text.h"
 #include "ops/shape.h"
 #include "parallel/sequence_partition.h"
 #include "support/catch.h"
+#include "support/error_text.h"
 #include "support/test_util.h"
 
 using namespace ltx2;

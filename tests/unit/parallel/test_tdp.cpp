@@ -57,7 +57,7 @@ Tensor summed_partials(const TdpTilePlan& plan, const TokenSequence& video, cons
 
 TEST_CASE("tdp: fewer tiles than ranks leaves idle ranks contributing zeros, the sum is unchanged") {
   const GridExtent grid{1, 4, 6};
-  TdpTilePlan plan(grid, {AxisTiling{}, AxisTiling{}, AxisTiling{2, 2}});
+  TdpTilePlan plan(grid, {AxisTiling{}, AxisTiling{}, AxisTiling::by_count(2, 2)});
   REQUIRE(plan.tiles().size() == 2);
   TokenSequence video = grid_sequence(grid, {}, 1);
   Tensor audio = test::random_tensor({1, 3, 2}, 2);
@@ -79,7 +79,7 @@ TEST_CASE("tdp: fewer tiles than ranks leaves idle ranks contributing zeros, the
 TEST_CASE(
     "tdp: conditioning tokens are kept by overlapping tiles with weights 1/n, reference tokens by all") {
   const GridExtent grid{1, 2, 8};
-  TdpTilePlan plan(grid, {AxisTiling{}, AxisTiling{}, AxisTiling{2, 0}});
+  TdpTilePlan plan(grid, {AxisTiling{}, AxisTiling{}, AxisTiling::by_count(2, 0)});
   // Token 0 covers only the left half, token 1 straddles both tiles, token 2 is a reference
   // (negative time), token 3 lies beyond the video in time.
   TokenSequence video = grid_sequence(

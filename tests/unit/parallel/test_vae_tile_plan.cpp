@@ -1,10 +1,10 @@
 // Distributed VAE decode: masks, normalisation, the temporal-split guard and assembly.
-#include "error_text.h"
 #include "ops/elementwise.h"
 #include "ops/rgb8.h"
 #include "ops/shape.h"
 #include "parallel/vae_tile_plan.h"
 #include "support/catch.h"
+#include "support/error_text.h"
 #include "support/test_util.h"
 
 using namespace ltx2;
@@ -13,51 +13,51 @@ using namespace ltx2::parallel;
 namespace {
 
 // Every tile decoded as the same constant image: a correct assembly gives that constant back.
-std::vector<DecodedTile> constant_tiles(const VaeTilePlan& plan, float value) {
+std::vector<DecodedTile> constant_tiles(const TilePlan& plan, float value) {
   std::vector<DecodedTile> out;
   for (size_t i = 0; i < plan.tiles.size(); ++i) {
-    const auto& p = plan.tiles[i].pixel;
+    const auto& p = plan.tiles[i].out;
     out.push_back(
         {static_cast<int64_t>(i), Tensor::full({p[0].length(), p[1].length(), p[2].length(), 3}, value)});
   }
   return out;
 }
 
-Tensor assemble_all(const VaeTilePlan& plan, const std::vector<DecodedTile>& tiles, int world) {
-  Tensor weights = masks_are_complementary(plan) ? Tensor{} : dense_blend_weights(plan);
+Tensor assemble_all(const TilePlan& plan, const std::vector<DecodedTile>& tiles, int world) {
+  Tensor weights = plan.masks_complementary ? Tensor{} : dense_blend_weights(plan);
   std::vector<Tensor> batches;
-  for (auto [start, stop] : temporal_batches(plan.pixel_extent[0], world))
+  for (auto [start, stop] : temporal_batches(plan.out_extent[0], world))
     batches.push_back(assemble_frames(plan, tiles, start, stop, weights));
   return ops::cat(batches, 0);
 }
 
 // The blend as tensor ops (zeros, then dst + pixels * ((m_f * m_h) * m_w) per tile, then / weights):
 // the formulation assemble_frames must reproduce bit for bit.
-Tensor tensor_op_assembly(const VaeTilePlan& plan, const std::vector<DecodedTile>& tiles, int64_t start,
+Tensor tensor_op_assembly(const TilePlan& plan, const std::vector<DecodedTile>& tiles, int64_t start,
                           int64_t stop, const Tensor& weights) {
-  const GridExtent& e = plan.pixel_extent;
+  const GridExtent& e = plan.out_extent;
   Tensor out = Tensor::zeros({stop - start, e[1], e[2], 3});
   for (const DecodedTile& d : tiles) {
-    const VaeTile& t = plan.tiles[static_cast<size_t>(d.tile)];
-    const int64_t lo = std::max(start, t.pixel[0].start), hi = std::min(stop, t.pixel[0].stop);
+    const tiling::Tile& t = plan.tiles[static_cast<size_t>(d.tile)];
+    const int64_t lo = std::max(start, t.out[0].start), hi = std::min(stop, t.out[0].stop);
     if (lo >= hi) continue;
     std::array<std::vector<float>, 3> masks = t.masks;
-    masks[0] = std::vector<float>(t.masks[0].begin() + (lo - t.pixel[0].start),
-                                  t.masks[0].begin() + (hi - t.pixel[0].start));
-    const Tensor w = Tensor::from_vector(outer_product_mask(masks),
-                                         {hi - lo, t.pixel[1].length(), t.pixel[2].length(), 1});
+    masks[0] = std::vector<float>(t.masks[0].begin() + (lo - t.out[0].start),
+                                  t.masks[0].begin() + (hi - t.out[0].start));
+    const Tensor w = Tensor::from_vector(tiling::outer_product_mask(masks),
+                                         {hi - lo, t.out[1].length(), t.out[2].length(), 1});
     Tensor dst = out.narrow(0, lo - start, hi - lo)
-                     .narrow(1, t.pixel[1].start, t.pixel[1].length())
-                     .narrow(2, t.pixel[2].start, t.pixel[2].length());
-    dst.copy_(ops::add(dst, ops::mul(d.pixels.narrow(0, lo - t.pixel[0].start, hi - lo).to(DType::F32), w)));
+                     .narrow(1, t.out[1].start, t.out[1].length())
+                     .narrow(2, t.out[2].start, t.out[2].length());
+    dst.copy_(ops::add(dst, ops::mul(d.pixels.narrow(0, lo - t.out[0].start, hi - lo).to(DType::F32), w)));
   }
   return weights.defined() ? ops::div(out, weights.narrow(0, start, stop - start).unsqueeze(3)) : out;
 }
 
-std::vector<DecodedTile> random_tiles(const VaeTilePlan& plan, float scale, uint64_t seed) {
+std::vector<DecodedTile> random_tiles(const TilePlan& plan, float scale, uint64_t seed) {
   std::vector<DecodedTile> out;
   for (size_t i = 0; i < plan.tiles.size(); ++i) {
-    const auto& p = plan.tiles[i].pixel;
+    const auto& p = plan.tiles[i].out;
     out.push_back(
         {static_cast<int64_t>(i),
          ops::mul(test::random_tensor({p[0].length(), p[1].length(), p[2].length(), 3}, seed + i), scale)});
@@ -69,13 +69,15 @@ std::vector<DecodedTile> random_tiles(const VaeTilePlan& plan, float scale, uint
 
 TEST_CASE("vae: assembly reproduces the tensor-op blend bit for bit, and its 8-bit frames truncate it") {
   // A complementary plan (2 x 2 x 2 tiles) and a dense one (width tiles shorter than their ramps).
-  const VaeTilePlan plans[] = {
-      plan_vae_tiles({4, 3, 5}, {AxisTiling{2, 1}, AxisTiling{2, 1}, AxisTiling{2, 2}}, {8, 4, 4}),
-      plan_vae_tiles({2, 2, 9}, {AxisTiling{}, AxisTiling{}, AxisTiling{3, 3}}, {8, 4, 4})};
-  for (const VaeTilePlan& plan : plans) {
-    const Tensor weights = masks_are_complementary(plan) ? Tensor{} : dense_blend_weights(plan);
+  const TilePlan plans[] = {
+      plan_vae_tiles({4, 3, 5},
+                     {AxisTiling::by_count(2, 1), AxisTiling::by_count(2, 1), AxisTiling::by_count(2, 2)},
+                     {8, 4, 4}),
+      plan_vae_tiles({2, 2, 9}, {AxisTiling{}, AxisTiling{}, AxisTiling::by_count(3, 3)}, {8, 4, 4})};
+  for (const TilePlan& plan : plans) {
+    const Tensor weights = plan.masks_complementary ? Tensor{} : dense_blend_weights(plan);
     INFO((weights.defined() ? "dense" : "complementary"));
-    const int64_t F = plan.pixel_extent[0];
+    const int64_t F = plan.out_extent[0];
     std::vector<DecodedTile> tiles = random_tiles(plan, 1.2f, 40);
     std::vector<DecodedTile> ordered;
     for (int64_t t : assembly_order(static_cast<int64_t>(tiles.size()), 3)) ordered.push_back(tiles[t]);
@@ -111,14 +113,15 @@ TEST_CASE("vae: assembly reproduces the tensor-op blend bit for bit, and its 8-b
 }
 
 TEST_CASE("vae: causal temporal tiles give the primed frame weight 0 and complementary masks") {
-  VaeTilePlan plan = plan_vae_tiles({4, 2, 6}, {AxisTiling{2, 1}, AxisTiling{}, AxisTiling{2, 2}}, {8, 4, 4});
-  REQUIRE(plan.pixel_extent == GridExtent{25, 8, 24});
+  TilePlan plan = plan_vae_tiles(
+      {4, 2, 6}, {AxisTiling::by_count(2, 1), AxisTiling{}, AxisTiling::by_count(2, 2)}, {8, 4, 4});
+  REQUIRE(plan.out_extent == GridExtent{25, 8, 24});
   REQUIRE(plan.tiles.size() == 4);
-  const VaeTile& later = plan.tiles[2];
-  REQUIRE(later.latent[0].start == 1);
-  REQUIRE(later.pixel[0].start == 8);
+  const tiling::Tile& later = plan.tiles[2];
+  REQUIRE(later.in[0].start == 1);
+  REQUIRE(later.out[0].start == 8);
   REQUIRE(later.masks[0][0] == 0.f);
-  REQUIRE(masks_are_complementary(plan));
+  REQUIRE(plan.masks_complementary);
   Tensor video = assemble_all(plan, constant_tiles(plan, 0.75f), 3);
   REQUIRE(video.shape() == Shape{25, 8, 24, 3});
   REQUIRE(test::max_abs_diff(video, Tensor::full(video.shape(), 0.75f)) < 1e-6f);
@@ -126,8 +129,9 @@ TEST_CASE("vae: causal temporal tiles give the primed frame weight 0 and complem
 
 TEST_CASE("vae: tiles shorter than their ramps fall back to dense normalisation") {
   // Latent width 9 in 3 tiles with overlap 3: the middle tile (5) is shorter than its ramps (3+3).
-  VaeTilePlan plan = plan_vae_tiles({1, 2, 9}, {AxisTiling{}, AxisTiling{}, AxisTiling{3, 3}}, {8, 2, 2});
-  REQUIRE_FALSE(masks_are_complementary(plan));
+  TilePlan plan =
+      plan_vae_tiles({1, 2, 9}, {AxisTiling{}, AxisTiling{}, AxisTiling::by_count(3, 3)}, {8, 2, 2});
+  REQUIRE_FALSE(plan.masks_complementary);
   Tensor video = assemble_all(plan, constant_tiles(plan, 0.5f), 2);
   REQUIRE(test::max_abs_diff(video, Tensor::full(video.shape(), 0.5f)) < 1e-6f);
 }
@@ -143,15 +147,17 @@ TEST_CASE("vae: the two-temporal-split guard refuses on every rank, even where t
   // Latent F=3 split in 2 with overlap 1: pixel tiles of 9 and 17 frames. With a 16/8 single-GPU
   // split only the 17-frame tile would be cut again; the reference refused on that tile's ranks
   // only and hung. The decision here depends on all tiles, so it is the same on every rank.
-  VaeTilePlan plan = plan_vae_tiles({3, 2, 2}, {AxisTiling{2, 1}, AxisTiling{}, AxisTiling{}}, {8, 4, 4});
-  REQUIRE(plan.tiles[0].pixel[0].length() == 9);
-  REQUIRE(plan.tiles[1].pixel[0].length() == 17);
+  TilePlan plan =
+      plan_vae_tiles({3, 2, 2}, {AxisTiling::by_count(2, 1), AxisTiling{}, AxisTiling{}}, {8, 4, 4});
+  REQUIRE(plan.tiles[0].out[0].length() == 9);
+  REQUIRE(plan.tiles[1].out[0].length() == 17);
   auto sgpu = [](int64_t frames) { return sgpu_temporal_chunks(frames, 16, 8); };
   REQUIRE(sgpu(9) == 1);
   REQUIRE(sgpu(17) == 2);
-  const std::string message = test::error_text([&] { check_single_temporal_split(plan, {2, 1}, sgpu); });
+  const std::string message =
+      test::error_text([&] { check_single_temporal_split(plan, AxisTiling::by_count(2, 1), sgpu); });
   REQUIRE(test::contains(message, "17 frames -> 2 chunks"));
-  REQUIRE_NOTHROW(check_single_temporal_split(plan, {1, 0}, sgpu));
+  REQUIRE_NOTHROW(check_single_temporal_split(plan, AxisTiling::by_count(1, 0), sgpu));
   REQUIRE(sgpu_temporal_chunks(121, 80, 24) == 3);
   REQUIRE(sgpu_temporal_chunks(1, 80, 24) == 1);
 }
