@@ -16,8 +16,8 @@
 // [B, Tq, H, D] memory (the heads' merge is then free). Head dims: multiples of 8 from 64 to 256,
 // Dv == D, run in tiles 64, 128 or 256 columns wide (the columns past D zero-filled). Grouped-query
 // attention (k, v with Hkv heads) reads KV head h / (H / Hkv) in place. Nothing of size Tq x Tk
-// is ever stored. Other head dims (the tiny test models' 4-16) take a composed float32 path:
-// scores by cuBLASLt, the float mask added, softmax, then P·V. No host synchronisation.
+// is ever stored. Other head dims (ops::attention_kernel_takes) never reach this file: the op
+// composes them from the other ops (lib/ops/attention.cpp). No host synchronisation.
 // In builds with cuDNN an unmasked call may run cuDNN's fused flash attention instead
 // (kernels/cudnn/attention_pick.h says which engine runs when).
 #include <atomic>
@@ -28,9 +28,6 @@
 #include "kernels/cudnn/attention_pick.h"
 #endif
 #include "ops/attention.h"
-#include "ops/elementwise.h"
-#include "ops/linear.h"
-#include "ops/reduce.h"
 
 namespace ltx2::cuda {
 
@@ -55,12 +52,9 @@ struct TileShape {
   static_assert(kSmemBytes <= 227 * 1024, "more shared memory than an sm_90 block may have");
 };
 
-// The tile width the kernel runs head dim D at, or 0 when it does not take D: multiples of 8 (whole
-// 16-byte cp.async chunks; the columns past D are zero-filled) from 64 to 256. Smaller head dims
-// (the tiny test models' 4-16) keep the composed path: at least three quarters of a 64-wide tile
-// would be padding, and the golden GPU tests of those models were calibrated on that path.
+// The tile width the kernel runs head dim D at (one that ops::attention_kernel_takes): 64, 128 or
+// 256; the columns past D are zero-filled.
 int kernel_width(int64_t D) {
-  if (D < 64 || D > 256 || D % 8 != 0) return 0;
   return D <= 64 ? 64 : D <= 128 ? 128 : 256;
 }
 
@@ -498,37 +492,15 @@ Tensor loadable(const Tensor& t) {
   return ok ? x : x.contiguous();
 }
 
-// Attention for head dims the kernel does not take, from the other ops in float32 (materialises the
-// [B, H, Tq, Tk] scores: for small models only). Float masks only. Grouped KV heads are copied
-// out to one per query head here (also small models only).
-Tensor composed_attention(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& mask, float scale,
-                          int64_t kv_group) {
-  LTX2_CHECK(!mask.defined() || mask.dtype() == DType::F32 || mask.dtype() == DType::BF16,
-             "attention: head dim {} (q {}, v {}) takes only float masks on CUDA, got {}", q.size(3), q.str(),
-             v.str(), mask.str());
-  const float sc = scale > 0.f ? scale : 1.f / std::sqrt(static_cast<float>(q.size(3)));
-  auto per_query_head = [kv_group](const Tensor& x) {
-    const Tensor f = x.to(DType::F32);
-    if (kv_group == 1) return f;
-    const int64_t B = f.size(0), Hkv = f.size(1), T = f.size(2), D = f.size(3);
-    return f.unsqueeze(2).expand({B, Hkv, kv_group, T, D}).reshape({B, Hkv * kv_group, T, D});
-  };
-  const Tensor kt = per_query_head(k).transpose(2, 3);
-  Tensor scores = ops::mul(ops::matmul(q.to(DType::F32).contiguous(), kt), sc);
-  if (mask.defined()) scores = ops::add(scores, mask.to(DType::F32));
-  const Tensor out = ops::matmul(ops::softmax(scores), per_query_head(v).contiguous());
-  return out.to(q.dtype());
-}
-
 }  // namespace
 
 Tensor attention(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& mask, float scale) {
-  const int64_t kv_group = ops::attention_kv_group(q, k, v);
+  // The op checked the shapes (ops::attention_kv_group) and the head dims.
+  const int64_t kv_group = q.size(1) / k.size(1);
   int64_t B = q.size(0), H = q.size(1), Tq = q.size(2), D = q.size(3), Tk = k.size(2);
   LTX2_CHECK(q.device() == k.device() && q.device() == v.device(),
              "attention: q {} k {} v {} on different devices", q.str(), k.str(), v.str());
   const int width = kernel_width(D);
-  if (width == 0 || v.size(3) != D) return composed_attention(q, k, v, mask, scale, kv_group);
   for (const Tensor* t : {&q, &k, &v})
     LTX2_CHECK(t->dtype() == DType::BF16 || t->dtype() == DType::F32,
                "attention: the CUDA path takes bf16 or f32, got {}", t->str());

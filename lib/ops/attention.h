@@ -21,6 +21,14 @@ Tensor attention(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor
 // number of query heads per key/value head, H / Hkv.
 int64_t attention_kv_group(const Tensor& q, const Tensor& k, const Tensor& v);
 
+// Whether the CUDA backend's fused kernel (kernels/attention.cu) takes q/k head dim `d` and v head
+// dim `dv`: multiples of 8 (whole 16-byte copies) from 64 to 256, dv == d. On CUDA the op composes
+// the others (matmul, softmax) at the rest: the tiny test models' head dims 4-16 would leave at
+// least three quarters of a 64-wide tile as padding.
+constexpr bool attention_kernel_takes(int64_t d, int64_t dv) {
+  return d >= 64 && d <= 256 && d % 8 == 0 && dv == d;
+}
+
 // The CUDA backend: bf16 (f32 inputs rounded to bf16) at head dims that are multiples of 8 from 64
 // to 256 with Dv == D runs a fused flash-attention kernel on wgmma (kernels/attention.cu); other
 // head dims take a composed float32 path (float masks only) that materialises the scores. For

@@ -1,10 +1,9 @@
+// The CUDA op table (ops/cuda_ops.h), filled once by the kernels on first use.
 #include "ops/cuda_ops.h"
 
 namespace ltx2::ops {
 
 #ifdef LTX2_WITH_CUDA
-void fill_cuda_ops(CudaOps& table);  // kernels/register.cu
-
 const CudaOps& cuda_ops() {
   static const CudaOps table = [] {
     CudaOps t;

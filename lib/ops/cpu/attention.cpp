@@ -1,37 +1,19 @@
 // CPU scaled dot-product attention: one query row at a time (scores, masked softmax, weighted sum
 // of values), rows spread over threads. Float32 throughout, like the reference's SDPA MATH path.
 // Grouped-query attention reads query head h's keys and values from head h / (H / Hkv) in place.
-// Also the shape check every backend shares (attention_kv_group).
-#include "ops/attention.h"
-#include "ops/cpu/bf16_widening.h"
-
 #include <cmath>
 #include <limits>
 #include <vector>
 
 #include "core/error.h"
-#include "ops/cuda_ops.h"
+#include "ops/cpu/cpu_ops.h"
 
-namespace ltx2::ops {
-
-int64_t attention_kv_group(const Tensor& q, const Tensor& k, const Tensor& v) {
-  LTX2_CHECK(q.dim() == 4 && k.dim() == 4 && v.dim() == 4, "attention: q, k, v must be 4-d, got {} {} {}",
-             q.str(), k.str(), v.str());
-  const int64_t H = q.size(1), Hkv = k.size(1);
-  LTX2_CHECK(
-      k.size(0) == q.size(0) && v.size(0) == q.size(0) && v.size(1) == Hkv && k.size(3) == q.size(3) &&
-          v.size(2) == k.size(2) && (Hkv == H || (Hkv > 0 && H > 0 && H % Hkv == 0)),
-      "attention: q {} k {} v {} do not match (q [B, H, Tq, D], k [B, Hkv, Tk, D], v [B, Hkv, Tk, Dv], "
-      "H a multiple of Hkv)",
-      q.str(), k.str(), v.str());
-  return Hkv == H ? 1 : H / Hkv;
-}
+namespace ltx2::ops::cpu {
 
 Tensor attention(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& mask, float scale) {
-  LTX2_DISPATCH_CUDA(q.device(), attention, q, k, v, mask, scale);
-  if (cpu::any_bf16({&q, &k, &v, &mask}))
-    return attention(cpu::widen(q), cpu::widen(k), cpu::widen(v), cpu::widen(mask), scale).to(q.dtype());
-  const int64_t group = attention_kv_group(q, k, v);
+  if (any_bf16({&q, &k, &v, &mask}))
+    return cpu::attention(widen(q), widen(k), widen(v), widen(mask), scale).to(q.dtype());
+  const int64_t group = q.size(1) / k.size(1);  // query heads per key/value head
   LTX2_CHECK(q.dtype() == DType::F32 && k.dtype() == DType::F32 && v.dtype() == DType::F32,
              "attention: CPU path takes f32");
   int64_t B = q.size(0), H = q.size(1), Tq = q.size(2), D = q.size(3);
@@ -108,4 +90,4 @@ Tensor attention(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor
   return out;
 }
 
-}  // namespace ltx2::ops
+}  // namespace ltx2::ops::cpu

@@ -1,15 +1,12 @@
 // CPU PixelNorm and GroupNorm over dim 1 of [B, C, ...] tensors (float32 statistics; GroupNorm
 // accumulates its sums in double because a group spans C/groups * positions values).
-#include "ops/channel_norm.h"
-
 #include <algorithm>
 #include <cmath>
 
 #include "core/error.h"
-#include "ops/cpu/bf16_widening.h"
-#include "ops/cuda_ops.h"
+#include "ops/cpu/cpu_ops.h"
 
-namespace ltx2::ops {
+namespace ltx2::ops::cpu {
 
 namespace {
 int64_t positions_of(const Tensor& x) {
@@ -20,8 +17,7 @@ int64_t positions_of(const Tensor& x) {
 }  // namespace
 
 Tensor pixel_norm(const Tensor& x, float eps) {
-  LTX2_DISPATCH_CUDA(x.device(), pixel_norm, x, eps);
-  if (cpu::any_bf16({&x})) return pixel_norm(cpu::widen(x), eps).to(x.dtype());
+  if (any_bf16({&x})) return cpu::pixel_norm(widen(x), eps).to(x.dtype());
   LTX2_CHECK(x.dtype() == DType::F32 && x.dim() >= 2, "pixel_norm: f32 [B, C, ...] expected, got {}",
              x.str());
   Tensor xc = x.contiguous();
@@ -56,9 +52,7 @@ Tensor pixel_norm(const Tensor& x, float eps) {
 }
 
 Tensor group_norm(const Tensor& x, int64_t groups, const Tensor& w, const Tensor& b, float eps) {
-  LTX2_DISPATCH_CUDA(x.device(), group_norm, x, groups, w, b, eps);
-  if (cpu::any_bf16({&x, &w, &b}))
-    return group_norm(cpu::widen(x), groups, cpu::widen(w), cpu::widen(b), eps).to(x.dtype());
+  if (any_bf16({&x, &w, &b})) return cpu::group_norm(widen(x), groups, widen(w), widen(b), eps).to(x.dtype());
   LTX2_CHECK(x.dtype() == DType::F32 && x.dim() >= 2, "group_norm: f32 [B, C, ...] expected, got {}",
              x.str());
   const int64_t B = x.size(0), C = x.size(1), N = positions_of(x);
@@ -101,4 +95,4 @@ Tensor group_norm(const Tensor& x, int64_t groups, const Tensor& w, const Tensor
   return y;
 }
 
-}  // namespace ltx2::ops
+}  // namespace ltx2::ops::cpu

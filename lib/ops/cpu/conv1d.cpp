@@ -1,14 +1,11 @@
 // CPU 1-D convolution: one (batch, output channel) row per task; each tap adds a scaled input row
 // into it (a contiguous axpy when stride is 1), so no padded copy of the input is made.
-#include "ops/conv1d.h"
-
 #include <algorithm>
 
 #include "core/error.h"
-#include "ops/cpu/bf16_widening.h"
-#include "ops/cuda_ops.h"
+#include "ops/cpu/cpu_ops.h"
 
-namespace ltx2::ops {
+namespace ltx2::ops::cpu {
 
 namespace {
 // Below this many multiply-adds a parallel region costs more than it saves (on a busy machine a
@@ -16,16 +13,8 @@ namespace {
 constexpr int64_t kParallelWork = int64_t{1} << 21;
 }  // namespace
 
-int64_t conv1d_output_length(int64_t length, int64_t kernel, const Conv1dOptions& opt) {
-  int64_t span = opt.dilation * (kernel - 1) + 1;
-  int64_t padded = length + opt.pad_left + opt.pad_right;
-  return padded < span ? 0 : (padded - span) / opt.stride + 1;
-}
-
 Tensor conv1d(const Tensor& x, const Tensor& w, const Tensor& bias, const Conv1dOptions& opt) {
-  LTX2_DISPATCH_CUDA(x.device(), conv1d, x, w, bias, opt);
-  if (cpu::any_bf16({&x, &w, &bias}))
-    return conv1d(cpu::widen(x), cpu::widen(w), cpu::widen(bias), opt).to(x.dtype());
+  if (any_bf16({&x, &w, &bias})) return cpu::conv1d(widen(x), widen(w), widen(bias), opt).to(x.dtype());
   LTX2_CHECK(x.dtype() == DType::F32 && w.dtype() == DType::F32, "conv1d: f32 expected, got {} and {}",
              x.str(), w.str());
   LTX2_CHECK(
@@ -80,4 +69,4 @@ Tensor conv1d(const Tensor& x, const Tensor& w, const Tensor& bias, const Conv1d
   return y;
 }
 
-}  // namespace ltx2::ops
+}  // namespace ltx2::ops::cpu

@@ -1,15 +1,12 @@
 // CPU 2-D convolution: the input is zero padded once, then each (batch, output channel) plane is
 // one task that adds every tap's shifted input rows into it (contiguous axpys along W).
-#include "ops/conv2d.h"
-
 #include <algorithm>
 
 #include "core/error.h"
-#include "ops/cpu/bf16_widening.h"
-#include "ops/cuda_ops.h"
+#include "ops/cpu/cpu_ops.h"
 #include "ops/shape.h"
 
-namespace ltx2::ops {
+namespace ltx2::ops::cpu {
 
 namespace {
 // Below this many multiply-adds a parallel region costs more than it saves (on a busy machine a
@@ -18,9 +15,7 @@ constexpr int64_t kParallelWork = int64_t{1} << 21;
 }  // namespace
 
 Tensor conv2d(const Tensor& x, const Tensor& w, const Tensor& bias, const Conv2dPadding& padding) {
-  LTX2_DISPATCH_CUDA(x.device(), conv2d, x, w, bias, padding);
-  if (cpu::any_bf16({&x, &w, &bias}))
-    return conv2d(cpu::widen(x), cpu::widen(w), cpu::widen(bias), padding).to(x.dtype());
+  if (any_bf16({&x, &w, &bias})) return cpu::conv2d(widen(x), widen(w), widen(bias), padding).to(x.dtype());
   LTX2_CHECK(x.dtype() == DType::F32 && w.dtype() == DType::F32, "conv2d: f32 expected, got {} and {}",
              x.str(), w.str());
   LTX2_CHECK(padding.top >= 0 && padding.bottom >= 0 && padding.left >= 0 && padding.right >= 0,
@@ -70,4 +65,4 @@ Tensor conv2d(const Tensor& x, const Tensor& w, const Tensor& bias, const Conv2d
   return y;
 }
 
-}  // namespace ltx2::ops
+}  // namespace ltx2::ops::cpu

@@ -6,17 +6,14 @@
 // computes kCoBlock output channels x kLanes positions at a time in registers over the whole K.
 // The inner loop runs along lanes, so it vectorises without reassociating a reduction (no
 // -ffast-math needed).
-#include "ops/conv3d.h"
-
 #include <algorithm>
 #include <cstring>
 #include <vector>
 
 #include "core/error.h"
-#include "ops/cpu/bf16_widening.h"
-#include "ops/cuda_ops.h"
+#include "ops/cpu/cpu_ops.h"
 
-namespace ltx2::ops {
+namespace ltx2::ops::cpu {
 
 namespace {
 
@@ -105,9 +102,7 @@ void accumulate(const float* w, const float* col, float* acc, int64_t Cout, int6
 }  // namespace
 
 Tensor conv3d(const Tensor& x, const Tensor& w, const Tensor& bias, const Conv3dParams& params) {
-  LTX2_DISPATCH_CUDA(x.device(), conv3d, x, w, bias, params);
-  if (cpu::any_bf16({&x, &w, &bias}))
-    return conv3d(cpu::widen(x), cpu::widen(w), cpu::widen(bias), params).to(x.dtype());
+  if (any_bf16({&x, &w, &bias})) return cpu::conv3d(widen(x), widen(w), widen(bias), params).to(x.dtype());
   LTX2_CHECK(x.dtype() == DType::F32 && w.dtype() == DType::F32,
              "conv3d: CPU path takes f32 tensors, got {} and {}", x.str(), w.str());
   LTX2_CHECK(x.dim() == 5 && w.dim() == 5 && x.size(1) == w.size(1),
@@ -165,4 +160,4 @@ Tensor conv3d(const Tensor& x, const Tensor& w, const Tensor& bias, const Conv3d
   return y;
 }
 
-}  // namespace ltx2::ops
+}  // namespace ltx2::ops::cpu

@@ -1,14 +1,11 @@
 // CPU transposed 1-D convolution, gathered per output row: each (batch, output channel) row is
 // one task, so no two threads write the same element.
-#include "ops/conv_transpose1d.h"
-
 #include <algorithm>
 
 #include "core/error.h"
-#include "ops/cpu/bf16_widening.h"
-#include "ops/cuda_ops.h"
+#include "ops/cpu/cpu_ops.h"
 
-namespace ltx2::ops {
+namespace ltx2::ops::cpu {
 
 namespace {
 // Below this many multiply-adds a parallel region costs more than it saves (on a busy machine a
@@ -16,30 +13,10 @@ namespace {
 constexpr int64_t kParallelWork = int64_t{1} << 21;
 }  // namespace
 
-ConvTranspose1dShape conv_transpose1d_shape(const Tensor& x, const Tensor& w, const Tensor& bias,
-                                            const ConvTranspose1dOptions& opt) {
-  LTX2_CHECK(opt.stride >= 1 && opt.groups >= 1 && opt.padding >= 0,
-             "conv_transpose1d: bad options (stride {}, padding {}, groups {})", opt.stride, opt.padding,
-             opt.groups);
-  LTX2_CHECK(x.dim() == 3 && w.dim() == 3, "conv_transpose1d: input {} and weight {} must be 3-d", x.str(),
-             w.str());
-  ConvTranspose1dShape s{x.size(0), x.size(1), x.size(2), w.size(1), w.size(2), w.size(1) * opt.groups, 0};
-  LTX2_CHECK(w.size(0) == s.in_channels && s.in_channels % opt.groups == 0,
-             "conv_transpose1d: weight {} does not fit input {} with {} groups", w.str(), x.str(),
-             opt.groups);
-  if (bias.defined())
-    LTX2_CHECK(bias.numel() == s.out_channels, "conv_transpose1d: bias {} for {} output channels", bias.str(),
-               s.out_channels);
-  s.out_length = (s.length - 1) * opt.stride + s.kernel - 2 * opt.padding;
-  LTX2_CHECK(s.out_length > 0, "conv_transpose1d: padding {} leaves no output for {}", opt.padding, x.str());
-  return s;
-}
-
 Tensor conv_transpose1d(const Tensor& x, const Tensor& w, const Tensor& bias,
                         const ConvTranspose1dOptions& opt) {
-  LTX2_DISPATCH_CUDA(x.device(), conv_transpose1d, x, w, bias, opt);
-  if (cpu::any_bf16({&x, &w, &bias}))
-    return conv_transpose1d(cpu::widen(x), cpu::widen(w), cpu::widen(bias), opt).to(x.dtype());
+  if (any_bf16({&x, &w, &bias}))
+    return cpu::conv_transpose1d(widen(x), widen(w), widen(bias), opt).to(x.dtype());
   LTX2_CHECK(x.dtype() == DType::F32 && w.dtype() == DType::F32,
              "conv_transpose1d: f32 expected, got {} and {}", x.str(), w.str());
   const ConvTranspose1dShape shape = conv_transpose1d_shape(x, w, bias, opt);
@@ -78,4 +55,4 @@ Tensor conv_transpose1d(const Tensor& x, const Tensor& w, const Tensor& bias,
   return y;
 }
 
-}  // namespace ltx2::ops
+}  // namespace ltx2::ops::cpu

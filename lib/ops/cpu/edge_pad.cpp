@@ -1,16 +1,13 @@
 // CPU border padding of one dimension: the tensor is viewed as [outer, L, inner] and every output
 // row along the padded dimension copies the source row its mode maps it to.
-#include "ops/edge_pad.h"
-
 #include <algorithm>
 #include <cstring>
 
 #include "core/error.h"
-#include "ops/cpu/bf16_widening.h"
-#include "ops/cuda_ops.h"
+#include "ops/cpu/cpu_ops.h"
 #include "ops/shape.h"
 
-namespace ltx2::ops {
+namespace ltx2::ops::cpu {
 
 namespace {
 // Source index of output index i (i in [-before, L + after)) along a dimension of length L.
@@ -28,20 +25,9 @@ int64_t source_index(int64_t i, int64_t L, PadMode mode) {
 }
 }  // namespace
 
-const char* pad_mode_name(PadMode mode) {
-  switch (mode) {
-    case PadMode::Zeros: return "zeros";
-    case PadMode::Reflect: return "reflect";
-    case PadMode::Replicate: return "replicate";
-    case PadMode::Circular: return "circular";
-  }
-  return "?";
-}
-
 Tensor edge_pad(const Tensor& x, int dim, int64_t before, int64_t after, PadMode mode) {
-  LTX2_DISPATCH_CUDA(x.device(), edge_pad, x, dim, before, after, static_cast<int>(mode));
   if (mode == PadMode::Zeros) return pad(x, dim, before, after, 0.f);
-  if (cpu::any_bf16({&x})) return edge_pad(cpu::widen(x), dim, before, after, mode).to(x.dtype());
+  if (any_bf16({&x})) return cpu::edge_pad(widen(x), dim, before, after, mode).to(x.dtype());
   LTX2_CHECK(x.dtype() == DType::F32, "edge_pad: f32 expected, got {}", x.str());
   if (dim < 0) dim += x.dim();
   LTX2_CHECK(dim >= 0 && dim < x.dim(), "edge_pad: dim out of range for {}", x.str());
@@ -74,4 +60,4 @@ Tensor edge_pad(const Tensor& x, int dim, int64_t before, int64_t after, PadMode
   return y;
 }
 
-}  // namespace ltx2::ops
+}  // namespace ltx2::ops::cpu

@@ -1,26 +1,10 @@
 // CPU elementwise ops: broadcasting binary ops and unary activations, float32.
-#include "ops/elementwise.h"
-
 #include <cmath>
 
 #include "core/error.h"
-#include "ops/cpu/bf16_widening.h"
-#include "ops/cuda_ops.h"
+#include "ops/cpu/cpu_ops.h"
 
-namespace ltx2::ops {
-
-Shape broadcast_shapes(const Shape& a, const Shape& b) {
-  size_t n = std::max(a.size(), b.size());
-  Shape out(n);
-  for (size_t i = 0; i < n; ++i) {
-    int64_t da = i < n - a.size() ? 1 : a[i - (n - a.size())];
-    int64_t db = i < n - b.size() ? 1 : b[i - (n - b.size())];
-    LTX2_CHECK(da == db || da == 1 || db == 1, "shapes {} and {} do not broadcast", shape_str(a),
-               shape_str(b));
-    out[i] = da == 1 ? db : da;
-  }
-  return out;
-}
+namespace ltx2::ops::cpu {
 
 namespace {
 
@@ -56,10 +40,9 @@ void binary_loop(const Tensor& ae, const Tensor& be, Tensor& out, F f) {
 }  // namespace
 
 Tensor binary(const Tensor& a, const Tensor& b, BinaryOp op) {
-  LTX2_DISPATCH_CUDA(a.device(), binary, a, b, static_cast<int>(op));
   LTX2_CHECK(b.device().is_cpu(), "binary op: operands on {} and {}", a.device().str(), b.device().str());
-  if (cpu::any_bf16({&a, &b}))
-    return binary(cpu::widen(a), cpu::widen(b), op)
+  if (any_bf16({&a, &b}))
+    return cpu::binary(widen(a), widen(b), op)
         .to(a.dtype() == DType::F32 || b.dtype() == DType::F32 ? DType::F32 : DType::BF16);
   LTX2_CHECK(a.dtype() == DType::F32 && b.dtype() == DType::F32, "binary op: f32 expected, got {} and {}",
              a.str(), b.str());
@@ -76,6 +59,8 @@ Tensor binary(const Tensor& a, const Tensor& b, BinaryOp op) {
   }
   return out;
 }
+
+namespace {
 
 float apply_unary(UnaryOp op, float v, float alpha) {
   switch (op) {
@@ -105,9 +90,10 @@ float apply_unary(UnaryOp op, float v, float alpha) {
   return v;
 }
 
+}  // namespace
+
 Tensor unary(const Tensor& x, UnaryOp op, float alpha) {
-  LTX2_DISPATCH_CUDA(x.device(), unary, x, static_cast<int>(op), alpha);
-  if (cpu::any_bf16({&x})) return unary(cpu::widen(x), op, alpha).to(x.dtype());
+  if (any_bf16({&x})) return cpu::unary(widen(x), op, alpha).to(x.dtype());
   LTX2_CHECK(x.dtype() == DType::F32, "unary op: f32 expected, got {}", x.str());
   Tensor xc = x.contiguous();
   Tensor out = Tensor::empty(x.shape());
@@ -119,4 +105,4 @@ Tensor unary(const Tensor& x, UnaryOp op, float alpha) {
   return out;
 }
 
-}  // namespace ltx2::ops
+}  // namespace ltx2::ops::cpu

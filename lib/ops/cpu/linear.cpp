@@ -6,20 +6,17 @@
 // Every C[m, n] is summed the same way whichever block it falls in (4 lanes over K in order, the
 // lanes added pairwise, then the K % 4 tail, then the bias), so a row's result does not depend on M
 // or on the thread count: sequence parallel shards of the tokens give the single rank's bits.
-#include "ops/linear.h"
-
 #include <omp.h>
 
 #include <algorithm>
 #include <cstring>
 
 #include "core/error.h"
-#include "ops/cpu/bf16_widening.h"
-#include "ops/cuda_ops.h"
+#include "ops/cpu/cpu_ops.h"
 #include "ops/elementwise.h"
 #include "ops/fp8_quantize.h"
 
-namespace ltx2::ops {
+namespace ltx2::ops::cpu {
 
 namespace {
 
@@ -82,9 +79,7 @@ void require_f32(const Tensor& t, const char* op) {
 }  // namespace
 
 Tensor linear(const Tensor& x, const Tensor& w, const Tensor& bias) {
-  LTX2_DISPATCH_CUDA(x.device(), linear, x, w, bias);
-  if (cpu::any_bf16({&x, &w, &bias}))
-    return linear(cpu::widen(x), cpu::widen(w), cpu::widen(bias)).to(x.dtype());
+  if (any_bf16({&x, &w, &bias})) return cpu::linear(widen(x), widen(w), widen(bias)).to(x.dtype());
   require_f32(x, "linear");
   require_f32(w, "linear");
   LTX2_CHECK(w.dim() == 2 && x.dim() >= 1 && x.size(-1) == w.size(1),
@@ -101,13 +96,7 @@ Tensor linear(const Tensor& x, const Tensor& w, const Tensor& bias) {
   return y;
 }
 
-Tensor linear_gelu_tanh(const Tensor& x, const Tensor& w, const Tensor& bias) {
-  LTX2_DISPATCH_CUDA(x.device(), linear_gelu_tanh, x, w, bias);
-  return gelu_tanh(linear(x, w, bias));
-}
-
 Tensor linear_fp8(const Tensor& x, const Fp8Linear& w, bool gelu_tanh) {
-  LTX2_DISPATCH_CUDA(x.device(), linear_fp8, x, w, gelu_tanh);
   LTX2_CHECK(w.weight.dtype() == DType::F8E4M3 && w.weight.dim() == 2,
              "linear_fp8: the weight must be an F8_E4M3 matrix, got {}", w.weight.str());
   for (const Tensor* scale : {&w.weight_scale, &w.input_scale})
@@ -119,7 +108,7 @@ Tensor linear_fp8(const Tensor& x, const Fp8Linear& w, bool gelu_tanh) {
   const float input_scale = w.input_scale.item();
   Tensor q = x;
   if (x.dtype() != DType::F8E4M3) {
-    const Tensor xf = cpu::widen(x).contiguous();
+    const Tensor xf = widen(x).contiguous();
     q = Tensor::empty(x.shape(), DType::F8E4M3);
     const float* src = xf.data<float>();
     uint8_t* dst = static_cast<uint8_t*>(q.data_ptr());
@@ -131,15 +120,14 @@ Tensor linear_fp8(const Tensor& x, const Fp8Linear& w, bool gelu_tanh) {
   // The float32 product of the dequantized operands equals the scaled FP8 product up to float32
   // rounding (every e4m3 value and its products are exact in float32).
   const Tensor y =
-      linear(q.to_scaled(DType::F32, input_scale), w.weight.to_scaled(DType::F32, w.weight_scale.item()),
-             w.bias.defined() ? cpu::widen(w.bias) : Tensor());
+      cpu::linear(q.to_scaled(DType::F32, input_scale), w.weight.to_scaled(DType::F32, w.weight_scale.item()),
+                  w.bias.defined() ? widen(w.bias) : Tensor());
   const Tensor out = gelu_tanh ? ops::gelu_tanh(y) : y;
   return x.dtype() == DType::BF16 ? out.to(DType::BF16) : out;
 }
 
 Tensor matmul(const Tensor& a, const Tensor& b) {
-  LTX2_DISPATCH_CUDA(a.device(), matmul, a, b);
-  if (cpu::any_bf16({&a, &b})) return matmul(cpu::widen(a), cpu::widen(b)).to(a.dtype());
+  if (any_bf16({&a, &b})) return cpu::matmul(widen(a), widen(b)).to(a.dtype());
   require_f32(a, "matmul");
   require_f32(b, "matmul");
   LTX2_CHECK(a.dim() >= 2 && b.dim() >= 2 && a.size(-1) == b.size(-2),
@@ -161,4 +149,4 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
   return y;
 }
 
-}  // namespace ltx2::ops
+}  // namespace ltx2::ops::cpu

@@ -1,13 +1,10 @@
 // CPU RMSNorm and LayerNorm over the last dimension, float32 statistics.
-#include "ops/norm.h"
-#include "ops/cpu/bf16_widening.h"
-
 #include <cmath>
 
 #include "core/error.h"
-#include "ops/cuda_ops.h"
+#include "ops/cpu/cpu_ops.h"
 
-namespace ltx2::ops {
+namespace ltx2::ops::cpu {
 
 namespace {
 void check_affine(const Tensor& x, const Tensor& p, const char* what) {
@@ -18,8 +15,7 @@ void check_affine(const Tensor& x, const Tensor& p, const char* what) {
 }  // namespace
 
 Tensor rms_norm(const Tensor& x, const Tensor& w, float eps) {
-  LTX2_DISPATCH_CUDA(x.device(), rms_norm, x, w, eps);
-  if (cpu::any_bf16({&x, &w})) return rms_norm(cpu::widen(x), cpu::widen(w), eps).to(x.dtype());
+  if (any_bf16({&x, &w})) return cpu::rms_norm(widen(x), widen(w), eps).to(x.dtype());
   LTX2_CHECK(x.dtype() == DType::F32, "rms_norm: f32 expected, got {}", x.str());
   check_affine(x, w, "rms_norm");
   Tensor xc = x.contiguous(), wc = w.defined() ? w.contiguous() : Tensor();
@@ -41,9 +37,7 @@ Tensor rms_norm(const Tensor& x, const Tensor& w, float eps) {
 }
 
 Tensor layer_norm(const Tensor& x, const Tensor& w, const Tensor& b, float eps) {
-  LTX2_DISPATCH_CUDA(x.device(), layer_norm, x, w, b, eps);
-  if (cpu::any_bf16({&x, &w, &b}))
-    return layer_norm(cpu::widen(x), cpu::widen(w), cpu::widen(b), eps).to(x.dtype());
+  if (any_bf16({&x, &w, &b})) return cpu::layer_norm(widen(x), widen(w), widen(b), eps).to(x.dtype());
   LTX2_CHECK(x.dtype() == DType::F32, "layer_norm: f32 expected, got {}", x.str());
   check_affine(x, w, "layer_norm");
   check_affine(x, b, "layer_norm");
@@ -72,4 +66,4 @@ Tensor layer_norm(const Tensor& x, const Tensor& w, const Tensor& b, float eps) 
   return out;
 }
 
-}  // namespace ltx2::ops
+}  // namespace ltx2::ops::cpu

@@ -1,18 +1,14 @@
 // CPU reductions over one dimension and the last-dimension softmax, float32 in and out.
-#include "ops/reduce.h"
-
 #include <cmath>
 #include <limits>
 
 #include "core/error.h"
-#include "ops/cpu/bf16_widening.h"
-#include "ops/cuda_ops.h"
+#include "ops/cpu/cpu_ops.h"
 
-namespace ltx2::ops {
+namespace ltx2::ops::cpu {
 
 Tensor reduce(const Tensor& x, int dim, bool keepdim, ReduceOp op) {
-  LTX2_DISPATCH_CUDA(x.device(), reduce, x, dim, keepdim, static_cast<int>(op));
-  if (cpu::any_bf16({&x})) return reduce(cpu::widen(x), dim, keepdim, op).to(x.dtype());
+  if (any_bf16({&x})) return cpu::reduce(widen(x), dim, keepdim, op).to(x.dtype());
   LTX2_CHECK(x.dtype() == DType::F32, "reduce: f32 expected, got {}", x.str());
   int d = dim < 0 ? dim + x.dim() : dim;
   LTX2_CHECK(d >= 0 && d < x.dim(), "reduce: dimension {} of {}", dim, x.str());
@@ -47,7 +43,6 @@ Tensor reduce(const Tensor& x, int dim, bool keepdim, ReduceOp op) {
 }
 
 Tensor softmax(const Tensor& x) {
-  LTX2_DISPATCH_CUDA(x.device(), softmax, x);
   LTX2_CHECK(x.dtype() == DType::F32 && x.dim() >= 1, "softmax: f32 tensor expected, got {}", x.str());
   Tensor xc = x.contiguous();
   Tensor out = Tensor::empty(x.shape());
@@ -70,4 +65,4 @@ Tensor softmax(const Tensor& x) {
   return out;
 }
 
-}  // namespace ltx2::ops
+}  // namespace ltx2::ops::cpu

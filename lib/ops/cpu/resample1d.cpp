@@ -1,15 +1,12 @@
 // CPU filtered resampling. Each channel row is replicate-padded into a scratch row, then filtered;
 // rows are independent tasks.
-#include "ops/resample1d.h"
-
 #include <algorithm>
 #include <vector>
 
 #include "core/error.h"
-#include "ops/cpu/bf16_widening.h"
-#include "ops/cuda_ops.h"
+#include "ops/cpu/cpu_ops.h"
 
-namespace ltx2::ops {
+namespace ltx2::ops::cpu {
 
 namespace {
 
@@ -42,9 +39,8 @@ void replicate_pad(const float* row, int64_t L, int64_t pad_left, int64_t pad_ri
 
 Tensor upsample1d(const Tensor& x, const Tensor& filter, int64_t ratio, int64_t pad, int64_t crop_left,
                   int64_t crop_right) {
-  LTX2_DISPATCH_CUDA(x.device(), upsample1d, x, filter, ratio, pad, crop_left, crop_right);
-  if (cpu::any_bf16({&x, &filter}))
-    return upsample1d(cpu::widen(x), cpu::widen(filter), ratio, pad, crop_left, crop_right).to(x.dtype());
+  if (any_bf16({&x, &filter}))
+    return cpu::upsample1d(widen(x), widen(filter), ratio, pad, crop_left, crop_right).to(x.dtype());
   Rows r = prepare(x, filter, "upsample1d");
   LTX2_CHECK(ratio >= 1 && pad >= 0 && crop_left >= 0 && crop_right >= 0,
              "upsample1d: bad arguments (ratio {}, pad {}, crop {}/{})", ratio, pad, crop_left, crop_right);
@@ -78,9 +74,8 @@ Tensor upsample1d(const Tensor& x, const Tensor& filter, int64_t ratio, int64_t 
 
 Tensor lowpass_downsample1d(const Tensor& x, const Tensor& filter, int64_t stride, int64_t pad_left,
                             int64_t pad_right) {
-  LTX2_DISPATCH_CUDA(x.device(), lowpass_downsample1d, x, filter, stride, pad_left, pad_right);
-  if (cpu::any_bf16({&x, &filter}))
-    return lowpass_downsample1d(cpu::widen(x), cpu::widen(filter), stride, pad_left, pad_right).to(x.dtype());
+  if (any_bf16({&x, &filter}))
+    return cpu::lowpass_downsample1d(widen(x), widen(filter), stride, pad_left, pad_right).to(x.dtype());
   Rows r = prepare(x, filter, "lowpass_downsample1d");
   LTX2_CHECK(stride >= 1 && pad_left >= 0 && pad_right >= 0,
              "lowpass_downsample1d: bad arguments (stride {}, pads {}/{})", stride, pad_left, pad_right);
@@ -110,4 +105,4 @@ Tensor lowpass_downsample1d(const Tensor& x, const Tensor& filter, int64_t strid
   return y;
 }
 
-}  // namespace ltx2::ops
+}  // namespace ltx2::ops::cpu

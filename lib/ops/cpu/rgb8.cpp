@@ -1,16 +1,12 @@
 // CPU decoded video -> 8-bit RGB frames (ops/rgb8.h): one (frame, row) per task, the three
 // channel planes read side by side and interleaved into the row.
-#include "ops/rgb8.h"
-
 #include "core/error.h"
-#include "ops/cpu/bf16_widening.h"
-#include "ops/cuda_ops.h"
+#include "ops/cpu/cpu_ops.h"
 
-namespace ltx2::ops {
+namespace ltx2::ops::cpu {
 
 Tensor decoded_to_rgb8(const Tensor& video) {
-  LTX2_DISPATCH_CUDA(video.device(), decoded_to_rgb8, video);
-  if (cpu::any_bf16({&video})) return decoded_to_rgb8(cpu::widen(video));
+  if (any_bf16({&video})) return cpu::decoded_to_rgb8(widen(video));
   LTX2_CHECK(video.dtype() == DType::F32 && video.dim() == 4 && video.size(0) == 3,
              "decoded_to_rgb8: f32 or bf16 [3, F, H, W] expected, got {}", video.str());
   const int64_t F = video.size(1), H = video.size(2), W = video.size(3);
@@ -34,4 +30,4 @@ Tensor decoded_to_rgb8(const Tensor& video) {
   return out;
 }
 
-}  // namespace ltx2::ops
+}  // namespace ltx2::ops::cpu

@@ -1,14 +1,11 @@
 // CPU Snake-Beta, one channel row per task; the reference's operation order (x + (1 / (β + eps)) *
 // sin(x α)²) is kept so results agree to float32 rounding.
-#include "ops/snake.h"
-
 #include <cmath>
 
 #include "core/error.h"
-#include "ops/cpu/bf16_widening.h"
-#include "ops/cuda_ops.h"
+#include "ops/cpu/cpu_ops.h"
 
-namespace ltx2::ops {
+namespace ltx2::ops::cpu {
 
 namespace {
 // Below this many elements a parallel region costs more than it saves (on a busy machine a
@@ -17,9 +14,8 @@ constexpr int64_t kParallelWork = int64_t{1} << 18;
 }  // namespace
 
 Tensor snake_beta(const Tensor& x, const Tensor& log_alpha, const Tensor& log_beta) {
-  LTX2_DISPATCH_CUDA(x.device(), snake_beta, x, log_alpha, log_beta);
-  if (cpu::any_bf16({&x, &log_alpha, &log_beta}))
-    return snake_beta(cpu::widen(x), cpu::widen(log_alpha), cpu::widen(log_beta)).to(x.dtype());
+  if (any_bf16({&x, &log_alpha, &log_beta}))
+    return cpu::snake_beta(widen(x), widen(log_alpha), widen(log_beta)).to(x.dtype());
   LTX2_CHECK(x.dtype() == DType::F32 && x.dim() == 3, "snake_beta: f32 [B, C, L] expected, got {}", x.str());
   const int64_t B = x.size(0), C = x.size(1), L = x.size(2);
   LTX2_CHECK(log_alpha.dtype() == DType::F32 && log_alpha.numel() == C && log_beta.dtype() == DType::F32 &&
@@ -48,4 +44,4 @@ Tensor snake_beta(const Tensor& x, const Tensor& log_alpha, const Tensor& log_be
   return y;
 }
 
-}  // namespace ltx2::ops
+}  // namespace ltx2::ops::cpu

@@ -1,11 +1,8 @@
 // CPU nearest-neighbour 2-D upsampling, one (batch, channel) plane per task.
-#include "ops/upsample_nearest.h"
-
 #include "core/error.h"
-#include "ops/cpu/bf16_widening.h"
-#include "ops/cuda_ops.h"
+#include "ops/cpu/cpu_ops.h"
 
-namespace ltx2::ops {
+namespace ltx2::ops::cpu {
 
 namespace {
 // Below this many elements a parallel region costs more than it saves (on a busy machine a
@@ -14,8 +11,7 @@ constexpr int64_t kParallelWork = int64_t{1} << 18;
 }  // namespace
 
 Tensor upsample_nearest2d(const Tensor& x, int64_t factor) {
-  LTX2_DISPATCH_CUDA(x.device(), upsample_nearest2d, x, factor);
-  if (cpu::any_bf16({&x})) return upsample_nearest2d(cpu::widen(x), factor).to(x.dtype());
+  if (any_bf16({&x})) return cpu::upsample_nearest2d(widen(x), factor).to(x.dtype());
   LTX2_CHECK(x.dtype() == DType::F32 && x.dim() == 4, "upsample_nearest2d: f32 [B, C, H, W] expected, got {}",
              x.str());
   LTX2_CHECK(factor >= 1, "upsample_nearest2d: factor {} must be at least 1", factor);
@@ -36,4 +32,4 @@ Tensor upsample_nearest2d(const Tensor& x, int64_t factor) {
   return y;
 }
 
-}  // namespace ltx2::ops
+}  // namespace ltx2::ops::cpu

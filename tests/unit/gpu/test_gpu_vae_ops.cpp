@@ -1,10 +1,12 @@
 // The CUDA ops of the video VAE, latent upsampler, audio VAE and vocoders against their CPU ops on
-// random inputs: convolutions (every stride, padding, dilation and group option, the chunked
-// im2col path; conv2d and conv1d under both engine modes, test_gpu_conv_engines.cpp has cuDNN's
-// own cases), pixel/group norm, border padding, resampling, Snake-Beta, nearest upsampling and
-// depth-to-space, and the decoded video's 8-bit RGB frames. bf16 under the FlashAttention-style rule of
-// gpu_compare.h (the naive bf16 computation: inputs rounded to bf16, the CPU op, the output rounded), f32
-// against a tight absolute tolerance; pure data movement and the 8-bit frames must match exactly.
+// random inputs, beyond the parity cases of test_backend_ops.cpp: convolutions (every stride,
+// padding, dilation and group option, the chunked im2col path, conv2d and conv1d under both engine
+// modes; test_gpu_conv_engines.cpp has cuDNN's own cases), GroupNorm with float32 parameters and
+// many slices, border padding in every mode and dimension, nearest upsampling and depth-to-space,
+// and the decoded video's 8-bit RGB frames at their edge values. bf16 under the FlashAttention-style
+// rule of gpu_compare.h (the naive bf16 computation: inputs rounded to bf16, the CPU op, the output
+// rounded), f32 against a tight absolute tolerance; pure data movement and the 8-bit frames must
+// match exactly.
 #include <cmath>
 #include <functional>
 #include <string>
@@ -16,13 +18,10 @@
 #include "ops/conv1d.h"
 #include "ops/conv2d.h"
 #include "ops/conv3d.h"
-#include "ops/conv_transpose1d.h"
 #include "ops/edge_pad.h"
 #include "ops/elementwise.h"
 #include "ops/pixel_shuffle.h"
-#include "ops/resample1d.h"
 #include "ops/rgb8.h"
-#include "ops/snake.h"
 #include "ops/upsample_nearest.h"
 #include "support/test_util.h"
 
@@ -215,41 +214,6 @@ TEST_CASE("gpu: conv1d over stride, padding, dilation and groups") {
       1e-4);
 }
 
-TEST_CASE("gpu: conv_transpose1d over stride, padding and groups") {
-  struct Case {
-    const char* name;
-    Shape x, w;
-    bool bias;
-    ops::ConvTranspose1dOptions opt;
-  };
-  const Case cases[] = {
-      {"stride 4 kernel 8", {2, 6, 13}, {6, 4, 8}, true, {4, 2, 1}},
-      {"stride 1", {1, 5, 9}, {5, 3, 3}, false, {1, 0, 1}},
-      {"stride 5 kernel 11", {1, 4, 7}, {4, 6, 11}, true, {5, 3, 1}},
-      {"two groups", {2, 6, 10}, {6, 3, 5}, true, {3, 1, 2}},
-  };
-  uint64_t seed = 180;
-  for (const Case& c : cases) {
-    const Tensor x = test::random_tensor(c.x, ++seed), w = test::random_tensor(c.w, ++seed);
-    const Tensor b = c.bias ? test::random_tensor({c.w[1] * c.opt.groups}, ++seed) : Tensor();
-    const ops::ConvTranspose1dOptions opt = c.opt;
-    compare(
-        std::string("conv_transpose1d ") + c.name, {x, w, b},
-        [&](const auto& in) { return ops::conv_transpose1d(in[0], in[1], in[2], opt); }, 1e-5);
-  }
-}
-
-TEST_CASE("gpu: pixel_norm over channels at every position") {
-  const Shape shapes[] = {{2, 16, 3, 5, 7}, {1, 8, 6, 5}, {3, 10}};
-  uint64_t seed = 200;
-  for (const Shape& s : shapes) {
-    const Tensor x = ops::add(test::random_tensor(s, ++seed), 0.2f);
-    compare(
-        "pixel_norm " + shape_str(s), {x}, [](const auto& in) { return ops::pixel_norm(in[0], 1e-8f); },
-        1e-5);
-  }
-}
-
 TEST_CASE("gpu: group_norm with and without affine parameters, one and many slices") {
   struct Case {
     Shape x;
@@ -299,42 +263,6 @@ TEST_CASE("gpu: edge_pad in every mode along every dimension") {
     }
   }
   REQUIRE_THROWS_AS(ops::edge_pad(to_gpu(x, DType::F32), 0, 2, 0, ops::PadMode::Reflect), Error);
-}
-
-TEST_CASE("gpu: upsample1d and lowpass_downsample1d as the vocoders call them") {
-  const Tensor x = test::random_tensor({2, 3, 37}, 250);
-  // BigVGAN's anti-aliased activation: 12 taps, ratio 2.
-  const Tensor h12 = ops::mul(test::random_tensor({12}, 251), 0.3f);
-  compare(
-      "upsample1d anti-aliased", {x, h12},
-      [](const auto& in) { return ops::upsample1d(in[0], in[1], 2, 5, 15, 15); }, 1e-5);
-  compare(
-      "lowpass_downsample1d anti-aliased", {x, h12},
-      [](const auto& in) { return ops::lowpass_downsample1d(in[0], in[1], 2, 5, 6); }, 1e-5);
-  // The bandwidth extension's sinc resampler: ratio 3, width 4, 25 taps.
-  const Tensor h25 = ops::mul(test::random_tensor({25}, 252), 0.2f);
-  compare(
-      "upsample1d sinc", {x, h25}, [](const auto& in) { return ops::upsample1d(in[0], in[1], 3, 4, 24, 22); },
-      1e-5);
-  compare(
-      "upsample1d uncropped", {x, h25},
-      [](const auto& in) { return ops::upsample1d(in[0], in[1], 3, 0, 0, 0); }, 1e-5);
-  const Tensor h7 = ops::mul(test::random_tensor({7}, 253), 0.4f);
-  compare(
-      "lowpass_downsample1d stride 3", {x, h7},
-      [](const auto& in) { return ops::lowpass_downsample1d(in[0], in[1], 3, 2, 2); }, 1e-5);
-  compare(
-      "lowpass_downsample1d unpadded", {x, h7},
-      [](const auto& in) { return ops::lowpass_downsample1d(in[0], in[1], 1, 0, 0); }, 1e-5);
-}
-
-TEST_CASE("gpu: snake_beta with per-channel parameters") {
-  const Tensor x = ops::mul(test::random_tensor({2, 6, 40}, 260), 3.f);
-  const Tensor log_alpha = ops::mul(test::random_tensor({6}, 261), 0.5f);
-  const Tensor log_beta = ops::mul(test::random_tensor({6}, 262), 0.5f);
-  compare(
-      "snake_beta", {x, log_alpha, log_beta},
-      [](const auto& in) { return ops::snake_beta(in[0], in[1], in[2]); }, 1e-5);
 }
 
 TEST_CASE("gpu: upsample_nearest2d, depth_to_space and space_to_depth move values exactly") {

@@ -1,6 +1,7 @@
-// CPU fused AdaLN ops: the composition of the float32 elementwise ops and RMSNorm in the reference's
-// order (table + embedding, then x * (scale + 1) + shift / x + y * gate), so a model using them
-// computes exactly what the unfused ops computed.
+// The fused AdaLN ops (ops/adaln.h): the rows' shape checks both backends share, then the CUDA
+// kernels, or on the CPU the composition of the float32 elementwise ops and RMSNorm in the
+// reference's order (table + embedding, then x * (scale + 1) + shift / x + y * gate), so a model
+// using them computes exactly what the unfused ops computed.
 #include "ops/adaln.h"
 
 #include "core/error.h"

@@ -1,4 +1,5 @@
-// CPU fused qk-norm and RoPE: the composition of the float32 ops, the reference of the CUDA kernel.
+// The fused qk-norm and RoPE (ops/norm_rope.h): the CUDA kernel, or on the CPU the composition of
+// the float32 ops, the reference of that kernel.
 #include "ops/norm_rope.h"
 
 #include "core/error.h"
