@@ -10,7 +10,7 @@
 //                out_channels, config: [[tile_size, overlap] x 3], factors} (the pipeline's tile
 //                plan, which the driver rebuilds with plan_tiled_decode) or {plan: "grid", grid:
 //                latent (F, H, W), scale: (time, height, width), tiling: [[tiles, overlap] x 3]}
-//                (the reference's plan; the driver rebuilds the VaeTilePlan)
+//                (the reference's plan; the driver rebuilds it with plan_vae_tiles)
 //   "video_tile" any rank, {tile, frames, frame_start, row_start} + "pixels" [n, rows, W_t, 3]:
 //                rows [row_start, row_start + rows) of frames [frame_start, frame_start + n) of a
 //                tile of `frames` frames, in order: whole frames (row_start 0, rows H_t) or, when
@@ -36,7 +36,7 @@
 #include "runtime/controller.h"
 #include "runtime/launcher.h"
 #include "runtime/runner.h"
-#include "tiling/tile_plan.h"
+#include "tiling/tile_blender.h"
 
 namespace ltx2::runtime {
 
@@ -381,7 +381,6 @@ class ResultAssembler {
     grid_plan_.reset();
     tile_plan_.reset();
     blender_.reset();
-    dense_weights_ = Tensor();
     order_.clear();
     tiles_.clear();
     boxes_.clear();
@@ -452,7 +451,8 @@ class ResultAssembler {
                   latent[4] * f.at(2).get<int64_t>());
       plan_ = DecodePlan::Tiles;
       tile_plan_ = std::make_unique<video_vae::DecodeTilePlan>(pipeline_plan_from_json(j));
-      blender_ = std::make_unique<video_vae::TileBlender>(*tile_plan_);
+      blender_ = std::make_unique<tiling::TileBlender>(*tile_plan_, tile_plan_->video_shape[0],
+                                                       tile_plan_->video_shape[1]);
       for (const tiling::Tile& t : tile_plan_->tiles)
         boxes_.push_back({t.out[0].length(), t.out[1].length(), t.out[2].length()});
       total_frames_ = tile_plan_->video_shape[2];
@@ -467,8 +467,8 @@ class ResultAssembler {
                   grid[2] * sc.at(2).get<int64_t>());
       grid_plan_ = std::make_unique<tiling::TilePlan>(
           parallel::plan_vae_tiles(grid, grid_tiling, {sc.at(0), sc.at(1), sc.at(2)}));
-      if (!grid_plan_->masks_complementary) dense_weights_ = parallel::dense_blend_weights(*grid_plan_);
-      order_ = parallel::assembly_order(static_cast<int64_t>(grid_plan_->tiles.size()), world_);
+      blender_ = std::make_unique<tiling::TileBlender>(*grid_plan_, 1, 3);
+      order_ = parallel::assembly_order(*grid_plan_, world_);
       for (const tiling::Tile& t : grid_plan_->tiles)
         boxes_.push_back({t.out[0].length(), t.out[1].length(), t.out[2].length()});
       total_frames_ = grid_plan_->out_extent[0];
@@ -552,36 +552,22 @@ class ResultAssembler {
     }
   }
 
-  // Whether every grid tile covering video frame f has delivered it.
-  bool frame_ready(int64_t f) const {
-    for (size_t t = 0; t < grid_plan_->tiles.size(); ++t) {
-      const tiling::Range& r = grid_plan_->tiles[t].out[0];
-      if (f < r.start || f >= r.stop) continue;
-      const auto it = tiles_.find(static_cast<int64_t>(t));
-      if (it == tiles_.end() || r.start + it->second.frames_done <= f) return false;
-    }
-    return true;
-  }
-
-  // Hands out the frames every covering grid tile has delivered, in time order, blended in
-  // assembly order (by rank, then each rank's order, multigpu.md 5.2) straight into 8-bit frames.
-  // Tiles no later frame needs are dropped.
+  // The reference's plan: complete tiles go to the blender in assembly order (multigpu.md 5.2),
+  // each mapped to [0, 1] first as the reference maps its tiles; the frames it releases leave as
+  // 8-bit RGB.
   void feed_grid() {
-    int64_t stop = next_frame_;
-    while (stop < total_frames_ && frame_ready(stop)) ++stop;
-    if (stop == next_frame_) return;
-    std::vector<parallel::DecodedTile> tiles;
-    for (int64_t t : order_) {
+    while (next_tile_ < order_.size()) {
+      const int64_t t = order_[next_tile_];
       const auto it = tiles_.find(t);
-      if (it != tiles_.end()) tiles.push_back({t, it->second.pixels});
+      if (it == tiles_.end() || it->second.frames_done < boxes_[static_cast<size_t>(t)][0]) return;
+      const Tensor unit = parallel::decoded_tile_to_unit(it->second.pixels);
+      tiles_.erase(it);
+      for (const Tensor& chunk : blender_->add(static_cast<size_t>(t), unit)) {
+        emit(parallel::unit_frames_to_rgb8(chunk));
+        next_frame_ += chunk.size(2);
+      }
+      ++next_tile_;
     }
-    const Tensor frames = parallel::assemble_frames_rgb8(*grid_plan_, tiles, next_frame_, stop,
-                                                         dense_weights_, parallel::TileValues::Decoded);
-    next_frame_ = stop;
-    for (auto it = tiles_.begin(); it != tiles_.end();)
-      it = grid_plan_->tiles[static_cast<size_t>(it->first)].out[0].stop <= next_frame_ ? tiles_.erase(it)
-                                                                                        : std::next(it);
-    emit(frames);
   }
 
   void emit(Tensor frames) {
@@ -601,11 +587,10 @@ class ResultAssembler {
   DecodePlan plan_ = DecodePlan::None;                    // until rank 0 says
   std::vector<Box> boxes_;                                // per tile of the plan
   std::unique_ptr<video_vae::DecodeTilePlan> tile_plan_;  // "tiles"
-  std::unique_ptr<video_vae::TileBlender> blender_;
-  size_t next_tile_ = 0;                              // the next tile the blender takes
-  std::unique_ptr<tiling::TilePlan> grid_plan_;       // "grid"
-  Tensor dense_weights_;                              // undefined when the grid masks are complementary
-  std::vector<int64_t> order_;                        // grid tiles in assembly order
+  std::unique_ptr<tiling::TilePlan> grid_plan_;           // "grid"
+  std::unique_ptr<tiling::TileBlender> blender_;          // either plan's
+  std::vector<int64_t> order_;  // "grid": its tiles in assembly order ("tiles" take plan order)
+  size_t next_tile_ = 0;        // how many tiles the blender has taken
   std::map<int64_t, TileBuffer> tiles_;
   int64_t next_frame_ = 0;  // the first frame not yet handed out
   int64_t total_frames_ = 0;

@@ -14,10 +14,10 @@
 //   values in its dtype (bf16 on a GPU, exact), because the blend needs them: 8-bit tiles blended
 //   would differ from a float blend by up to a code value. The driver blends the pipeline plan's
 //   tiles with the pipeline's blender in plan order, so every pixel is the sum the in-process
-//   decode forms, and the reference plan's with the reference's weights in float32, straight into
-//   8-bit frames; it hands frames out in time order as soon as every tile covering them has
-//   delivered them. A plan of one tile, or one rank, is the finished video: rank 0 decodes it as
-//   the in-process engine does (the pipeline's tiling, blended on the device; the reference's
+//   decode forms, and the reference plan's with the same blender in the reference's assembly
+//   order, each tile mapped to [0, 1] first as the reference maps its tiles; it hands frames out in
+//   time order as soon as the blender has them. A plan of one tile, or one rank, is the finished video: rank
+//   0 decodes it as the in-process engine does (the pipeline's tiling, blended on the device; the reference's
 //   runners decode a one-tile plan untiled) and streams each run of finished frames as 8-bit RGB
 //   made on its device;
 // - rank 0 streams progress and the waveform.

@@ -1,6 +1,7 @@
 // Check runner for `vae_rank_sim` cases: each simulated rank decodes its round-robin tiles with the
-// fixture's stub decoder; the driver assembles them (dense normaliser when the masks are not
-// complementary) into temporal batches. Compares assignment, boxes, batch lengths and the video;
+// fixture's stub decoder; the driver blends them with ltx2's TileBlender in assembly order (the
+// reference's dense normaliser and temporal batches are simulated and compared on their own).
+// Compares assignment, boxes, batch lengths, the dense weights and the video;
 // the stub's tiles are also compared with the fixture's decoded tiles. case.json "sgpu_guard"
 // scenarios check the two-temporal-split guard, which we evaluate over all tiles so every rank
 // decides alike (where the reference's decision differs between ranks, all of ours must refuse).
@@ -9,10 +10,12 @@
 #include "core/error.h"
 #include "golden/kinds.h"
 #include "golden/parallel_case_util.h"
+#include "golden/sims/vae_rank_sim.h"
 #include "golden/tile_case_util.h"
 #include "golden/vae_stub_decoder.h"
 #include "ops/shape.h"
 #include "parallel/vae_tile_plan.h"
+#include "tiling/tile_blender.h"
 
 namespace ltx2::golden {
 
@@ -34,33 +37,31 @@ void run_config(const GoldenCase& c, Report& report, const nlohmann::json& cfg, 
                                                          grid_tiling_from_json(cfg), scale);
   const auto n = static_cast<int64_t>(plan.tiles.size());
 
-  // Every rank decodes its own tiles; the driver receives them all.
+  // Every rank decodes its own tiles; the driver receives them all and blends them in assembly
+  // order.
   std::vector<int64_t> assignment(static_cast<size_t>(n));
-  std::vector<parallel::DecodedTile> decoded(static_cast<size_t>(n));
+  std::vector<Tensor> decoded(static_cast<size_t>(n));  // [F, H, W, C] pixels in [0, 1]
   for (int r = 0; r < ws; ++r)
     for (int64_t t : tiling::tiles_for_rank(n, r, ws)) {
       assignment[t] = r;
-      decoded[t] = {t, vae_stub_decode(latent_tile(latent, plan.tiles[t]), scale)};
+      decoded[t] = vae_stub_decode(latent_tile(latent, plan.tiles[t]), scale);
       const std::string ref = fmt::format("in.{}.tile{}.pixels", name, t);
-      if (c.has(ref))
-        report.check("stub " + ref, decoded[t].pixels, c.tensor(ref), tolerance_for(c, "video", {}));
+      if (c.has(ref)) report.check("stub " + ref, decoded[t], c.tensor(ref), tolerance_for(c, "video", {}));
     }
-  std::vector<parallel::DecodedTile> ordered;
-  for (int64_t t : parallel::assembly_order(n, ws)) ordered.push_back(decoded[t]);
+  const int64_t channels = decoded.front().size(3);
+  tiling::TileBlender blender(plan, 1, channels);
+  std::vector<Tensor> chunks;
+  for (int64_t t : parallel::assembly_order(plan, ws))
+    for (const Tensor& chunk : blender.add(t, decoded[t].permute({3, 0, 1, 2}).unsqueeze(0).contiguous()))
+      chunks.push_back(chunk.select(0, 0).permute({1, 2, 3, 0}));
+  const Tensor video = ops::cat(chunks, 0).contiguous();
 
-  Tensor weights;
-  if (!plan.masks_complementary) {
-    weights = parallel::dense_blend_weights(plan);
-    if (c.has("mid." + name + ".dense_weights"))
-      report.check("mid." + name + ".dense_weights", weights, c.tensor("mid." + name + ".dense_weights"),
-                   tolerance_for(c, "video", {}));
-  }
-  std::vector<Tensor> batches;
+  // The reference's own normaliser and output batches, which ltx2's driver does not form.
+  if (!plan.masks_complementary && c.has("mid." + name + ".dense_weights"))
+    report.check("mid." + name + ".dense_weights", dense_blend_weights(plan),
+                 c.tensor("mid." + name + ".dense_weights"), tolerance_for(c, "video", {}));
   std::vector<int64_t> lengths;
-  for (auto [start, stop] : parallel::temporal_batches(plan.out_extent[0], ws)) {
-    batches.push_back(parallel::assemble_frames(plan, ordered, start, stop, weights));
-    lengths.push_back(stop - start);
-  }
+  for (auto [start, stop] : temporal_batches(plan.out_extent[0], ws)) lengths.push_back(stop - start);
 
   std::vector<int64_t> latent_boxes, pixel_boxes;
   for (const auto& t : plan.tiles)
@@ -73,7 +74,7 @@ void run_config(const GoldenCase& c, Report& report, const nlohmann::json& cfg, 
   check_output(c, report, name + ".pixel_boxes", i64_tensor(pixel_boxes, {n, 3, 2}), {});
   check_output(c, report, name + ".batch_lengths",
                i64_tensor(lengths, {static_cast<int64_t>(lengths.size())}), {});
-  check_output(c, report, name + ".video", ops::cat(batches, 0), tolerance_for(c, "video", {}));
+  check_output(c, report, name + ".video", video, tolerance_for(c, "video", {}));
 }
 
 // One "sgpu_guard" scenario, on the first config of its world size with tiled frames.
@@ -103,9 +104,8 @@ void run_guard(const GoldenCase& c, Report& report, const nlohmann::json& g, siz
     row.name = fmt::format("sgpu_guard[{}] rank {}", index, r.at("rank").get<int>());
     bool refused = false;
     try {
-      parallel::check_single_temporal_split(plan, tiling[0], [&](int64_t frames) {
-        return parallel::sgpu_temporal_chunks(frames, tile, overlap);
-      });
+      check_single_temporal_split(
+          plan, tiling[0], [&](int64_t frames) { return sgpu_temporal_chunks(frames, tile, overlap); });
     } catch (const Error&) {
       refused = true;
     }

@@ -4,6 +4,7 @@
 #include "core/error.h"
 #include "golden/kinds.h"
 #include "golden/parallel_case_util.h"
+#include "golden/sims/vae_rank_sim.h"
 #include "golden/tile_case_util.h"
 #include "parallel/vae_tile_plan.h"
 
@@ -29,8 +30,7 @@ void run_config(const GoldenCase& c, Report& report, int index, const VaeScale& 
       masks[a].insert(masks[a].end(), t.masks[a].begin(), t.masks[a].end());
     }
     frames.push_back(t.out[0].length());
-    chunks.push_back(
-        parallel::sgpu_temporal_chunks(t.out[0].length(), kDefaultTileFrames, kDefaultOverlapFrames));
+    chunks.push_back(sgpu_temporal_chunks(t.out[0].length(), kDefaultTileFrames, kDefaultOverlapFrames));
   }
   const auto n = static_cast<int64_t>(plan.tiles.size());
   check_output(c, report, tag + ".latent_boxes", i64_tensor(latent_boxes, {n, 3, 2}), {});

@@ -3,6 +3,7 @@
 
 #include "core/error.h"
 #include "ops/shape.h"
+#include "tiling/tile_blender.h"
 
 namespace ltx2::video_vae {
 
@@ -16,7 +17,7 @@ void tiled_decode(const VideoDecoder& decoder, const Tensor& latent, const Decod
                   const std::function<void(const Tensor& frames)>& on_chunk, const Tensor& timestep) {
   LTX2_CHECK(latent.shape() == plan.latent_shape, "tiled decode: latent {} does not match the plan's {}",
              latent.str(), shape_str(plan.latent_shape));
-  TileBlender blender(plan, decoder.device());
+  tiling::TileBlender blender(plan, plan.video_shape[0], plan.video_shape[1], decoder.device());
   for (size_t i = 0; i < plan.tiles.size(); ++i) {
     const auto& [f, h, w] = plan.tiles[i].in;
     Tensor piece =

@@ -4,8 +4,7 @@
 // Sizes are configured in pixels / frames (tiles by size); the plan (tiling/tile_plan.h) splits
 // each tiled axis on the latent grid (frames: causal split, where every tile after the first
 // starts one latent frame early) and maps each tile to its pixel box and trapezoid blend masks.
-// The blender accumulates mask-weighted tiles per temporal group and releases frames as soon as no
-// later group can touch them.
+// tiling/tile_blender.h blends the decoded tiles.
 #pragma once
 
 #include <array>
@@ -49,34 +48,5 @@ struct DecodeTilePlan : tiling::TilePlan {
 // two of them, and larger than the overlap).
 DecodeTilePlan plan_tiled_decode(const Shape& latent_shape, int64_t out_channels,
                                  const TileSizeConfig& config, const VideoScaleFactors& factors);
-
-// Blends decoded tiles of a plan. Tiles of one temporal group may arrive in any order; groups must
-// arrive in order. add() returns the chunks of finished frames (in time order, possibly none);
-// their concatenation over dim 2 is the whole video once every tile was added. The blend buffers
-// and the chunks are float32 on `device` (where the tiles are decoded); the masks are uploaded once,
-// here, so adding a tile copies nothing between host and device.
-class TileBlender {
- public:
-  explicit TileBlender(const DecodeTilePlan& plan, Device device = Device::cpu());
-  std::vector<Tensor> add(size_t tile_index, const Tensor& decoded);
-  bool done() const { return group_ == plan_.temporal_groups; }
-
- private:
-  struct Buffer {
-    Tensor video, weight;  // [B, C, n, H, W] and [1, 1, n, H, W] (weight only when normalising)
-    int64_t start = 0, end = 0;
-  };
-  Buffer make_buffer(size_t group) const;
-  Tensor release(const Buffer& b, int64_t frames) const;
-
-  DecodeTilePlan plan_;
-  Device device_;
-  std::vector<std::array<Tensor, 3>> masks_;  // per tile and axis: [1, 1, f|1, h|1, w|1] f32 on device_
-  Tensor min_weight_;                         // 0-d on device_
-  std::vector<size_t> remaining_;             // tiles still missing per group
-  std::vector<bool> received_;
-  size_t group_ = 0;
-  Buffer current_;
-};
 
 }  // namespace ltx2::video_vae

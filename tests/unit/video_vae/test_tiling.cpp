@@ -3,6 +3,7 @@
 #include "ops/shape.h"
 #include "support/catch.h"
 #include "support/test_util.h"
+#include "tiling/tile_blender.h"
 
 using namespace ltx2;
 using namespace ltx2::video_vae;
@@ -16,7 +17,7 @@ TEST_CASE("decode tiles: plan masks are complementary and the blender rebuilds a
   REQUIRE(plan.masks_complementary);
   REQUIRE(plan.temporal_groups == 2);
   REQUIRE(plan.tiles.size() == 4);
-  TileBlender blender(plan);
+  tiling::TileBlender blender(plan, 1, 3);
   std::vector<Tensor> chunks;
   for (size_t i = 0; i < plan.tiles.size(); ++i) {
     const auto& a = plan.tiles[i].out;
@@ -39,7 +40,7 @@ TEST_CASE("decode tiles: illegal sizes are refused naming the axis, groups must 
       Catch::Matchers::Contains("frames overlap 24"));
   DecodeTilePlan plan =
       plan_tiled_decode({1, 4, 5, 3, 2}, 3, {AxisTiling::by_size(24, 8), AxisTiling{}, AxisTiling{}}, f);
-  TileBlender blender(plan);
+  tiling::TileBlender blender(plan, 1, 3);
   REQUIRE_THROWS(blender.add(1, Tensor::zeros({1, 3, 1, 1, 1})));
 }
 
