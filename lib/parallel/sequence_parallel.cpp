@@ -201,4 +201,12 @@ tr::TransformerOutput SequenceParallelTransformer::forward(const tr::Modality* v
   return out;
 }
 
+models::transformer::TransformerOutput SequenceParallelExecutor::forward(
+    const models::transformer::Transformer& model, const models::transformer::Modality* video,
+    const models::transformer::Modality* audio,
+    const models::transformer::BatchedPerturbations& perturbations) {
+  SequenceParallelTransformer sp(model.config(), model.weights(), comm_);
+  return sp.forward(video, audio, perturbations);
+}
+
 }  // namespace ltx2::parallel

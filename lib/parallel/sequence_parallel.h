@@ -13,6 +13,7 @@
 
 #include "comm/communicator.h"
 #include "models/transformer/transformer.h"
+#include "pipeline/stage_executors.h"
 
 namespace ltx2::parallel {
 
@@ -92,6 +93,20 @@ class SequenceParallelTransformer {
   int64_t max_tokens_;
   std::shared_ptr<SequenceParallelAttention> attention_;
   models::transformer::Transformer model_;
+};
+
+// Sequence parallel as a stage's executor (pipeline/stage_executors.h): every transformer pass of
+// the stage runs over all of `comm`'s ranks, on the model's weights as they are at that pass.
+class SequenceParallelExecutor final : public pipeline::TransformerExecutor {
+ public:
+  explicit SequenceParallelExecutor(comm::Communicator& comm) : comm_(comm) {}
+  models::transformer::TransformerOutput forward(
+      const models::transformer::Transformer& model, const models::transformer::Modality* video,
+      const models::transformer::Modality* audio,
+      const models::transformer::BatchedPerturbations& perturbations) override;
+
+ private:
+  comm::Communicator& comm_;
 };
 
 }  // namespace ltx2::parallel

@@ -7,6 +7,8 @@
 #include "core/error.h"
 #include "ops/elementwise.h"
 #include "ops/reduce.h"
+#include "ops/shape.h"
+#include "parallel/sequence_parallel.h"
 
 namespace ltx2::parallel {
 
@@ -131,6 +133,44 @@ TdpPartial tdp_rank_partial(const TdpTilePlan& plan, const TokenSequence& video,
     if (out.audio.defined()) out.audio = ops::add(out.audio, tile_audio);
   }
   if (out.audio.defined()) out.audio = ops::mul(out.audio, 1.f / static_cast<float>(num_tiles));
+  return out;
+}
+
+models::transformer::TransformerOutput TiledDataParallelExecutor::forward(
+    const models::transformer::Transformer& model, const models::transformer::Modality* video,
+    const models::transformer::Modality* audio,
+    const models::transformer::BatchedPerturbations& perturbations) {
+  namespace tr = models::transformer;
+  if (video == nullptr) return SequenceParallelExecutor(comm_).forward(model, video, audio, perturbations);
+  const TdpTilePlan plan(grid_, tiling_);
+  TokenSequence seq;
+  seq.latent = video->latent;
+  seq.positions = video->positions;
+  seq.keyframes_mask = video->keyframes_mask;
+  seq.attention_mask = video->attention_mask;
+  const int64_t T = video->latent.size(1);
+  if (video->timesteps.dim() >= 2 && video->timesteps.size(1) == T) seq.timesteps = video->timesteps;
+  const auto tile_model = [&](const TokenSequence& tile) {
+    tr::Modality v = *video;
+    v.latent = tile.latent;
+    v.positions = tile.positions;
+    v.keyframes_mask = tile.keyframes_mask;
+    v.attention_mask = tile.attention_mask;
+    if (seq.timesteps.defined()) v.timesteps = tile.timesteps;
+    tr::TransformerOutput o = model.forward(&v, audio, perturbations);
+    return std::pair<Tensor, Tensor>(o.video, o.audio);
+  };
+  const Tensor audio_latent = audio != nullptr ? audio->latent : Tensor();
+  const TdpPartial partial =
+      tdp_rank_partial(plan, seq, audio_latent, comm_.rank(), comm_.world_size(), tile_model);
+  const int64_t nv = partial.video.numel();
+  std::vector<Tensor> parts = {partial.video.contiguous().view({nv})};
+  if (partial.audio.defined()) parts.push_back(partial.audio.contiguous().view({partial.audio.numel()}));
+  const Tensor sum = comm_.all_reduce_sum(parts.size() == 1 ? parts[0] : ops::cat(parts, 0));
+  tr::TransformerOutput out;
+  out.video = sum.narrow(0, 0, nv).contiguous().view(partial.video.shape());
+  if (partial.audio.defined())
+    out.audio = sum.narrow(0, nv, partial.audio.numel()).contiguous().view(partial.audio.shape());
   return out;
 }
 

@@ -1,7 +1,8 @@
-// Tiled data parallelism's pure parts (multigpu.md 4.4-4.7): the tiles of the latent grid with
+// Tiled data parallelism (multigpu.md 4.4-4.7): the tiles of the latent grid with
 // their trapezoidal blend masks, which tokens a tile processes (its generated cells plus the
 // conditioning tokens overlapping it, each weighted 1/number of keeping tiles), per-tile position
-// normalisation, the blend back into the full token space, and one rank's pre-all_reduce partial.
+// normalisation, the blend back into the full token space, one rank's pre-all_reduce partial, and
+// the stage executor that runs it all over a communicator.
 //
 // Token layout: the first F*H*W tokens are the generated grid cells in row-major (f, h, w) order;
 // any further tokens are conditioning tokens.
@@ -11,7 +12,9 @@
 #include <utility>
 #include <vector>
 
+#include "comm/communicator.h"
 #include "parallel/token_sequence.h"
+#include "pipeline/stage_executors.h"
 #include "tiling/tile_plan.h"
 
 namespace ltx2::parallel {
@@ -63,5 +66,25 @@ struct TdpPartial {
 TdpPartial tdp_rank_partial(const TdpTilePlan& plan, const TokenSequence& video, const Tensor& audio_latent,
                             int rank, int world_size, const TileModel& model,
                             bool normalize_positions = true);
+
+// Tiled data parallel as stage 2's executor (multigpu.md 4.4): this rank's tiles of the video grid
+// with the full model, blended, then one SUM all-reduce of the video and audio partials together.
+// The grid is the stage's latent (frames, height, width), set for each request before it runs; a
+// pass without video runs sequence parallel.
+class TiledDataParallelExecutor final : public pipeline::TransformerExecutor {
+ public:
+  TiledDataParallelExecutor(comm::Communicator& comm, const GridTiling& tiling)
+      : comm_(comm), tiling_(tiling) {}
+  void set_video_grid(const GridExtent& grid) { grid_ = grid; }
+  models::transformer::TransformerOutput forward(
+      const models::transformer::Transformer& model, const models::transformer::Modality* video,
+      const models::transformer::Modality* audio,
+      const models::transformer::BatchedPerturbations& perturbations) override;
+
+ private:
+  comm::Communicator& comm_;
+  GridTiling tiling_;
+  GridExtent grid_{};
+};
 
 }  // namespace ltx2::parallel

@@ -48,8 +48,8 @@ struct Prediction {
 Prediction predict(const DenoiseStage& stage, tr::Modality video, tr::Modality audio,
                    const tr::BatchedPerturbations& perturbations) {
   const tr::TransformerOutput v =
-      stage.forward ? stage.forward(stage.name, *stage.transformer, &video, &audio, perturbations)
-                    : stage.transformer->forward(&video, &audio, perturbations);
+      stage.executor ? stage.executor->forward(*stage.transformer, &video, &audio, perturbations)
+                     : stage.transformer->forward(&video, &audio, perturbations);
   return {tr::denoised_from_velocity(video.latent, v.video, video.timesteps),
           tr::denoised_from_velocity(audio.latent, v.audio, audio.timesteps)};
 }

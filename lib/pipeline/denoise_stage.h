@@ -33,7 +33,7 @@ struct DenoiseStage {
   StageContexts positive;
   std::optional<StageGuidance> guidance;         // unset: one unguided pass per step
   LatentNoiseSource* ancestral_noise = nullptr;  // set: Euler-ancestral loop (eta 1) with these draws
-  TransformerForwardFn forward;                  // empty: transformer->forward
+  TransformerExecutor* executor = nullptr;       // null: transformer->forward
 };
 
 // Runs the loop in place on both states, which move to stage.device first and stay there (so

@@ -24,30 +24,10 @@
 #include "models/vocoder/vocoder.h"
 #include "pipeline/request.h"
 #include "pipeline/residency.h"
+#include "pipeline/stage_executors.h"
 #include "pipeline/transformer_loras.h"
 
 namespace ltx2::pipeline {
-
-// Decodes a video latent [B, C, F, H, W] (timestep undefined unless the decoder is timestep
-// conditioned) with the tile plan, handing runs of decoded frames [B, 3, n, H', W'] in time order
-// to on_chunk.
-using VideoDecodeFn = std::function<void(const video_vae::VideoDecoder& decoder, const Tensor& latent,
-                                         const Tensor& timestep, const video_vae::DecodeTilePlan& plan,
-                                         const std::function<void(const Tensor&)>& on_chunk)>;
-
-// Runs one transformer pass of a stage ("stage1", "stage2") on `model` (its weights as they are
-// now, LoRAs included). The fleet plugs sequence parallel or tiled data parallel in here.
-using TransformerForwardFn = std::function<models::transformer::TransformerOutput(
-    const std::string& stage, const models::transformer::Transformer& model,
-    const models::transformer::Modality* video, const models::transformer::Modality* audio,
-    const models::transformer::BatchedPerturbations& perturbations)>;
-
-struct PipelineModels;
-
-// Encodes the prompts (positive first) into contexts on the transformer's device; the fleet runs
-// Gemma on one rank and broadcasts the contexts to the others here.
-using TextEncodeFn = std::function<std::vector<EncodedPrompt>(PipelineModels& models,
-                                                              const std::vector<std::string>& prompts)>;
 
 struct PipelineOptions {
   std::shared_ptr<const models::transformer::AttentionStrategy> attention =
@@ -66,18 +46,12 @@ struct PipelineOptions {
   // The prompt encoder (Gemma and the embeddings processor) in transformer_dtype on `device`, its
   // contexts left there for the transformer; false: float32 on the CPU.
   bool text_encoder_on_device = false;
-  // Empty: every tile decoded in this process (video_vae::tiled_decode); a distributed decode
-  // plugs in here.
-  VideoDecodeFn video_decode;
-  // Empty: Transformer::forward in this process.
-  TransformerForwardFn transformer_forward;
-  // Empty: the models' own text encoder. With a hook that encodes elsewhere, load_text_encoder
-  // false keeps Gemma off this process's device altogether.
-  TextEncodeFn text_encode;
+  // Who runs the stages' transformer passes, the video decode and the text encoding (all in this
+  // process when empty); the fleet puts its parallel strategies here.
+  StageExecutors executors;
+  // false keeps Gemma off this process's device altogether (with a text_encode executor that
+  // encodes elsewhere).
   bool load_text_encoder = true;
-  // Empty: the distilled stage-2 list (stage2_distilled_sigmas); a tiled data parallel stage 2
-  // uses the reference's lower-start [0.625, 0.4, 0.0] (multigpu.md 4.8).
-  std::vector<float> stage2_sigmas;
   // What stays on the device between jobs (residency.h); unset: every model is loaded once and kept.
   std::optional<ResidencyPlan> residency;
 

@@ -129,7 +129,7 @@ StageResult run_stage(PipelineModels& m, const GenerationRequest& r, StageSetup 
   s.denoise.name = s.name;
   s.denoise.transformer = &transformer;
   s.denoise.device = m.options.device;
-  s.denoise.forward = m.options.transformer_forward;
+
   run_denoise_stage(s.denoise, video, audio, cb);
   clear_conditioning(video);
   require_finite(video.latent, s.name + "'s video latent");
@@ -162,8 +162,8 @@ void decode_video(const PipelineModels& m, Tensor latent, LatentNoiseSource& noi
     if (cb.probe) cb.probe("video", to_frames(to_host_f32(chunk)));
     if (cb.video_chunk) cb.video_chunk(ops::decoded_to_rgb8(chunk.select(0, 0)).to(Device::cpu()));
   };
-  if (m.options.video_decode)
-    m.options.video_decode(decoder, latent, timestep, plan, on_chunk);
+  if (m.options.executors.video_decode)
+    m.options.executors.video_decode->decode(decoder, latent, timestep, plan, on_chunk);
   else
     video_vae::tiled_decode(decoder, latent, plan, on_chunk, timestep);
 }
@@ -197,8 +197,8 @@ void run_two_stage_flow(PipelineModels& m, const GenerationRequest& r, const Sta
   std::vector<std::string> prompts = {r.prompt};
   if (plan.guided_stage1) prompts.push_back(r.negative_prompt);
   std::vector<EncodedPrompt> encoded;
-  if (m.options.text_encode) {
-    encoded = m.options.text_encode(m, prompts);
+  if (m.options.executors.text_encode) {
+    encoded = m.options.executors.text_encode->encode(m, prompts);
   } else {
     m.acquire(ModelPart::Text);
     encoded = m.text->encode(prompts);
@@ -221,6 +221,7 @@ void run_two_stage_flow(PipelineModels& m, const GenerationRequest& r, const Sta
   StageSetup s1{
       "stage1", r.height / 2, r.width / 2, {}, {}, 1.0f, NoiseDraw::Stage1Video, NoiseDraw::Stage1Audio, {}};
   s1.denoise.sigmas = plan.stage1_sigmas;
+  s1.denoise.executor = m.options.executors.stage1.get();
   s1.denoise.positive = positive;
   if (plan.ancestral_stage1) s1.denoise.ancestral_noise = &noise;
   if (plan.guided_stage1)
@@ -236,8 +237,8 @@ void run_two_stage_flow(PipelineModels& m, const GenerationRequest& r, const Sta
   probe(cb, "upsampled_video_latent", upsampled);
   end_phase(m, cb, "upsample");
 
-  const std::vector<float>& sigmas2 =
-      m.options.stage2_sigmas.empty() ? stage2_distilled_sigmas() : m.options.stage2_sigmas;
+  const StageExecutors& ex = m.options.executors;
+  const std::vector<float>& sigmas2 = ex.stage2_sigmas.empty() ? stage2_distilled_sigmas() : ex.stage2_sigmas;
   StageSetup s2{"stage2",
                 r.height,
                 r.width,
@@ -248,6 +249,7 @@ void run_two_stage_flow(PipelineModels& m, const GenerationRequest& r, const Sta
                 NoiseDraw::Stage2Audio,
                 {}};
   s2.denoise.sigmas = sigmas2;
+  s2.denoise.executor = ex.stage2.get();
   s2.denoise.positive = positive;
   StageResult stage2;
   {

@@ -25,15 +25,16 @@
 
 #include "core/error.h"
 #include "core/log.h"
-#include "models/video_vae/tiled_decode.h"
+#include "models/video_vae/tiling.h"
 #include "ops/rgb8.h"
-#include "ops/shape.h"
 #include "parallel/sequence_parallel.h"
 #include "parallel/tdp.h"
+#include "parallel/text_broadcast.h"
 #include "parallel/vae_tile_plan.h"
 #include "pipeline/latent_tools.h"
 #include "pipeline/pipeline_models.h"
 #include "runtime/controller.h"
+#include "runtime/distributed_decode.h"
 #include "runtime/launcher.h"
 #include "runtime/runner.h"
 #include "tiling/tile_blender.h"
@@ -42,48 +43,11 @@ namespace ltx2::runtime {
 
 namespace {
 
-namespace tr = models::transformer;
 using nlohmann::json;
 
 constexpr const char* kDistilledRunner = "pipeline.distilled";
 constexpr const char* kTwoStageRunner = "pipeline.two_stage";
 constexpr size_t kMinTilePieceBytes = 1 << 10;
-
-// The distributed decode tiling: frames untiled, height and width split in `tiles` (0: the
-// reference's balanced_tile_split(world), multigpu.md 5.3) with `overlap` latent cells, each
-// clamped so the split is legal on this grid (at most one tile per cell, overlap <= extent - tiles).
-tiling::GridTiling vae_tiling(const tiling::GridExtent& grid, int world, std::array<int64_t, 2> tiles,
-                              int64_t overlap) {
-  auto [small, large] = tiling::balanced_tile_split(world);
-  if (tiles[0] > 0) small = tiles[0];
-  if (tiles[1] > 0) large = tiles[1];
-  const auto axis = [&](int64_t extent, int64_t tiles) {
-    tiles = std::min(tiles, extent);
-    return tiling::AxisTiling::by_count(tiles, tiles > 1 ? std::min(overlap, extent - tiles) : 0);
-  };
-  return {tiling::AxisTiling::by_count(1, 0), axis(grid[1], small), axis(grid[2], large)};
-}
-
-// The pipeline's decode plan as the "video_plan" result carries it: what it was made from.
-json pipeline_plan_json(const video_vae::DecodeTilePlan& plan) {
-  json config = json::array();
-  for (const tiling::AxisTiling& a : {plan.config.frames, plan.config.height, plan.config.width})
-    config.push_back({a.value, a.overlap});
-  return {{"plan", "tiles"},
-          {"latent_shape", plan.latent_shape},
-          {"out_channels", plan.video_shape[1]},
-          {"config", config},
-          {"factors", {plan.factors.time, plan.factors.height, plan.factors.width}}};
-}
-
-video_vae::DecodeTilePlan pipeline_plan_from_json(const json& j) {
-  const auto axis = [&](size_t i) {
-    return tiling::AxisTiling::by_size(j.at("config").at(i).at(0), j.at("config").at(i).at(1));
-  };
-  const json& f = j.at("factors");
-  return video_vae::plan_tiled_decode(j.at("latent_shape").get<Shape>(), j.at("out_channels"),
-                                      {axis(0), axis(1), axis(2)}, {f.at(0), f.at(1), f.at(2)});
-}
 
 // ---------------------------------------------------------------------------------------------
 // Worker side.
@@ -94,48 +58,49 @@ class PipelineRunner final : public Runner {
 
   void setup(const json& config, const RunnerContext& ctx) override {
     ctx_ = ctx;
-    stage2_tdp_ = kind_ == PipelineKind::TwoStage && config.at("stage2_parallel") == "tdp";
-    const auto [small, large] = tiling::balanced_tile_split(ctx.world_size);
-    const int64_t h = config.at("tdp_height_tiles"), w = config.at("tdp_width_tiles"),
-                  overlap = config.at("tdp_overlap");
-    vae_overlap_ = config.at("vae_overlap");
-    tile_piece_bytes_ = config.at("tile_piece_bytes");
-    vae_tiles_ = {config.at("vae_height_tiles"), config.at("vae_width_tiles")};
-    vae_rank_split_ = config.at("vae_rank_split");
-    tdp_tiling_ = {tiling::AxisTiling::by_count(1, 0),
-                   tiling::AxisTiling::by_count(h > 0 ? h : small, overlap),
-                   tiling::AxisTiling::by_count(w > 0 ? w : large, overlap)};
     pipeline::PipelineOptions options = pipeline::PipelineOptions::on_device(ctx.device);
     options.quantization = parse_quantization(config.at("quantization"));
-    if (ctx.world_size > 1) {  // Gemma on rank 0 only; the contexts are broadcast
+    // The strategies every stage runs with: sequence parallel transformer passes (stage 2 tiled
+    // data parallel when asked), Gemma on rank 0 with its contexts broadcast, the distributed
+    // decode. One rank runs the pipeline as the in-process engine does, but for the decode, whose
+    // frames reach the driver through this rank's results.
+    pipeline::StageExecutors& ex = options.executors;
+    if (ctx.world_size > 1) {
       options.load_text_encoder = ctx.rank == 0;
-      options.text_encode = [this](pipeline::PipelineModels& m, const std::vector<std::string>& prompts) {
-        return encode_text(m, prompts);
-      };
+      ex.text_encode = std::make_shared<parallel::BroadcastTextEncoder>(*ctx.comm);
+      ex.stage1 = ex.stage2 = std::make_shared<parallel::SequenceParallelExecutor>(*ctx.comm);
+      if (kind_ == PipelineKind::TwoStage && config.at("stage2_parallel") == "tdp") {
+        const auto [small, large] = tiling::balanced_tile_split(ctx.world_size);
+        const int64_t h = config.at("tdp_height_tiles"), w = config.at("tdp_width_tiles"),
+                      overlap = config.at("tdp_overlap");
+        tdp_ = std::make_shared<parallel::TiledDataParallelExecutor>(
+            *ctx.comm, tiling::GridTiling{tiling::AxisTiling::by_count(1, 0),
+                                          tiling::AxisTiling::by_count(h > 0 ? h : small, overlap),
+                                          tiling::AxisTiling::by_count(w > 0 ? w : large, overlap)});
+        ex.stage2 = tdp_;
+        ex.stage2_sigmas = {0.625f, 0.4f, 0.0f};
+      }
     }
+    DistributedDecodeOptions decode;
+    decode.tiles = {config.at("vae_height_tiles"), config.at("vae_width_tiles")};
+    decode.rank_split = config.at("vae_rank_split");
+    decode.overlap = config.at("vae_overlap");
+    decode.tile_piece_bytes = config.at("tile_piece_bytes");
+    decode_ = std::make_shared<DistributedDecode>(ctx, decode);
+    ex.video_decode = decode_;
     const ModelPaths paths = model_paths_from_json(config.at("paths"));
     const auto shapes = pipeline::request_shapes_from_json(config.at("plan_shapes"));
     if (ctx.device.is_cuda() && !shapes.empty())
       options.residency = pipeline::plan_residency(
           paths, options, shapes, pipeline::device_memory_budget(ctx.device, config.at("gpu_memory_gib")));
-    if (stage2_tdp_ && ctx.world_size > 1) options.stage2_sigmas = {0.625f, 0.4f, 0.0f};
-    options.transformer_forward = [this](const std::string& stage, const tr::Transformer& model,
-                                         const tr::Modality* video, const tr::Modality* audio,
-                                         const tr::BatchedPerturbations& perturbations) {
-      return forward(stage, model, video, audio, perturbations);
-    };
-    options.video_decode = [this](const video_vae::VideoDecoder& decoder, const Tensor& latent,
-                                  const Tensor& timestep, const video_vae::DecodeTilePlan& local_plan,
-                                  const std::function<void(const Tensor&)>&) {
-      decode(decoder, latent, timestep, local_plan);
-    };
     engine_ = pipeline::make_local_engine(kind_, paths, std::move(options));
   }
 
   json run(const Job& job, ResultSink& out) override {
     const GenerationRequest request = request_from_json(job.params.at("request"));
-    sink_ = &out;
-    stage2_grid_ = pipeline::video_latent_grid(request.num_frames, request.height, request.width);
+    decode_->set_sink(&out);
+    if (tdp_)
+      tdp_->set_video_grid(pipeline::video_latent_grid(request.num_frames, request.height, request.width));
     pipeline::PipelineCallbacks callbacks;
     // Every rank marks each step and phase (the fleet's liveness check); rank 0 streams them too.
     callbacks.progress = [this, &out](const std::string& stage, int step, int steps) {
@@ -148,209 +113,16 @@ class PipelineRunner final : public Runner {
       };
     }
     engine_->generate(request, callbacks);
-    sink_ = nullptr;
+    decode_->set_sink(nullptr);
     return json::object();
   }
 
  private:
-  tr::TransformerOutput forward(const std::string& stage, const tr::Transformer& model,
-                                const tr::Modality* video, const tr::Modality* audio,
-                                const tr::BatchedPerturbations& perturbations) {
-    if (ctx_.world_size == 1) return model.forward(video, audio, perturbations);
-    if (stage2_tdp_ && stage == "stage2" && video != nullptr)
-      return tdp_forward(model, *video, audio, perturbations);
-    parallel::SequenceParallelTransformer sp(model.config(), model.weights(), *ctx_.comm);
-    return sp.forward(video, audio, perturbations);
-  }
-
-  // Tiled data parallel (multigpu.md 4.4): this rank's tiles with the full model, blended, then one
-  // SUM all-reduce of the video and audio partials together.
-  tr::TransformerOutput tdp_forward(const tr::Transformer& model, const tr::Modality& video,
-                                    const tr::Modality* audio,
-                                    const tr::BatchedPerturbations& perturbations) {
-    const parallel::TdpTilePlan plan(stage2_grid_, tdp_tiling_);
-    parallel::TokenSequence seq;
-    seq.latent = video.latent;
-    seq.positions = video.positions;
-    seq.keyframes_mask = video.keyframes_mask;
-    seq.attention_mask = video.attention_mask;
-    const int64_t T = video.latent.size(1);
-    if (video.timesteps.dim() >= 2 && video.timesteps.size(1) == T) seq.timesteps = video.timesteps;
-    const auto tile_model = [&](const parallel::TokenSequence& tile) {
-      tr::Modality v = video;
-      v.latent = tile.latent;
-      v.positions = tile.positions;
-      v.keyframes_mask = tile.keyframes_mask;
-      v.attention_mask = tile.attention_mask;
-      if (seq.timesteps.defined()) v.timesteps = tile.timesteps;
-      tr::TransformerOutput o = model.forward(&v, audio, perturbations);
-      return std::pair<Tensor, Tensor>(o.video, o.audio);
-    };
-    const Tensor audio_latent = audio != nullptr ? audio->latent : Tensor();
-    const parallel::TdpPartial partial =
-        parallel::tdp_rank_partial(plan, seq, audio_latent, ctx_.rank, ctx_.world_size, tile_model);
-    const int64_t nv = partial.video.numel();
-    std::vector<Tensor> parts = {partial.video.contiguous().view({nv})};
-    if (partial.audio.defined()) parts.push_back(partial.audio.contiguous().view({partial.audio.numel()}));
-    const Tensor sum = ctx_.comm->all_reduce_sum(parts.size() == 1 ? parts[0] : ops::cat(parts, 0));
-    tr::TransformerOutput out;
-    out.video = sum.narrow(0, 0, nv).contiguous().view(partial.video.shape());
-    if (partial.audio.defined())
-      out.audio = sum.narrow(0, nv, partial.audio.numel()).contiguous().view(partial.audio.shape());
-    return out;
-  }
-
-  // The reference's Gemma placement (multigpu.md: Gemma on rank 0 + broadcast): rank 0 encodes, the
-  // others receive each prompt's video and audio contexts, first their dtype and shape (4 numbers a
-  // context), then the tensors, in that order on every rank. Only rank 0 holds Gemma.
-  std::vector<EncodedPrompt> encode_text(pipeline::PipelineModels& m,
-                                         const std::vector<std::string>& prompts) {
-    const auto n = static_cast<int64_t>(prompts.size());
-    std::vector<EncodedPrompt> out(prompts.size());
-    std::vector<int64_t> header(static_cast<size_t>(n) * 8, 0);
-    if (ctx_.rank == 0) {
-      m.acquire(pipeline::ModelPart::Text);
-      out = m.text->encode(prompts);
-      m.release(pipeline::ModelPart::Text);
-      for (int64_t i = 0; i < n; ++i)
-        for (int c = 0; c < 2; ++c) {
-          const Tensor& t = c == 0 ? out[i].video_context : out[i].audio_context;
-          LTX2_CHECK(t.dim() == 3, "text context {} is not [B, T, C]", t.str());
-          int64_t* h = &header[static_cast<size_t>((i * 2 + c) * 4)];
-          h[0] = static_cast<int64_t>(t.dtype());
-          for (int d = 0; d < 3; ++d) h[d + 1] = t.size(d);
-        }
-    }
-    comm::Communicator& comm = *ctx_.comm;
-    header = comm.broadcast(Tensor::from_vector_i64(header, {n * 8}).to(comm.device()), 0)
-                 .to(Device::cpu())
-                 .to_vector_i64();
-    for (int64_t i = 0; i < n; ++i)
-      for (int c = 0; c < 2; ++c) {
-        const int64_t* h = &header[static_cast<size_t>((i * 2 + c) * 4)];
-        Tensor& t = c == 0 ? out[i].video_context : out[i].audio_context;
-        const Tensor send = ctx_.rank == 0
-                                ? t.to(comm.device())
-                                : Tensor::empty({h[1], h[2], h[3]}, static_cast<DType>(h[0]), comm.device());
-        t = comm.broadcast(send, 0).to(m.options.text_encoder_on_device ? m.options.device : Device::cpu());
-      }
-    if (ctx_.rank != 0)
-      for (EncodedPrompt& e : out)
-        e.context_mask = Tensor::full({1, e.video_context.size(1)}, 1.0f, DType::I64);
-    return out;
-  }
-
-  // Distributed decode. By default the pipeline's own plan `local_plan` (the single-process
-  // decode's): its tiles, round-robin over the ranks, each decoded as the in-process decode decodes
-  // it, and blended by the driver in plan order with the same blender, so the frames do not depend
-  // on the rank count. Asked for, the reference's plan instead (multigpu.md 5.1: height x width
-  // tiles by rank count or given), each tile decoded whole (no single-GPU tiling inside a tile, as
-  // in the reference's runners, so the two-temporal-split guard has nothing to refuse) and blended
-  // by the driver from the decoder's values. Either plan with one tile, and any plan on one rank,
-  // is decoded by rank 0 as the in-process engine does (local_plan, blended on the device), each
-  // run of finished frames leaving the device as 8-bit RGB while the next tiles decode. (The
-  // reference's runners decode a one-tile plan untiled: about 3x the device time and memory of the
-  // tiled decode at 1024x1536x121, and frames only at the end.)
-  void decode(const video_vae::VideoDecoder& decoder, const Tensor& latent, const Tensor& timestep,
-              const video_vae::DecodeTilePlan& local_plan) {
-    LTX2_CHECK(sink_ != nullptr, "fleet decode outside a job");
-    if (!vae_grid_requested()) {
-      if (ctx_.world_size == 1 || local_plan.tiles.size() == 1)
-        return decode_on_rank0(decoder, latent, timestep, local_plan);
-      if (ctx_.rank == 0) sink_->output("video_plan", pipeline_plan_json(local_plan));
-      for (int64_t i : tiling::tiles_for_rank(static_cast<int64_t>(local_plan.tiles.size()), ctx_.rank,
-                                              ctx_.world_size)) {
-        decode_tile(decoder, latent, timestep, i, local_plan.tiles[static_cast<size_t>(i)].in);
-      }
-      return;
-    }
-    const tiling::GridExtent grid = {latent.size(2), latent.size(3), latent.size(4)};
-    const auto f = decoder.config().scale_factors();
-    const tiling::GridTiling grid_tiling = vae_tiling(grid, ctx_.world_size, vae_tiles_, vae_overlap_);
-    const tiling::TilePlan plan = parallel::plan_vae_tiles(grid, grid_tiling, {f.time, f.height, f.width});
-    if (plan.tiles.size() == 1) return decode_on_rank0(decoder, latent, timestep, local_plan);
-    if (ctx_.rank == 0) {
-      json axes = json::array();
-      for (const tiling::AxisTiling& a : grid_tiling) axes.push_back({a.value, a.overlap});
-      sink_->output(
-          "video_plan",
-          {{"plan", "grid"}, {"grid", grid}, {"scale", {f.time, f.height, f.width}}, {"tiling", axes}});
-    }
-    for (int64_t i :
-         tiling::tiles_for_rank(static_cast<int64_t>(plan.tiles.size()), ctx_.rank, ctx_.world_size)) {
-      decode_tile(decoder, latent, timestep, i, plan.tiles[static_cast<size_t>(i)].in);
-    }
-  }
-
-  bool vae_grid_requested() const { return vae_rank_split_ || vae_tiles_[0] > 0 || vae_tiles_[1] > 0; }
-
-  // The whole video on rank 0, streamed as 8-bit frames as the tiled decode finishes them.
-  void decode_on_rank0(const video_vae::VideoDecoder& decoder, const Tensor& latent, const Tensor& timestep,
-                       const video_vae::DecodeTilePlan& local_plan) {
-    if (ctx_.rank != 0) return;
-    const Shape& video = local_plan.video_shape;
-    sink_->output("video_plan",
-                  {{"plan", "frames"}, {"frames", video[2]}, {"height", video[3]}, {"width", video[4]}});
-    int64_t done = 0;
-    video_vae::tiled_decode(
-        decoder, latent, local_plan,
-        [&](const Tensor& chunk) {
-          const Tensor frames = ops::decoded_to_rgb8(chunk.select(0, 0)).to(Device::cpu());
-          stream_frames(0, video[2], done, frames);
-          done += frames.size(0);
-        },
-        timestep);
-  }
-
-  // Decodes the latent box of the first batch item whole and streams the decoder's values,
-  // channels last, in its dtype.
-  void decode_tile(const video_vae::VideoDecoder& decoder, const Tensor& latent, const Tensor& timestep,
-                   int64_t tile, const std::array<tiling::Interval, 3>& box) {
-    const auto& [f, h, w] = box;
-    const Tensor piece =
-        latent.slice(2, f.start, f.stop).slice(3, h.start, h.stop).slice(4, w.start, w.stop).contiguous();
-    const Tensor decoded = decoder.decode(piece, timestep).select(0, 0);  // [3, F_t, H_t, W_t]
-    const Tensor values = decoded.permute({1, 2, 3, 0}).contiguous().to(Device::cpu());
-    stream_frames(tile, values.size(0), 0, values);
-  }
-
-  // Streams frames [first, first + n) of a decoded tile of tile_frames frames (pixels [n, H_t, W_t,
-  // 3]) in pieces of at most tile_piece_bytes_: whole frames, else bands of at least one row of
-  // one frame.
-  void stream_frames(int64_t tile, int64_t tile_frames, int64_t first, const Tensor& pixels) {
-    const int64_t frames = pixels.size(0), rows = pixels.size(1);
-    if (frames == 0) return;
-    const size_t row_bytes = pixels.nbytes() / static_cast<size_t>(frames * rows);
-    const size_t frame_bytes = row_bytes * static_cast<size_t>(rows);
-    const auto send = [&](int64_t frame, int64_t row, const Tensor& part) {
-      sink_->output(
-          "video_tile",
-          {{"tile", tile}, {"frames", tile_frames}, {"frame_start", first + frame}, {"row_start", row}},
-          {{"pixels", part}});
-    };
-    if (frame_bytes <= tile_piece_bytes_) {
-      const auto step = static_cast<int64_t>(tile_piece_bytes_ / frame_bytes);
-      for (int64_t start = 0; start < frames; start += step)
-        send(start, 0, pixels.narrow(0, start, std::min(step, frames - start)));
-      return;
-    }
-    const auto band = std::max<int64_t>(1, static_cast<int64_t>(tile_piece_bytes_ / row_bytes));
-    for (int64_t frame = 0; frame < frames; ++frame)
-      for (int64_t row = 0; row < rows; row += band)
-        send(frame, row, pixels.narrow(0, frame, 1).narrow(1, row, std::min(band, rows - row)));
-  }
-
   PipelineKind kind_;
   RunnerContext ctx_;
-  bool stage2_tdp_ = false;
-  std::array<int64_t, 2> vae_tiles_{};
-  bool vae_rank_split_ = false;
-  int64_t vae_overlap_ = 4;
-  size_t tile_piece_bytes_ = 0;
-  tiling::GridTiling tdp_tiling_{};
-  tiling::GridExtent stage2_grid_{};
+  std::shared_ptr<parallel::TiledDataParallelExecutor> tdp_;  // stage 2's, when it runs TDP
+  std::shared_ptr<DistributedDecode> decode_;
   std::unique_ptr<pipeline::GenerationEngine> engine_;
-  ResultSink* sink_ = nullptr;
 };
 
 const bool registered_distilled = register_runner(

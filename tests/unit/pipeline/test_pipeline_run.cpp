@@ -331,14 +331,19 @@ TEST_CASE("denoise stage: the ancestral loop draws video then audio per step and
 TEST_CASE("distilled pipeline: an injected video decode receives the AUTO tile plan and feeds the frames") {
   const std::string dir = test::golden_dir("pipeline_distilled");
   ModelPaths paths = test::fixture_model_paths(dir);
-  PipelineOptions options;
-  size_t tiles = 0;
-  options.video_decode = [&](const video_vae::VideoDecoder& decoder, const Tensor& latent,
-                             const Tensor& timestep, const video_vae::DecodeTilePlan& plan,
-                             const std::function<void(const Tensor&)>& on_chunk) {
-    tiles = plan.tiles.size();
-    on_chunk(decoder.decode(latent, timestep));
+  // Decodes whole and records how many tiles the pipeline's plan has.
+  struct WholeDecode final : VideoDecodeExecutor {
+    size_t tiles = 0;
+    void decode(const video_vae::VideoDecoder& decoder, const Tensor& latent, const Tensor& timestep,
+                const video_vae::DecodeTilePlan& plan,
+                const std::function<void(const Tensor&)>& on_chunk) override {
+      tiles = plan.tiles.size();
+      on_chunk(decoder.decode(latent, timestep));
+    }
   };
+  const auto decode = std::make_shared<WholeDecode>();
+  PipelineOptions options;
+  options.executors.video_decode = decode;
   DistilledPipeline pipe(paths, options);
   GenerationRequest r;
   r.prompt = "a fox";
@@ -355,7 +360,7 @@ TEST_CASE("distilled pipeline: an injected video decode receives the AUTO tile p
     REQUIRE(f.size(2) == 192);
   };
   pipe.run(r, cb);
-  REQUIRE(tiles == 1);
+  REQUIRE(decode->tiles == 1);
   REQUIRE(frames == 9);
 }
 

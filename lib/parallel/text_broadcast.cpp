@@ -1,0 +1,45 @@
+// Gemma on rank 0, its contexts broadcast.
+#include "parallel/text_broadcast.h"
+
+#include "core/error.h"
+#include "pipeline/pipeline_models.h"
+
+namespace ltx2::parallel {
+
+std::vector<EncodedPrompt> BroadcastTextEncoder::encode(pipeline::PipelineModels& m,
+                                                        const std::vector<std::string>& prompts) {
+  const auto n = static_cast<int64_t>(prompts.size());
+  const bool root = comm_.rank() == 0;
+  std::vector<EncodedPrompt> out(prompts.size());
+  std::vector<int64_t> header(static_cast<size_t>(n) * 8, 0);
+  if (root) {
+    m.acquire(pipeline::ModelPart::Text);
+    out = m.text->encode(prompts);
+    m.release(pipeline::ModelPart::Text);
+    for (int64_t i = 0; i < n; ++i)
+      for (int c = 0; c < 2; ++c) {
+        const Tensor& t = c == 0 ? out[i].video_context : out[i].audio_context;
+        LTX2_CHECK(t.dim() == 3, "text context {} is not [B, T, C]", t.str());
+        int64_t* h = &header[static_cast<size_t>((i * 2 + c) * 4)];
+        h[0] = static_cast<int64_t>(t.dtype());
+        for (int d = 0; d < 3; ++d) h[d + 1] = t.size(d);
+      }
+  }
+  header = comm_.broadcast(Tensor::from_vector_i64(header, {n * 8}).to(comm_.device()), 0)
+               .to(Device::cpu())
+               .to_vector_i64();
+  for (int64_t i = 0; i < n; ++i)
+    for (int c = 0; c < 2; ++c) {
+      const int64_t* h = &header[static_cast<size_t>((i * 2 + c) * 4)];
+      Tensor& t = c == 0 ? out[i].video_context : out[i].audio_context;
+      const Tensor send = root ? t.to(comm_.device())
+                               : Tensor::empty({h[1], h[2], h[3]}, static_cast<DType>(h[0]), comm_.device());
+      t = comm_.broadcast(send, 0).to(m.options.text_encoder_on_device ? m.options.device : Device::cpu());
+    }
+  if (!root)
+    for (EncodedPrompt& e : out)
+      e.context_mask = Tensor::full({1, e.video_context.size(1)}, 1.0f, DType::I64);
+  return out;
+}
+
+}  // namespace ltx2::parallel

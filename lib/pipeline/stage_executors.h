@@ -1,0 +1,61 @@
+// The seams through which a parallel strategy runs parts of a pipeline. The pipeline declares them
+// here, next to its stage plan (two_stage_flow.h), and gives each stage its own seat; lib/parallel
+// implements them (sequence parallel, tiled data parallel, Gemma on one rank); the fleet
+// (lib/runtime) builds them on every rank and carries their results across processes. An empty
+// seat runs that part in this process, as the single-process engine does.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "models/text/prompt_encoder.h"
+#include "models/transformer/transformer.h"
+#include "models/video_vae/decoder.h"
+#include "models/video_vae/tiling.h"
+
+namespace ltx2::pipeline {
+
+struct PipelineModels;
+
+// One transformer pass of a stage on `model` (its weights as they are now, LoRAs included).
+class TransformerExecutor {
+ public:
+  virtual ~TransformerExecutor() = default;
+  virtual models::transformer::TransformerOutput forward(
+      const models::transformer::Transformer& model, const models::transformer::Modality* video,
+      const models::transformer::Modality* audio,
+      const models::transformer::BatchedPerturbations& perturbations) = 0;
+};
+
+// Decodes a video latent [B, C, F, H, W] (timestep undefined unless the decoder is timestep
+// conditioned) with the pipeline's tile plan, handing runs of decoded frames [B, 3, n, H', W'] in
+// time order to on_chunk (an executor whose frames reach the caller another way calls it for none).
+class VideoDecodeExecutor {
+ public:
+  virtual ~VideoDecodeExecutor() = default;
+  virtual void decode(const video_vae::VideoDecoder& decoder, const Tensor& latent, const Tensor& timestep,
+                      const video_vae::DecodeTilePlan& plan,
+                      const std::function<void(const Tensor& frames)>& on_chunk) = 0;
+};
+
+// Encodes the prompts (positive first) into contexts on the transformer's device.
+class TextEncodeExecutor {
+ public:
+  virtual ~TextEncodeExecutor() = default;
+  virtual std::vector<EncodedPrompt> encode(PipelineModels& models,
+                                            const std::vector<std::string>& prompts) = 0;
+};
+
+// Who runs what. Empty: in this process.
+struct StageExecutors {
+  std::shared_ptr<TransformerExecutor> stage1, stage2;
+  // Stage 2's sigmas where its executor needs others (tiled data parallel: the reference's
+  // lower-start [0.625, 0.4, 0.0], multigpu.md 4.8); empty: the distilled list.
+  std::vector<float> stage2_sigmas;
+  std::shared_ptr<VideoDecodeExecutor> video_decode;
+  std::shared_ptr<TextEncodeExecutor> text_encode;
+};
+
+}  // namespace ltx2::pipeline
