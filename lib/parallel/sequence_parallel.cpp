@@ -170,26 +170,13 @@ tr::TransformerOutput SequenceParallelTransformer::forward(const tr::Modality* v
   const int W = comm_.world_size();
   const int64_t T = video->latent.size(1);
 
-  TokenSequence seq;
-  seq.latent = video->latent;
-  seq.positions = video->positions;
-  seq.keyframes_mask = video->keyframes_mask;
-  seq.attention_mask = video->attention_mask;
-  // Per-token timesteps ([B, T] or [B, T, 1]) shard with the tokens; per-sample ones ([B]) do not.
-  const bool per_token_timesteps = video->timesteps.dim() >= 2 && video->timesteps.size(1) == T;
-  if (per_token_timesteps) seq.timesteps = video->timesteps;
-  const PaddedSequence padded = pad_for_uniform_sharding(seq, W);
+  const PaddedSequence padded = pad_for_uniform_sharding(token_fields(*video), W);
   // The reference checks one sample's tokens; the buffers hold the whole batch.
   check_token_budget(video->latent.size(0) * padded.tokens.num_tokens(), max_tokens_);
   const TokenSequence shard = shard_for_rank(padded.tokens, comm_.rank(), W);
 
-  tr::Modality local = *video;
-  local.latent = shard.latent;
-  local.positions = shard.positions;
-  local.keyframes_mask = shard.keyframes_mask;
   // Without a user mask the padded keys need none: the attentions cut them off after the all-to-all.
-  if (video->attention_mask.defined()) local.attention_mask = shard.attention_mask;
-  if (per_token_timesteps) local.timesteps = shard.timesteps;
+  tr::Modality local = with_token_fields(*video, shard);
   attention_->set_video_tokens(T, padded.tokens.num_tokens());
 
   tr::TransformerOutput out = model_.forward(&local, audio, perturbations);

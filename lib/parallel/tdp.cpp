@@ -143,26 +143,14 @@ models::transformer::TransformerOutput TiledDataParallelExecutor::forward(
   namespace tr = models::transformer;
   if (video == nullptr) return SequenceParallelExecutor(comm_).forward(model, video, audio, perturbations);
   const TdpTilePlan plan(grid_, tiling_);
-  TokenSequence seq;
-  seq.latent = video->latent;
-  seq.positions = video->positions;
-  seq.keyframes_mask = video->keyframes_mask;
-  seq.attention_mask = video->attention_mask;
-  const int64_t T = video->latent.size(1);
-  if (video->timesteps.dim() >= 2 && video->timesteps.size(1) == T) seq.timesteps = video->timesteps;
   const auto tile_model = [&](const TokenSequence& tile) {
-    tr::Modality v = *video;
-    v.latent = tile.latent;
-    v.positions = tile.positions;
-    v.keyframes_mask = tile.keyframes_mask;
-    v.attention_mask = tile.attention_mask;
-    if (seq.timesteps.defined()) v.timesteps = tile.timesteps;
+    const tr::Modality v = with_token_fields(*video, tile);
     tr::TransformerOutput o = model.forward(&v, audio, perturbations);
     return std::pair<Tensor, Tensor>(o.video, o.audio);
   };
   const Tensor audio_latent = audio != nullptr ? audio->latent : Tensor();
-  const TdpPartial partial =
-      tdp_rank_partial(plan, seq, audio_latent, comm_.rank(), comm_.world_size(), tile_model);
+  const TdpPartial partial = tdp_rank_partial(plan, token_fields(*video), audio_latent, comm_.rank(),
+                                              comm_.world_size(), tile_model);
   const int64_t nv = partial.video.numel();
   std::vector<Tensor> parts = {partial.video.contiguous().view({nv})};
   if (partial.audio.defined()) parts.push_back(partial.audio.contiguous().view({partial.audio.numel()}));

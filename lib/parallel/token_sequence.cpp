@@ -44,4 +44,30 @@ void add_at_indices(Tensor& out, int dim, const std::vector<int64_t>& idx, const
   });
 }
 
+namespace {
+bool per_token_timesteps(const models::transformer::Modality& m) {
+  return m.timesteps.dim() >= 2 && m.timesteps.size(1) == m.latent.size(1);
+}
+}  // namespace
+
+TokenSequence token_fields(const models::transformer::Modality& video) {
+  TokenSequence seq;
+  seq.latent = video.latent;
+  seq.positions = video.positions;
+  seq.keyframes_mask = video.keyframes_mask;
+  seq.attention_mask = video.attention_mask;
+  if (per_token_timesteps(video)) seq.timesteps = video.timesteps;
+  return seq;
+}
+
+models::transformer::Modality with_token_fields(models::transformer::Modality base,
+                                                const TokenSequence& tokens) {
+  if (per_token_timesteps(base)) base.timesteps = tokens.timesteps;
+  if (base.attention_mask.defined()) base.attention_mask = tokens.attention_mask;
+  base.latent = tokens.latent;
+  base.positions = tokens.positions;
+  base.keyframes_mask = tokens.keyframes_mask;
+  return base;
+}
+
 }  // namespace ltx2::parallel

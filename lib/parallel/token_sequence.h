@@ -1,6 +1,6 @@
 // The per-token fields of a video modality that the parallel strategies slice, pad and gather
-// (sequence parallel shards them, tiled data parallel selects tile tokens), and index helpers
-// over one token axis.
+// (sequence parallel shards them, tiled data parallel selects tile tokens), the one rule that takes
+// them out of a transformer Modality and puts them back, and index helpers over one token axis.
 //
 // Layouts: latent (B, T, D); timesteps (B, T, ...) ; positions (B, 3, T, 2) with [start, end) per
 // axis (time, height, width); keyframes_mask (B, T, ...) optional; attention_mask optional, either
@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/tensor.h"
+#include "models/transformer/transformer.h"
 
 namespace ltx2::parallel {
 
@@ -23,6 +24,14 @@ struct TokenSequence {
 
   int64_t num_tokens() const { return latent.size(1); }
 };
+
+// The per-token fields of a video modality: timesteps only when per token ([B, T] or [B, T, 1]);
+// per-sample ones ([B]) hold for every token and stay with the modality.
+TokenSequence token_fields(const models::transformer::Modality& video);
+// `base` with its per-token fields taken from `tokens` (timesteps where base's are per token, the
+// attention mask where base has one: a mask that only padding made is the strategy's own).
+models::transformer::Modality with_token_fields(models::transformer::Modality base,
+                                                const TokenSequence& tokens);
 
 // x's entries idx[0], idx[1], ... along dim, in that order (a copy; runs of consecutive indices
 // are copied as one slice).

@@ -63,7 +63,13 @@ struct Controller::Fleet {
   FleetChannel channel;
   std::vector<ResultReader> readers;  // one per rank
   std::vector<uint64_t> delivered;    // per rank: frames up to this number were handed to the caller
-  std::vector<std::optional<SteadyClock::time_point>> stalled_since;  // per rank, see check_held_results
+  // Per rank, see check_held_results: since when its producer has waited behind `frame`, a result
+  // the caller holds.
+  struct HeldStall {
+    SteadyClock::time_point since;
+    uint64_t frame = 0;
+  };
+  std::vector<std::optional<HeldStall>> stalled_since;
   std::vector<pid_t> pids;                                            // -1 once reaped
   std::vector<int> exit_status;
   uint64_t spawned_ns = 0;  // monotonic_ns() as the workers were spawned: before its first beat a
@@ -490,18 +496,21 @@ void Controller::note_delivered(const Queued& q) {
 void Controller::check_held_results() {
   for (int r = 0; r < opt_.sizes.world; ++r) {
     const ResultReader& reader = fleet_->readers[r];
-    auto& since = fleet_->stalled_since[r];
+    auto& stall = fleet_->stalled_since[r];
     // The tail cannot pass the oldest held frame; when the caller holds it, only the caller can
-    // make room for a producer that is waiting.
-    if (reader.producer_waiting_for() == 0 || reader.oldest_held_frame() >= fleet_->delivered[r]) {
-      since.reset();
+    // make room for a producer that is waiting. The clock runs while the same frame blocks it: a
+    // caller that drops its frames and keeps only newer ones (a starved producer may not have
+    // noticed the room yet) is getting on.
+    const uint64_t oldest = reader.oldest_held_frame();
+    if (reader.producer_waiting_for() == 0 || oldest >= fleet_->delivered[r]) {
+      stall.reset();
       continue;
     }
-    if (!since) since = SteadyClock::now();
-    LTX2_CHECK(ms_since(*since) < opt_.held_results_timeout.count(),
+    if (!stall || stall->frame != oldest) stall = Fleet::HeldStall{SteadyClock::now(), oldest};
+    LTX2_CHECK(ms_since(stall->since) < opt_.held_results_timeout.count(),
                "fleet: rank {} has waited {} ms for result ring space that only result tensors you still "
                "hold can free ({} bytes reserved of the ring): drop them, or clone() the ones to keep",
-               r, ms_since(*since), reader.reserved_bytes());
+               r, ms_since(stall->since), reader.reserved_bytes());
   }
 }
 

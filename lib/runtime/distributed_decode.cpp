@@ -67,7 +67,8 @@ void DistributedDecode::decode(const video_vae::VideoDecoder& decoder, const Ten
   }
   const tiling::GridExtent grid = {latent.size(2), latent.size(3), latent.size(4)};
   const auto f = decoder.config().scale_factors();
-  const tiling::GridTiling grid_tiling = vae_tiling(grid, ctx_.world_size, opt_.tiles, opt_.overlap);
+  const tiling::GridTiling grid_tiling = vae_tiling(
+      grid, ctx_.world_size, {settings_.vae_height_tiles, settings_.vae_width_tiles}, settings_.vae_overlap);
   const tiling::TilePlan plan = parallel::plan_vae_tiles(grid, grid_tiling, {f.time, f.height, f.width});
   if (plan.tiles.size() == 1) return decode_on_rank0(decoder, latent, timestep, local_plan);
   if (ctx_.rank == 0) {
@@ -115,7 +116,7 @@ void DistributedDecode::decode_tile(const video_vae::VideoDecoder& decoder, cons
 }
 
 // Streams frames [first, first + n) of a decoded tile of tile_frames frames (pixels [n, H_t, W_t,
-// 3]) in pieces of at most opt_.tile_piece_bytes: whole frames, else bands of at least one row of
+// 3]) in pieces of at most settings_.tile_piece_bytes: whole frames, else bands of at least one row of
 // one frame.
 void DistributedDecode::stream_frames(int64_t tile, int64_t tile_frames, int64_t first,
                                       const Tensor& pixels) {
@@ -129,13 +130,13 @@ void DistributedDecode::stream_frames(int64_t tile, int64_t tile_frames, int64_t
         {{"tile", tile}, {"frames", tile_frames}, {"frame_start", first + frame}, {"row_start", row}},
         {{"pixels", part}});
   };
-  if (frame_bytes <= opt_.tile_piece_bytes) {
-    const auto step = static_cast<int64_t>(opt_.tile_piece_bytes / frame_bytes);
+  if (frame_bytes <= settings_.tile_piece_bytes) {
+    const auto step = static_cast<int64_t>(settings_.tile_piece_bytes / frame_bytes);
     for (int64_t start = 0; start < frames; start += step)
       send(start, 0, pixels.narrow(0, start, std::min(step, frames - start)));
     return;
   }
-  const auto band = std::max<int64_t>(1, static_cast<int64_t>(opt_.tile_piece_bytes / row_bytes));
+  const auto band = std::max<int64_t>(1, static_cast<int64_t>(settings_.tile_piece_bytes / row_bytes));
   for (int64_t frame = 0; frame < frames; ++frame)
     for (int64_t row = 0; row < rows; row += band)
       send(frame, row, pixels.narrow(0, frame, 1).narrow(1, row, std::min(band, rows - row)));

@@ -22,6 +22,7 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "pipeline/stage_executors.h"
+#include "runtime/rank_settings.h"
 #include "runtime/runner.h"
 #include "tiling/tile_plan.h"
 
@@ -31,19 +32,11 @@ namespace ltx2::runtime {
 nlohmann::json pipeline_plan_json(const video_vae::DecodeTilePlan& plan);
 video_vae::DecodeTilePlan pipeline_plan_from_json(const nlohmann::json& j);
 
-struct DistributedDecodeOptions {
-  // The reference's plan when either count is > 0 or rank_split: height x width tiles of those
-  // counts (0: the reference's balanced_tile_split(world)), frames untiled, `overlap` latent cells.
-  std::array<int64_t, 2> tiles{};
-  bool rank_split = false;
-  int64_t overlap = 4;
-  size_t tile_piece_bytes = 8 << 20;
-};
-
 class DistributedDecode final : public pipeline::VideoDecodeExecutor {
  public:
-  DistributedDecode(const RunnerContext& ctx, const DistributedDecodeOptions& options)
-      : ctx_(ctx), opt_(options) {}
+  // settings: its vae_* plan choice and tile_piece_bytes.
+  DistributedDecode(const RunnerContext& ctx, const RankSettings& settings)
+      : ctx_(ctx), settings_(settings) {}
   // Where this job's results go; null between jobs (a decode then fails).
   void set_sink(ResultSink* sink) { sink_ = sink; }
   // The frames reach the driver through the sink: on_chunk is not called.
@@ -52,7 +45,9 @@ class DistributedDecode final : public pipeline::VideoDecodeExecutor {
               const std::function<void(const Tensor& frames)>& on_chunk) override;
 
  private:
-  bool reference_plan_requested() const { return opt_.rank_split || opt_.tiles[0] > 0 || opt_.tiles[1] > 0; }
+  bool reference_plan_requested() const {
+    return settings_.vae_rank_split || settings_.vae_height_tiles > 0 || settings_.vae_width_tiles > 0;
+  }
   void decode_on_rank0(const video_vae::VideoDecoder& decoder, const Tensor& latent, const Tensor& timestep,
                        const video_vae::DecodeTilePlan& local_plan);
   void decode_tile(const video_vae::VideoDecoder& decoder, const Tensor& latent, const Tensor& timestep,
@@ -60,7 +55,7 @@ class DistributedDecode final : public pipeline::VideoDecodeExecutor {
   void stream_frames(int64_t tile, int64_t tile_frames, int64_t first, const Tensor& pixels);
 
   RunnerContext ctx_;
-  DistributedDecodeOptions opt_;
+  RankSettings settings_;
   ResultSink* sink_ = nullptr;
 };
 

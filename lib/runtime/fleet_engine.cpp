@@ -58,8 +58,10 @@ class PipelineRunner final : public Runner {
 
   void setup(const json& config, const RunnerContext& ctx) override {
     ctx_ = ctx;
+    const RankSetup setup = rank_setup_from_json(config);
+    const RankSettings& settings = setup.settings;
     pipeline::PipelineOptions options = pipeline::PipelineOptions::on_device(ctx.device);
-    options.quantization = parse_quantization(config.at("quantization"));
+    options.quantization = settings.quantization;
     // The strategies every stage runs with: sequence parallel transformer passes (stage 2 tiled
     // data parallel when asked), Gemma on rank 0 with its contexts broadcast, the distributed
     // decode. One rank runs the pipeline as the in-process engine does, but for the decode, whose
@@ -69,10 +71,10 @@ class PipelineRunner final : public Runner {
       options.load_text_encoder = ctx.rank == 0;
       ex.text_encode = std::make_shared<parallel::BroadcastTextEncoder>(*ctx.comm);
       ex.stage1 = ex.stage2 = std::make_shared<parallel::SequenceParallelExecutor>(*ctx.comm);
-      if (kind_ == PipelineKind::TwoStage && config.at("stage2_parallel") == "tdp") {
+      if (kind_ == PipelineKind::TwoStage && settings.stage2_parallel == "tdp") {
         const auto [small, large] = tiling::balanced_tile_split(ctx.world_size);
-        const int64_t h = config.at("tdp_height_tiles"), w = config.at("tdp_width_tiles"),
-                      overlap = config.at("tdp_overlap");
+        const int64_t h = settings.tdp_height_tiles, w = settings.tdp_width_tiles,
+                      overlap = settings.tdp_overlap;
         tdp_ = std::make_shared<parallel::TiledDataParallelExecutor>(
             *ctx.comm, tiling::GridTiling{tiling::AxisTiling::by_count(1, 0),
                                           tiling::AxisTiling::by_count(h > 0 ? h : small, overlap),
@@ -81,19 +83,13 @@ class PipelineRunner final : public Runner {
         ex.stage2_sigmas = {0.625f, 0.4f, 0.0f};
       }
     }
-    DistributedDecodeOptions decode;
-    decode.tiles = {config.at("vae_height_tiles"), config.at("vae_width_tiles")};
-    decode.rank_split = config.at("vae_rank_split");
-    decode.overlap = config.at("vae_overlap");
-    decode.tile_piece_bytes = config.at("tile_piece_bytes");
-    decode_ = std::make_shared<DistributedDecode>(ctx, decode);
+    decode_ = std::make_shared<DistributedDecode>(ctx, settings);
     ex.video_decode = decode_;
-    const ModelPaths paths = model_paths_from_json(config.at("paths"));
-    const auto shapes = pipeline::request_shapes_from_json(config.at("plan_shapes"));
-    if (ctx.device.is_cuda() && !shapes.empty())
-      options.residency = pipeline::plan_residency(
-          paths, options, shapes, pipeline::device_memory_budget(ctx.device, config.at("gpu_memory_gib")));
-    engine_ = pipeline::make_local_engine(kind_, paths, std::move(options));
+    if (ctx.device.is_cuda() && !settings.plan_shapes.empty())
+      options.residency =
+          pipeline::plan_residency(setup.paths, options, settings.plan_shapes,
+                                   pipeline::device_memory_budget(ctx.device, settings.gpu_memory_gib));
+    engine_ = pipeline::make_local_engine(kind_, setup.paths, std::move(options));
   }
 
   json run(const Job& job, ResultSink& out) override {
@@ -460,19 +456,7 @@ std::unique_ptr<pipeline::GenerationEngine> make_fleet_engine(PipelineKind kind,
   FleetOptions fleet;
   fleet.devices = fleet_devices(opt);
   fleet.runner = kind == PipelineKind::Distilled ? kDistilledRunner : kTwoStageRunner;
-  fleet.setup_config = {{"paths", to_json(paths)},
-                        {"stage2_parallel", opt.stage2_parallel},
-                        {"tdp_height_tiles", opt.tdp_height_tiles},
-                        {"tdp_width_tiles", opt.tdp_width_tiles},
-                        {"tdp_overlap", opt.tdp_overlap},
-                        {"vae_height_tiles", opt.vae_height_tiles},
-                        {"vae_width_tiles", opt.vae_width_tiles},
-                        {"vae_rank_split", opt.vae_rank_split},
-                        {"vae_overlap", opt.vae_overlap},
-                        {"plan_shapes", pipeline::to_json(opt.plan_shapes)},
-                        {"gpu_memory_gib", opt.gpu_memory_gib},
-                        {"quantization", quantization_name(opt.quantization)},
-                        {"tile_piece_bytes", opt.tile_piece_bytes}};
+  fleet.setup_config = to_json(RankSetup{paths, opt});
   fleet.shm_prefix = opt.shm_prefix;
   fleet.ready_timeout = opt.ready_timeout;
   fleet.collective_timeout = opt.collective_timeout;

@@ -42,6 +42,7 @@
 #include "io/quantization.h"
 #include "pipeline/generation_engine.h"
 #include "pipeline/residency.h"
+#include "runtime/rank_settings.h"
 
 namespace ltx2::runtime {
 
@@ -50,30 +51,11 @@ namespace ltx2::runtime {
 // per-phase model loads; a full-size model on CPU ranks needs more (--job-timeout).
 inline constexpr std::chrono::hours kDefaultJobTimeout{1};
 
-struct FleetEngineOptions {
+// The fleet itself (processes, devices, timeouts) and what its ranks are set up with.
+struct FleetEngineOptions : RankSettings {
   int ranks = 1;                        // CPU worker processes (used when gpus is empty)
   std::vector<int> gpus;                // CUDA device indices, one worker each
   int retries = 0;                      // fleet restarts per request after a fatal failure
-  // Two-stage stage 2: "sp" (sequence parallel: the one-rank result) or "tdp" (the reference's
-  // tiled data parallel, with its own sigmas and tiles: the result depends on the rank count).
-  std::string stage2_parallel = "sp";
-  // TDP tile counts per latent axis: 0 = the reference's balanced_tile_split(world) (height the
-  // smaller factor, width the larger); frames untiled. Overlap in latent cells (reference: 5).
-  int64_t tdp_height_tiles = 0, tdp_width_tiles = 0;
-  int64_t tdp_overlap = 5;
-  // The distributed decode's plan. Default: the pipeline's own (the single-process tiled decode's,
-  // TileSizeConfig::automatic), its tiles spread round-robin over the ranks and blended by the
-  // driver in plan order, so the frames are those of one rank whatever the rank count. Tile counts
-  // > 0 (both) or vae_rank_split: the reference's plan instead, height x width tiles of the latent
-  // grid, those counts or the reference's balanced_tile_split(world) (the frames then depend on the
-  // rank count, as tiled decodes differ from whole ones); frames untiled; vae_overlap latent cells
-  // (reference: 4); clamped per axis to what the grid allows.
-  int64_t vae_height_tiles = 0, vae_width_tiles = 0;
-  bool vae_rank_split = false;
-  int64_t vae_overlap = 4;
-  // The most bytes of one streamed piece of a decoded tile (at least one row); 1 KiB .. a quarter
-  // of the result ring (ChannelSizes::ring_capacity).
-  size_t tile_piece_bytes = 8 << 20;
   std::chrono::milliseconds ready_timeout{std::chrono::minutes(30)};
   std::chrono::milliseconds collective_timeout{std::chrono::minutes(5)};
   std::chrono::milliseconds heartbeat_timeout{std::chrono::seconds(30)};
@@ -83,11 +65,6 @@ struct FleetEngineOptions {
   // default_progress_timeout(job_timeout).
   std::optional<std::chrono::milliseconds> progress_timeout;
   std::string shm_prefix = "ltx2-fleet";
-  // GPU ranks plan what stays on their GPU for these requests (pipeline/residency.h); empty: every
-  // model is kept. gpu_memory_gib > 0 caps each GPU's use.
-  std::vector<pipeline::RequestShape> plan_shapes;
-  double gpu_memory_gib = 0;
-  Quantization quantization = Quantization::None;  // of every rank's transformer
 };
 
 // One device per rank: cuda:g for each of gpus, else `ranks` CPU devices. Refuses ranks < 1,
