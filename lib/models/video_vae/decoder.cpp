@@ -9,10 +9,6 @@
 
 namespace ltx2::video_vae {
 
-namespace {
-constexpr float kPixelNormEps = 1e-8f;
-}  // namespace
-
 Tensor mix_decode_noise(const Tensor& latent, const Tensor& noise, float scale) {
   return ops::add(ops::mul(noise, scale), ops::mul(latent, 1.f - scale));
 }

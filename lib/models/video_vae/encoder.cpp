@@ -10,7 +10,6 @@
 namespace ltx2::video_vae {
 
 namespace {
-constexpr float kPixelNormEps = 1e-8f;
 constexpr bool kCausal = true;  // the encoder always pads causally
 }  // namespace
 

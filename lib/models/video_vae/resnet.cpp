@@ -12,7 +12,6 @@
 namespace ltx2::video_vae {
 
 namespace {
-constexpr float kPixelNormEps = 1e-8f;
 constexpr int64_t kSinusoidDim = 256;
 
 Tensor row(const Tensor& ada, int64_t i) {

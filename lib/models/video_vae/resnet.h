@@ -12,6 +12,10 @@
 
 namespace ltx2::video_vae {
 
+// The epsilon of every PixelNorm of the video VAE: the res blocks' and the encoder's and decoder's
+// output norms.
+inline constexpr float kPixelNormEps = 1e-8f;
+
 // PixArt-style timestep embedding: <name>.timestep_embedder.linear_{1,2}.{weight,bias}, placed as
 // the view is; the sinusoid is formed in float32 and cast to the weights' dtype, as the reference does.
 class TimestepEmbedder {
