@@ -8,18 +8,18 @@ namespace ltx2::ops {
 
 namespace {
 
-std::atomic<AttentionEngine>& mode() {
+std::atomic<AttentionEngine>& attention_engine_mode() {
   return engine_setting<AttentionEngine>("LTX2_ATTENTION", &parse_attention_engine);
 }
 
 }  // namespace
 
 AttentionEngine attention_engine() {
-  return mode().load();
+  return attention_engine_mode().load();
 }
 
 void set_attention_engine(AttentionEngine engine) {
-  mode().store(engine);
+  attention_engine_mode().store(engine);
 }
 
 AttentionEngine parse_attention_engine(const std::string& name, const std::string& what) {

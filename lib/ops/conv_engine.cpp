@@ -8,18 +8,18 @@ namespace ltx2::ops {
 
 namespace {
 
-std::atomic<ConvEngine>& mode() {
+std::atomic<ConvEngine>& conv_engine_mode() {
   return engine_setting<ConvEngine>("LTX2_CONV", &parse_conv_engine);
 }
 
 }  // namespace
 
 ConvEngine conv_engine() {
-  return mode().load();
+  return conv_engine_mode().load();
 }
 
 void set_conv_engine(ConvEngine engine) {
-  mode().store(engine);
+  conv_engine_mode().store(engine);
 }
 
 ConvEngine parse_conv_engine(const std::string& name, const std::string& what) {

@@ -21,11 +21,6 @@ void move_state(LatentState& s, Device device) {
     *t = on(*t, device);
 }
 
-// Parity probes read host float32; a GPU loop's tensors are copied out only when probed.
-void probe(const PipelineCallbacks& cb, const std::string& name, const Tensor& t) {
-  if (cb.probe) cb.probe(name, t.to(Device::cpu()).to(DType::F32));
-}
-
 // The transformer's inputs for one stream; the state, the context and `sigma` ([1], this step's)
 // are on its device already.
 tr::Modality modality(const LatentState& s, float sigma, const Tensor& sigma_on_device,

@@ -11,6 +11,10 @@ namespace ltx2::pipeline {
 
 namespace tr = models::transformer;
 
+void probe(const PipelineCallbacks& callbacks, const std::string& name, const Tensor& t) {
+  if (callbacks.probe) callbacks.probe(name, t.to(Device::cpu()).to(DType::F32));
+}
+
 std::vector<int> parse_model_version(const std::string& text) {
   std::vector<int> parts;
   size_t i = 0;

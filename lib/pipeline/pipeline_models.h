@@ -76,6 +76,9 @@ struct PipelineCallbacks {
   std::function<void(const std::string& name, const Tensor& value)> probe;
 };
 
+// Hands `t` to callbacks.probe as host float32 (a device tensor is copied out only when probed).
+void probe(const PipelineCallbacks& callbacks, const std::string& name, const Tensor& t);
+
 // "2-5-0rc1" / "2.5.0" -> {2, 5, 0}: hyphens read as dots, each part's leading digits, stopping at
 // the first part without any.
 std::vector<int> parse_model_version(const std::string& text);

@@ -23,10 +23,6 @@ Tensor to_host_f32(const Tensor& t) {
   return t.to(Device::cpu()).to(DType::F32);
 }
 
-void probe(const PipelineCallbacks& cb, const std::string& name, const Tensor& t) {
-  if (cb.probe) cb.probe(name, to_host_f32(t));
-}
-
 // Throws naming `what` when t holds a NaN or an infinity: a diverged stage fails its job instead of
 // decoding into a garbage video. x * 0 is 0 for every finite x and NaN otherwise, so one sum tells
 // (on the tensor's device; one value comes back).

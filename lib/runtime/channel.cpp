@@ -14,7 +14,7 @@
 namespace ltx2::runtime {
 namespace {
 
-constexpr uint32_t kMagic = 0x4c58464cu;  // "LXFL"
+constexpr uint32_t kChannelMagic = 0x4c58464cu;  // "LXFL"
 constexpr uint32_t kVersion = 4;
 
 size_t align64(size_t n) {
@@ -85,15 +85,15 @@ FleetChannel FleetChannel::format(void* base, size_t bytes, const ChannelSizes& 
   for (int r = 0; r < s.world; ++r) new (ch.ring(r)) RingHeader{};
   comm::ShmCommunicator::format_region(ch.base_ + l.comm_offset, l.comm_bytes, s.world, s.comm_slot_capacity);
   std::atomic_thread_fence(std::memory_order_release);
-  cb->magic = kMagic;
+  cb->magic = kChannelMagic;
   return ch;
 }
 
 FleetChannel FleetChannel::attach(void* base, size_t bytes) {
   LTX2_CHECK(bytes >= sizeof(ControlBlock), "fleet channel: region of {} bytes is too small", bytes);
   auto* cb = static_cast<ControlBlock*>(base);
-  LTX2_CHECK(cb->magic == kMagic && cb->version == kVersion, "fleet channel: not a version {} fleet region",
-             kVersion);
+  LTX2_CHECK(cb->magic == kChannelMagic && cb->version == kVersion,
+             "fleet channel: not a version {} fleet region", kVersion);
   ChannelSizes s;
   s.world = static_cast<int>(cb->world);
   s.job_slots = cb->job_slots;

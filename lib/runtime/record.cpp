@@ -9,7 +9,7 @@
 namespace ltx2::runtime {
 namespace {
 
-constexpr uint32_t kMagic = 0x4352584cu;  // "LXRC"
+constexpr uint32_t kRecordMagic = 0x4352584cu;  // "LXRC"
 constexpr size_t kFixed = 16;
 constexpr size_t kAlign = 64;
 
@@ -61,7 +61,7 @@ EncodedRecord::EncodedRecord(const nlohmann::json& meta, std::vector<NamedTensor
 void EncodedRecord::write(uint8_t* dst) const {
   const uint32_t header_len = static_cast<uint32_t>(header_.size());
   const uint64_t payload_len = payload_bytes_;
-  std::memcpy(dst, &kMagic, 4);
+  std::memcpy(dst, &kRecordMagic, 4);
   std::memcpy(dst + 4, &header_len, 4);
   std::memcpy(dst + 8, &payload_len, 8);
   std::memcpy(dst + kFixed, header_.data(), header_.size());
@@ -86,7 +86,7 @@ Record decode_record(const uint8_t* data, size_t size, const std::string& what,
   std::memcpy(&magic, data, 4);
   std::memcpy(&header_len, data + 4, 4);
   std::memcpy(&payload_len, data + 8, 8);
-  LTX2_CHECK(magic == kMagic, "corrupt {}: bad magic 0x{:08x}", what, magic);
+  LTX2_CHECK(magic == kRecordMagic, "corrupt {}: bad magic 0x{:08x}", what, magic);
   LTX2_CHECK(header_len <= size - kFixed, "corrupt {}: header of {} bytes overruns the {}-byte record", what,
              header_len, size);
   const size_t prefix = align_up(kFixed + header_len);

@@ -18,12 +18,7 @@ parallel::TokenSequence read_tokens(const GoldenCase& c, const std::string& pref
     seq.latent = Tensor::zeros({1, tokens, 1});
     return seq;
   }
-  seq.latent = c.tensor(prefix + "latent");
-  seq.timesteps = c.tensor(prefix + "timesteps");
-  seq.positions = c.tensor(prefix + "positions");
-  if (c.has(prefix + "keyframes_mask")) seq.keyframes_mask = c.tensor(prefix + "keyframes_mask");
-  if (c.has(prefix + "attention_mask")) seq.attention_mask = c.tensor(prefix + "attention_mask");
-  return seq;
+  return read_token_sequence(c, prefix);
 }
 
 void run_combo(const GoldenCase& c, Report& report, const nlohmann::json& combo) {

@@ -51,12 +51,7 @@ void run_tdp_rank_sim(const GoldenCase& c, Report& report) {
   check_exact_i64(report, "tile_boxes (case.json)", i64_tensor(boxes, {n_tiles, 3, 2}),
                   i64_tensor(expected_boxes, {static_cast<int64_t>(expected_boxes.size() / 6), 3, 2}));
 
-  parallel::TokenSequence video;
-  video.latent = c.tensor("in.video.latent");
-  video.timesteps = c.tensor("in.video.timesteps");
-  video.positions = c.tensor("in.video.positions");
-  if (c.has("in.video.keyframes_mask")) video.keyframes_mask = c.tensor("in.video.keyframes_mask");
-  if (c.has("in.video.attention_mask")) video.attention_mask = c.tensor("in.video.attention_mask");
+  const parallel::TokenSequence video = read_token_sequence(c, "in.video.");
   const Tensor audio = c.has("in.audio.latent") ? c.tensor("in.audio.latent") : Tensor{};
   const parallel::TileModel model = [&](const parallel::TokenSequence& tile) {
     return tdp_stub_model(tile, audio);

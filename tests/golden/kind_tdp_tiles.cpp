@@ -66,12 +66,7 @@ void run_detail(const GoldenCase& c, Report& report) {
       {axis_tiling_from_json(d, "f"), axis_tiling_from_json(d, "h"), axis_tiling_from_json(d, "w")});
   check_layout(c, report, "detail", plan, false);
 
-  parallel::TokenSequence video;
-  video.latent = c.tensor("in.detail.latent");
-  video.timesteps = c.tensor("in.detail.timesteps");
-  video.positions = c.tensor("in.detail.positions");
-  if (c.has("in.detail.keyframes_mask")) video.keyframes_mask = c.tensor("in.detail.keyframes_mask");
-  if (c.has("in.detail.attention_mask")) video.attention_mask = c.tensor("in.detail.attention_mask");
+  const parallel::TokenSequence video = read_token_sequence(c, "in.detail.");
 
   const auto keep = plan.cond_keep(video.positions);
   std::vector<int64_t> keep_flat;

@@ -58,4 +58,14 @@ Tolerance tolerance_for(const GoldenCase& c, const std::string& key, const Toler
   return entry == it->end() ? fallback : parse_tolerance(*entry);
 }
 
+parallel::TokenSequence read_token_sequence(const GoldenCase& c, const std::string& prefix) {
+  parallel::TokenSequence seq;
+  seq.latent = c.tensor(prefix + "latent");
+  seq.timesteps = c.tensor(prefix + "timesteps");
+  seq.positions = c.tensor(prefix + "positions");
+  if (c.has(prefix + "keyframes_mask")) seq.keyframes_mask = c.tensor(prefix + "keyframes_mask");
+  if (c.has(prefix + "attention_mask")) seq.attention_mask = c.tensor(prefix + "attention_mask");
+  return seq;
+}
+
 }  // namespace ltx2::golden

@@ -1,6 +1,7 @@
 // Helpers shared by the multi-GPU check runners (kind_sp_*, kind_tdp_*, kind_vae_*, kind_sharded_*,
 // kind_lora_tracker_sim): exact integer comparison (the generic float comparison would round
-// large byte offsets), int64 tensors from host vectors, and per-output tolerance lookup.
+// large byte offsets), int64 tensors from host vectors, token sequences, and per-output tolerance
+// lookup.
 #pragma once
 
 #include <cstdint>
@@ -9,6 +10,7 @@
 
 #include "golden/compare.h"
 #include "golden/golden_case.h"
+#include "parallel/token_sequence.h"
 
 namespace ltx2::golden {
 
@@ -22,6 +24,10 @@ void check_output(const GoldenCase& c, Report& report, const std::string& name, 
 
 Tensor i64_tensor(const std::vector<int64_t>& values, const Shape& shape);
 Tensor f32_tensor(const std::vector<float>& values);
+
+// The per-token fields <prefix>latent, timesteps, positions and, where the case has them,
+// keyframes_mask and attention_mask.
+parallel::TokenSequence read_token_sequence(const GoldenCase& c, const std::string& prefix);
 
 // case.json "tolerance" as an object {key: tol}: the entry for `key`, else `fallback`.
 Tolerance tolerance_for(const GoldenCase& c, const std::string& key, const Tolerance& fallback);

@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <limits>
 #include <string>
 
 #include "core/tensor.h"
@@ -83,6 +84,21 @@ inline void require_f32_close(const std::string& what, const Tensor& gpu_out, co
   double err = max_error(gpu_out, ref);
   INFO(what << ": GPU f32 error " << err);
   REQUIRE(err <= atol);
+}
+
+// A key mask [B, 1, 1, Tk] that keeps key j of batch b when (j + b) % 3 != 0, and its additive
+// form (0 where kept, -inf where not): the attention tests' masks.
+inline Tensor key_mask_bool(int64_t B, int64_t Tk) {
+  Tensor m = Tensor::empty({B, 1, 1, Tk}, DType::Bool);
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t j = 0; j < Tk; ++j) m.data<uint8_t>()[b * Tk + j] = (j + b) % 3 != 0;
+  return m;
+}
+inline Tensor additive(const Tensor& bool_mask) {
+  Tensor m = Tensor::empty(bool_mask.shape());
+  for (int64_t i = 0; i < m.numel(); ++i)
+    m.data<float>()[i] = bool_mask.data<uint8_t>()[i] ? 0.f : -std::numeric_limits<float>::infinity();
+  return m;
 }
 
 }  // namespace ltx2::test

@@ -45,6 +45,8 @@
 #include "support/test_util.h"
 
 using namespace ltx2;
+using test::additive;
+using test::key_mask_bool;
 using test::round_bf16;
 
 namespace {
@@ -135,20 +137,6 @@ Tensor rnd(const Shape& shape, uint64_t seed, float scale = 1.f, float shift = 0
   Tensor t = test::random_tensor(shape, seed);
   if (scale != 1.f) t = ops::mul(t, scale);
   return shift != 0.f ? ops::add(t, shift) : t;
-}
-
-// A key mask [B, 1, 1, Tk] that keeps key j of batch b when (j + b) % 3 != 0, and its additive form.
-Tensor key_mask_bool(int64_t B, int64_t Tk) {
-  Tensor m = Tensor::empty({B, 1, 1, Tk}, DType::Bool);
-  for (int64_t b = 0; b < B; ++b)
-    for (int64_t j = 0; j < Tk; ++j) m.data<uint8_t>()[b * Tk + j] = (j + b) % 3 != 0;
-  return m;
-}
-Tensor additive(const Tensor& bool_mask) {
-  Tensor m = Tensor::empty(bool_mask.shape());
-  for (int64_t i = 0; i < m.numel(); ++i)
-    m.data<float>()[i] = bool_mask.data<uint8_t>()[i] ? 0.f : -std::numeric_limits<float>::infinity();
-  return m;
 }
 
 // Interval positions [B, axes, T, 2] spread over [0, 40), so that the angles cover several turns.

@@ -14,6 +14,8 @@
 #include "support/test_util.h"
 
 using namespace ltx2;
+using test::additive;
+using test::key_mask_bool;
 using test::naive_bf16_attention;
 using test::round_bf16;
 using test::to_gpu;
@@ -28,21 +30,6 @@ Case random_case(int64_t B, int64_t H, int64_t Tq, int64_t Tk, int64_t D, uint64
   // Queries scaled up so that the softmax is far from uniform.
   return {ops::mul(test::random_tensor({B, H, Tq, D}, seed), 3.f),
           test::random_tensor({B, H, Tk, D}, seed + 1), test::random_tensor({B, H, Tk, D}, seed + 2)};
-}
-
-// A key mask [B, 1, 1, Tk] that keeps key j of batch b when (j + b) % 3 != 0.
-Tensor key_mask_bool(int64_t B, int64_t Tk) {
-  Tensor m = Tensor::empty({B, 1, 1, Tk}, DType::Bool);
-  for (int64_t b = 0; b < B; ++b)
-    for (int64_t j = 0; j < Tk; ++j) m.data<uint8_t>()[b * Tk + j] = (j + b) % 3 != 0;
-  return m;
-}
-
-Tensor additive(const Tensor& bool_mask) {
-  Tensor m = Tensor::empty(bool_mask.shape());
-  for (int64_t i = 0; i < m.numel(); ++i)
-    m.data<float>()[i] = bool_mask.data<uint8_t>()[i] ? 0.f : -std::numeric_limits<float>::infinity();
-  return m;
 }
 
 }  // namespace
