@@ -30,21 +30,46 @@ Tensor decoded_tile_to_unit(const Tensor& pixels) {
   LTX2_CHECK(pixels.dim() == 4 && pixels.device().is_cpu() &&
                  (pixels.dtype() == DType::F32 || pixels.dtype() == DType::BF16),
              "decoded tile {} is not [F, H, W, C] f32 or bf16 on the CPU", pixels.str());
-  Tensor unit = pixels.to(DType::F32).contiguous().clone();
-  float* v = unit.data<float>();
-  for (int64_t i = 0; i < unit.numel(); ++i) v[i] = ops::from_vae_range(v[i]);
-  return unit.permute({3, 0, 1, 2}).unsqueeze(0).contiguous();
+  const Tensor src = pixels.contiguous();
+  const int64_t F = src.size(0), H = src.size(1), W = src.size(2), C = src.size(3);
+  Tensor unit = Tensor::empty({1, C, F, H, W});
+  float* out = unit.data<float>();
+  const bool bf16 = src.dtype() == DType::BF16;
+  const float* f32 = bf16 ? nullptr : src.data<float>();
+  const uint16_t* b16 = bf16 ? static_cast<const uint16_t*>(src.data_ptr()) : nullptr;
+  // Channels last to channels first in one pass, rows in parallel.
+#pragma omp parallel for collapse(2) schedule(static)
+  for (int64_t f = 0; f < F; ++f)
+    for (int64_t y = 0; y < H; ++y) {
+      const int64_t in_row = (f * H + y) * W * C;
+      for (int64_t c = 0; c < C; ++c) {
+        float* o = out + ((c * F + f) * H + y) * W;
+        for (int64_t x = 0; x < W; ++x) {
+          const int64_t at = in_row + x * C + c;
+          o[x] = ops::from_vae_range(bf16 ? bf16_to_f32(b16[at]) : f32[at]);
+        }
+      }
+    }
+  return unit;
 }
 
 Tensor unit_frames_to_rgb8(const Tensor& frames) {
   LTX2_CHECK(
       frames.dim() == 5 && frames.size(0) == 1 && frames.device().is_cpu() && frames.dtype() == DType::F32,
       "blended frames {} are not [1, C, n, H, W] f32 on the CPU", frames.str());
-  const Tensor src = frames.select(0, 0).permute({1, 2, 3, 0}).contiguous();
-  Tensor out = Tensor::empty(src.shape(), DType::U8);
-  const float* __restrict s = src.data<float>();
-  uint8_t* __restrict o = out.data<uint8_t>();
-  for (int64_t i = 0; i < src.numel(); ++i) o[i] = ops::unit_to_u8(s[i]);
+  const Tensor src = frames.contiguous();
+  const int64_t C = src.size(1), n = src.size(2), H = src.size(3), W = src.size(4);
+  Tensor out = Tensor::empty({n, H, W, C}, DType::U8);
+  const float* in = src.data<float>();
+  uint8_t* o = out.data<uint8_t>();
+#pragma omp parallel for collapse(2) schedule(static)
+  for (int64_t f = 0; f < n; ++f)
+    for (int64_t y = 0; y < H; ++y)
+      for (int64_t c = 0; c < C; ++c) {
+        const float* row = in + ((c * n + f) * H + y) * W;
+        uint8_t* dst = o + (f * H + y) * W * C + c;
+        for (int64_t x = 0; x < W; ++x) dst[x * C] = ops::unit_to_u8(row[x]);
+      }
   return out;
 }
 

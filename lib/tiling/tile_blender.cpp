@@ -68,16 +68,20 @@ std::vector<Tensor> TileBlender::add(size_t tile_index, const Tensor& tile_value
              tile_values.str(), shape_str(expected));
   received_[tile_index] = true;
 
-  const auto& [fm, hm, wm] = masks_[tile_index];
-  const Tensor mask = ops::mul(ops::mul(fm, hm), wm);
-  auto region = [&](const Tensor& buffer) {
-    return buffer.slice(3, ha.start, ha.stop).slice(4, wa.start, wa.stop);
-  };
-  Tensor out_region = region(current_.out);
-  out_region.copy_(ops::add(out_region, ops::mul(tile_values, mask)));
-  if (current_.weight.defined()) {
-    Tensor weight_region = region(current_.weight);
-    weight_region.copy_(ops::add(weight_region, mask));
+  if (device_.is_cpu() && tile_values.dtype() == DType::F32) {
+    add_on_host(tile, tile_values.contiguous());
+  } else {
+    const auto& [fm, hm, wm] = masks_[tile_index];
+    const Tensor mask = ops::mul(ops::mul(fm, hm), wm);
+    auto region = [&](const Tensor& buffer) {
+      return buffer.slice(3, ha.start, ha.stop).slice(4, wa.start, wa.stop);
+    };
+    Tensor out_region = region(current_.out);
+    out_region.copy_(ops::add(out_region, ops::mul(tile_values, mask)));
+    if (current_.weight.defined()) {
+      Tensor weight_region = region(current_.weight);
+      weight_region.copy_(ops::add(weight_region, mask));
+    }
   }
 
   std::vector<Tensor> chunks;
@@ -100,6 +104,34 @@ std::vector<Tensor> TileBlender::add(size_t tile_index, const Tensor& tile_value
   }
   ++group_;
   return chunks;
+}
+
+void TileBlender::add_on_host(const Tile& tile, const Tensor& values) {
+  const auto& [fa, ha, wa] = tile.out;
+  const std::vector<float>& mf = tile.masks[0];
+  const std::vector<float>& mh = tile.masks[1];
+  const float* mw = tile.masks[2].data();
+  const int64_t tile_frames = fa.length(), rows = ha.length(), cols = wa.length();
+  const int64_t frames = current_.end - current_.start, H = plan_.out_extent[1], W = plan_.out_extent[2];
+  const int64_t first = fa.start - current_.start, planes = batch_ * channels_;
+  const float* src = values.data<float>();
+  float* out = current_.out.data<float>();
+  float* weight = current_.weight.defined() ? current_.weight.data<float>() : nullptr;
+#pragma omp parallel for collapse(2) \
+    schedule(static) if (planes * tile_frames * rows * cols > (int64_t{1} << 16))
+  for (int64_t f = 0; f < tile_frames; ++f)
+    for (int64_t y = 0; y < rows; ++y) {
+      const float frame_row = mf[f] * mh[y];
+      for (int64_t p = 0; p < planes; ++p) {
+        const float* __restrict s = src + ((p * tile_frames + f) * rows + y) * cols;
+        float* __restrict o = out + ((p * frames + first + f) * H + ha.start + y) * W + wa.start;
+        for (int64_t x = 0; x < cols; ++x) o[x] = o[x] + s[x] * (frame_row * mw[x]);
+      }
+      if (weight != nullptr) {
+        float* __restrict w = weight + ((first + f) * H + ha.start + y) * W + wa.start;
+        for (int64_t x = 0; x < cols; ++x) w[x] = w[x] + frame_row * mw[x];
+      }
+    }
 }
 
 }  // namespace ltx2::tiling
