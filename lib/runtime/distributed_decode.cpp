@@ -1,6 +1,7 @@
 // The distributed decode on a rank, and its plan's wire format (see distributed_decode.h).
 #include "runtime/distributed_decode.h"
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
