@@ -15,26 +15,6 @@ namespace ltx2::cli {
 
 namespace {
 
-// "HxW" -> {H, W}; "" -> {0, 0} (the fleet's default plan). `other` names what else the flag takes.
-std::pair<int64_t, int64_t> parse_tiles(const std::string& text, const char* flag, const char* other = "") {
-  if (text.empty()) return {0, 0};
-  auto x = text.find('x');
-  int64_t h = 0, w = 0;
-  try {
-    size_t used_h = 0, used_w = 0;
-    if (x != std::string::npos) {
-      h = std::stoll(text.substr(0, x), &used_h);
-      w = std::stoll(text.substr(x + 1), &used_w);
-    }
-    if (x == std::string::npos || used_h != x || used_w != text.size() - x - 1) h = w = 0;
-  } catch (const std::exception&) {
-    h = w = 0;
-  }
-  LTX2_CHECK(h >= 1 && w >= 1 && h <= 64 && w <= 64, "{} must be HxW with H, W in 1..64{}, got '{}'", flag,
-             other, text);
-  return {h, w};
-}
-
 runtime::FleetEngineOptions fleet_options(const GenerationFlags& flags, const EnginePlacement& placement) {
   runtime::FleetEngineOptions o;
   if (placement.on_gpu()) {
@@ -42,19 +22,9 @@ runtime::FleetEngineOptions fleet_options(const GenerationFlags& flags, const En
   } else {
     o.ranks = static_cast<int>(placement.devices.size());
   }
+  static_cast<runtime::RankSettings&>(o) = flags.settings;
   o.retries = flags.retries;
   if (flags.job_time_limit) o.job_timeout = *flags.job_time_limit;
-  o.quantization = flags.quantization_policy;
-  o.stage2_parallel = flags.stage2_parallel;
-  std::tie(o.tdp_height_tiles, o.tdp_width_tiles) = parse_tiles(flags.tdp_tiles, "--tdp-tiles");
-  o.vae_rank_split = flags.vae_tiles == "ranks";
-  if (!o.vae_rank_split)
-    std::tie(o.vae_height_tiles, o.vae_width_tiles) =
-        parse_tiles(flags.vae_tiles, "--vae-tiles", ", or 'ranks'");
-  LTX2_CHECK(flags.tdp_overlap >= 0, "--tdp-overlap must be >= 0, got {}", flags.tdp_overlap);
-  LTX2_CHECK(flags.vae_overlap >= 0, "--vae-overlap must be >= 0, got {}", flags.vae_overlap);
-  o.tdp_overlap = flags.tdp_overlap;
-  o.vae_overlap = flags.vae_overlap;
   return o;
 }
 }  // namespace
@@ -150,7 +120,6 @@ std::unique_ptr<pipeline::GenerationEngine> make_engine(PipelineKind kind, const
   if (placement.fleet) {
     runtime::FleetEngineOptions o = fleet_options(flags, placement);
     o.plan_shapes = shapes;
-    o.gpu_memory_gib = flags.gpu_memory;
     return runtime::make_fleet_engine(kind, paths, o);
   }
   return pipeline::make_local_engine(kind, paths, std::move(local_options));

@@ -64,12 +64,12 @@ void plan_memory(Plan& plan, const GenerationFlags& flags, PipelineKind kind) {
   const bool local = !plan.placement.fleet;
   pipeline::PipelineOptions options = local ? pipeline::PipelineOptions::on_device(plan.placement.devices[0])
                                             : pipeline::PipelineOptions{};
-  options.quantization = flags.quantization_policy;
+  options.quantization = flags.settings.quantization;
   std::optional<pipeline::ModelMemory> memory;
   uint64_t budget = 0;
   if (local && options.device.is_cuda()) {
     memory = pipeline::model_memory(flags.paths, options);
-    budget = pipeline::device_memory_budget(options.device, flags.gpu_memory);
+    budget = pipeline::device_memory_budget(options.device, flags.settings.gpu_memory_gib);
   }
   if (plan.jobs.empty()) {
     plan.shapes = {pipeline::request_shape(flags.request, kind)};
@@ -94,7 +94,6 @@ void plan_memory(Plan& plan, const GenerationFlags& flags, PipelineKind kind) {
 // job runs.
 Plan validate(const CLI::App& app, GenerationFlags& flags, PipelineKind kind, RunReporter& reporter) {
   Plan plan;
-  finish_generation_flags(flags, kind);
   plan.placement = plan_placement(flags);
   check_engine_available(flags, plan.placement);
   plan.tiny = wants_tiny_model(flags.paths);
@@ -187,15 +186,22 @@ int run_generation_program(int argc, char** argv, PipelineKind kind, const char*
                   program, pipeline_name(kind))};
   GenerationFlags flags;
   add_generation_flags(app, flags, kind);
+  // A usage mistake, CLI11's or a flag's value its field refuses, is one line naming the flag
+  // (CLI11's own message adds a second) and exit 2; --help exits 0.
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    // --help exits 0; a usage mistake is one line naming the flag (CLI11's own adds a second).
     if (e.get_exit_code() == 0) return app.exit(e);
     std::fprintf(stderr, "%s: error: %s (see --help)\n", program, e.what());
     return 2;
   }
   RunReporter reporter(program, flags.log_format == "json" ? LogFormat::Json : LogFormat::Text);
+  try {
+    finish_generation_flags(flags, kind);
+  } catch (const Error& e) {
+    reporter.error(std::string(e.what()) + " (see --help)");
+    return 2;
+  }
   try {
     const Plan plan = validate(app, flags, kind, reporter);
     if (plan.tiny) reporter.info(kTinyNotice);

@@ -6,128 +6,88 @@
 #include <cmath>
 
 #include "core/error.h"
+#include "io/fields.h"
+#include "pipeline/request_fields.h"
 #include "runtime/fleet_engine.h"
 
 namespace ltx2::cli {
 
 namespace {
 
-double parse_number(const std::string& s, const std::string& what) {
-  try {
-    size_t used = 0;
-    double v = std::stod(s, &used);
-    if (used == s.size() && std::isfinite(v)) return v;
-  } catch (const std::exception&) {
-  }
-  LTX2_FAIL("{}: '{}' is not a number", what, s);
-}
-
-int parse_int(const std::string& s, const std::string& what) {
-  double v = parse_number(s, what);
-  LTX2_CHECK(v == std::floor(v) && std::fabs(v) < 1e9, "{}: '{}' is not a whole number", what, s);
-  return static_cast<int>(v);
-}
-
 // --job-timeout SECONDS: positive, whole milliseconds, at most ~31 years (so nothing overflows).
 std::chrono::milliseconds parse_job_timeout(const std::string& text) {
-  const double seconds = parse_number(text, "--job-timeout");
+  const double seconds = fields::number_from_text(text, "--job-timeout");
   const auto ms = static_cast<int64_t>(std::llround(std::min(seconds, 1e9) * 1000));
   LTX2_CHECK(ms >= 1 && seconds <= 1e9,
              "--job-timeout must be a positive number of seconds up to 1e9, got {}", text);
   return std::chrono::milliseconds(ms);
 }
 
-void add_guidance_flags(CLI::App& app, GuidanceParams& g, const std::string& m, const char* mod_flag) {
-  app.add_option("--" + m + "-cfg-guidance-scale", g.cfg_scale, "Classifier-free guidance scale for " + m)
-      ->capture_default_str();
-  app.add_option("--" + m + "-stg-guidance-scale", g.stg_scale, "Spatio-temporal guidance scale for " + m)
-      ->capture_default_str();
-  app.add_option("--" + m + "-rescale-scale", g.rescale_scale, "Guidance rescale for " + m)
-      ->capture_default_str();
-  app.add_option("--" + m + "-stg-blocks", g.stg_blocks,
-                 "Transformer blocks whose self-attention STG skips, none for an empty list [default: by "
-                 "the checkpoint's version: 29 for LTX-2 (19B) and a checkpoint without one, 28 for "
-                 "LTX-2.3 and later; " +
-                     std::string(m == "video" ? "1" : "0") + " with the embedded tiny model]")
-      ->expected(0, CLI::detail::expected_max_vector_size);
-  app.add_option(mod_flag, g.modality_scale, "Modality (cross-attention) guidance scale for " + m)
-      ->capture_default_str();
-  app.add_option("--" + m + "-skip-step", g.skip_step,
-                 "Reuse the previous prediction on skipped steps (0: never)")
-      ->capture_default_str();
+// Every declared field of the program's flags, in --help's order.
+fields::FieldList declared_fields(GenerationFlags& f, PipelineKind kind) {
+  fields::FieldList out = model_path_fields(f.paths, kind);
+  for (fields::Field& field : request_fields(f.request, kind)) out.push_back(std::move(field));
+  for (fields::Field& field : runtime::rank_setting_fields(f.settings, kind)) out.push_back(std::move(field));
+  return out;
+}
+
+// The embedded tiny model's own defaults (apply_tiny_model_defaults), for --help.
+std::string tiny_default(const fields::Field& f) {
+  const std::string name = f.json_name();
+  if (name == "height") return std::to_string(kTinyHeight);
+  if (name == "width") return std::to_string(kTinyWidth);
+  if (name == "num_frames") return std::to_string(kTinyNumFrames);
+  if (name == "num_inference_steps") return std::to_string(kTinyInferenceSteps);
+  if (name == "video_guidance.stg_blocks") return "1";
+  if (name == "audio_guidance.stg_blocks") return "0";
+  return "";
+}
+
+// Declares a field's flag; its uses' words go to `words`.
+void add_field_flag(CLI::App& app, const fields::Field& f, std::vector<std::vector<std::string>>& words) {
+  std::string names;
+  for (const std::string& n : f.flags) names += (names.empty() ? "" : ",") + n;
+  std::string help = f.help;
+  std::string default_text = f.default_text;
+  if (const std::string tiny = tiny_default(f); !tiny.empty())
+    default_text += "; " + tiny + " with the embedded tiny model";
+  if (!default_text.empty()) help += " [default: " + default_text + "]";
+  CLI::Option* opt = nullptr;
+  switch (f.words) {
+    case fields::Words::Switch:
+      opt = app.add_flag_function(
+          names, [&words](int64_t) { words = {{}}; }, help);
+      return;
+    case fields::Words::One:
+      opt = app.add_option_function<std::string>(
+          names, [&words](const std::string& v) { words = {{v}}; }, help);
+      break;
+    case fields::Words::List:
+      // A use without words gives one empty word: the empty list.
+      opt = app.add_option_function<std::vector<std::string>>(
+                   names,
+                   [&words](const std::vector<std::string>& v) {
+                     std::vector<std::string> kept;
+                     for (const std::string& w : v)
+                       if (!w.empty()) kept.push_back(w);
+                     words = {kept};
+                   },
+                   help)
+                ->expected(0, CLI::detail::expected_max_vector_size);
+      break;
+    case fields::Words::Group:
+      opt = app.add_option(names, words, help)->expected(f.min_words, f.max_words);
+      break;
+  }
+  opt->type_name(f.type_name);
 }
 
 }  // namespace
 
 void add_generation_flags(CLI::App& app, GenerationFlags& f, PipelineKind kind) {
-  GenerationRequest& r = f.request;
-  ModelPaths& p = f.paths;
-  if (kind == PipelineKind::Distilled) {
-    app.add_option("--distilled-checkpoint-path,--checkpoint-path", p.checkpoint,
-                   "Distilled monolith checkpoint (.safetensors); none: the embedded tiny model");
-  } else {
-    app.add_option("--checkpoint-path", p.checkpoint,
-                   "Monolith checkpoint (.safetensors); none: the embedded tiny model");
-    app.add_option(
-           "--distilled-lora", f.distilled_lora,
-           "PATH [STRENGTH]: LoRA fused into stage 2 (strength 1.0); with no checkpoint: the tiny model's")
-        ->expected(1, 2);
-  }
-  app.add_option(
-      "--gemma-root", p.gemma_root,
-      "Gemma 3 folder (config.json, tokenizer.model, safetensors); with no checkpoint: the tiny model's");
-  app.add_option("--transformer-path", p.transformer, "Split layout: transformer file");
-  app.add_option("--text-encoder-path", p.text_encoder, "Split layout: text-encoder (connector) file");
-  app.add_option("--video-vae-path", p.video_vae, "Split layout (or with a monolith): video VAE file");
-  app.add_option("--audio-vae-path", p.audio_vae, "Split layout: audio VAE + vocoder file");
-  app.add_option("--spatial-upsampler-path", p.spatial_upsampler,
-                 "Latent spatial upsampler (.safetensors); with no checkpoint: the tiny model's");
-  app.add_option("--lora", f.loras, "PATH [STRENGTH]: extra LoRA fused into the transformer (repeatable)")
-      ->expected(1, 2);
-
-  app.add_option("--prompt", r.prompt, "What the video shows and sounds like (required unless --jobs)");
-  app.add_option("--output-path", r.output_path,
-                 "Output, by its form: .mp4 (H.264 + AAC); .y4m (uncompressed video, the audio as the .wav "
-                 "of the same name beside it); .wav (the audio alone, 16-bit PCM stereo; no video is "
-                 "decoded); or a PNG sequence's frame pattern FOLDER/NAME%05d.png (%d or %0Nd: 8-bit RGB "
-                 "frames numbered from 0, the audio as FOLDER/audio.wav; the folder is the output, replacing "
-                 "only a folder holding nothing but such files). Written atomically; required unless "
-                 "--jobs");
-  app.add_flag("--no-audio", r.no_audio,
-               "No audio track: an .mp4 without an audio stream, a .y4m or PNG sequence without its .wav "
-               "(the audio is not decoded)");
-  app.add_option("--seed", r.seed, "Random seed")->capture_default_str();
-  const auto size_help = [&](const char* what, int value, int tiny) {
-    return fmt::format("{} [default: {}; {} with the embedded tiny model]", what, value, tiny);
-  };
-  app.add_option("--height", r.height, size_help("Height in pixels (multiple of 64)", r.height, kTinyHeight));
-  app.add_option("--width", r.width, size_help("Width in pixels (multiple of 64)", r.width, kTinyWidth));
-  app.add_option("--num-frames", r.num_frames, size_help("Frames (8k+1)", r.num_frames, kTinyNumFrames));
-  app.add_option("--frame-rate", r.frame_rate, "Frames per second")->capture_default_str();
-  app.add_option(
-         "--image", f.images,
-         "PATH FRAME STRENGTH [CRF]: condition on an image (PNG, JPEG or WebP) at a pixel frame (repeatable)")
-      ->expected(3, 4);
-  if (kind == PipelineKind::TwoStage) {
-    r.negative_prompt = default_negative_prompt();
-    r.video_guidance = default_video_guidance();
-    r.audio_guidance = default_audio_guidance();
-    app.add_option("--negative-prompt", r.negative_prompt,
-                   "What to steer away from (default: the reference's list)");
-    app.add_option("--num-inference-steps", r.num_inference_steps,
-                   fmt::format("Stage-1 denoising steps [default: by the checkpoint's version: 40 for LTX-2 "
-                               "(19B) and a checkpoint without one, 30 for LTX-2.3 and later; {} with the "
-                               "embedded tiny model]",
-                               kTinyInferenceSteps));
-    add_guidance_flags(app, r.video_guidance, "video", "--a2v-guidance-scale");
-    add_guidance_flags(app, r.audio_guidance, "audio", "--v2a-guidance-scale");
-    app.add_option("--stage2-parallel", f.stage2_parallel,
-                   "Stage-2 strategy across ranks: sp (sequence parallel, the one-device result) or tdp "
-                   "(the reference's tiled data parallel: its own sigmas and tiles, so the video depends "
-                   "on the rank count)")
-        ->check(CLI::IsMember({"tdp", "sp"}))
-        ->capture_default_str();
-  }
+  f.request = default_request(kind);
+  for (const fields::Field& field : declared_fields(f, kind))
+    if (!field.flags.empty()) add_field_flag(app, field, (*f.words)[field.flag()]);
   app.add_option("--jobs", f.jobs_file,
                  "JSONL file: one job per line (fields as the flags, e.g. "
                  "{\"prompt\": ..., \"output_path\": ..., \"seed\": 3}); weights load once");
@@ -137,33 +97,7 @@ void add_generation_flags(CLI::App& app, GenerationFlags& f, PipelineKind kind) 
                  "several as one worker process each")
       ->capture_default_str();
   app.add_option("--gpus", f.gpus, "GPUs to use, e.g. 0,2 (default: every visible GPU)");
-  app.add_option(
-         "--gpu-memory", f.gpu_memory,
-         "GiB of each GPU the job may use, e.g. 80 to run as an 80 GiB card would (default: all of it). "
-         "Models that do not fit beside the rest are loaded per phase; a job that cannot fit fails "
-         "before loading, naming the phase")
-      ->check(CLI::NonNegativeNumber);
-  app.add_option(
-         "--quantization", f.quantization,
-         "How the transformer's weights are held and multiplied, as the reference names it: none (the "
-         "checkpoint's values, an FP8 checkpoint's scales honoured, in the compute dtype), fp8-cast "
-         "(the reference's fp8-cast numbers: block linears rounded to FP8 at load) or fp8-scaled-mm "
-         "(an FP8 checkpoint's linears kept in FP8 and multiplied as FP8 with its static input scales, "
-         "cuBLASLt FP8 GEMMs on the GPU; FP8 checkpoints only)")
-      ->capture_default_str();
   app.add_option("--ranks", f.ranks, "CPU ranks (worker processes) instead of GPUs");
-  app.add_option("--vae-tiles", f.vae_tiles,
-                 "Distributed VAE decode: HxW tiles, or 'ranks' for the reference's balanced split of the "
-                 "rank count (either makes the frames depend on the tiling; default: the one-device "
-                 "decode's tiles spread over the ranks, the same frames on any rank count)");
-  app.add_option("--vae-overlap", f.vae_overlap, "Distributed decode tile overlap in latent cells")
-      ->capture_default_str();
-  if (kind == PipelineKind::TwoStage) {
-    app.add_option("--tdp-tiles", f.tdp_tiles,
-                   "Stage-2 tiled data parallel tiles HxW (default: balanced split)");
-    app.add_option("--tdp-overlap", f.tdp_overlap, "Stage-2 tile overlap in latent cells")
-        ->capture_default_str();
-  }
   app.add_option("--retries", f.retries,
                  "Restart the fleet and retry a job this many times after a crash (runs even one GPU as a "
                  "worker process)")
@@ -181,22 +115,12 @@ void add_generation_flags(CLI::App& app, GenerationFlags& f, PipelineKind kind) 
 }
 
 void finish_generation_flags(GenerationFlags& f, PipelineKind kind) {
-  for (const auto& im : f.images) {
-    ImageCondition c;
-    c.path = im[0];
-    c.frame = parse_int(im[1], "--image " + im[0] + " FRAME");
-    c.strength = parse_number(im[2], "--image " + im[0] + " STRENGTH");
-    if (im.size() > 3) c.crf = parse_int(im[3], "--image " + im[0] + " CRF");
-    f.request.images.push_back(c);
+  for (const fields::Field& field : declared_fields(f, kind)) {
+    if (field.flags.empty()) continue;
+    const auto it = f.words->find(field.flag());
+    if (it == f.words->end()) continue;
+    for (const std::vector<std::string>& use : it->second) field.set_words(use);
   }
-  for (const auto& l : f.loras)
-    f.paths.loras.push_back({l[0], l.size() > 1 ? parse_number(l[1], "--lora " + l[0] + " STRENGTH") : 1.0});
-  if (kind == PipelineKind::TwoStage && !f.distilled_lora.empty()) {
-    f.paths.distilled_lora = {
-        f.distilled_lora[0],
-        f.distilled_lora.size() > 1 ? parse_number(f.distilled_lora[1], "--distilled-lora STRENGTH") : 1.0};
-  }
-  f.quantization_policy = parse_quantization(f.quantization);
   LTX2_CHECK(f.ranks >= 0 && f.ranks <= 64, "--ranks must be between 1 and 64, got {}", f.ranks);
   LTX2_CHECK(f.retries >= 0 && f.retries <= 10, "--retries must be between 0 and 10, got {}", f.retries);
   if (!f.job_timeout.empty()) f.job_time_limit = parse_job_timeout(f.job_timeout);

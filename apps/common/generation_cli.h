@@ -1,15 +1,18 @@
-// The flags shared by ltx2-distilled and ltx2-ti2vid, spelled as the reference's CLIs spell them
-// (plus ours: --device, --gpus, --ranks, --jobs, --log-format, --retries, --job-timeout), and their
-// conversion into a GenerationRequest and ModelPaths.
+// The flags shared by ltx2-distilled and ltx2-ti2vid: the request's, the model paths' and the rank
+// settings' fields as declared once (pipeline/request_fields.h, runtime/rank_settings.h), spelled
+// as the reference's CLIs spell them, plus the programs' own (--device, --gpus, --ranks, --jobs,
+// --log-format, --retries, --job-timeout).
 #pragma once
 
 #include <chrono>
+#include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
-#include "io/quantization.h"
 #include "pipeline/request.h"
+#include "runtime/rank_settings.h"
 
 // Only declared: the files that build or read the flags include CLI11 themselves, so a file that
 // needs only GenerationFlags does not compile CLI11's headers.
@@ -19,37 +22,36 @@ class App;
 
 namespace ltx2::cli {
 
+// The words a use of each declared field's flag got, by the flag's name: the command line is
+// parsed first and the fields set from the words after (finish_generation_flags), so each field's
+// own reader checks them, as it checks the --jobs file's and the wire's JSON.
+using FlagWords = std::map<std::string, std::vector<std::vector<std::string>>>;
+
 struct GenerationFlags {
+  // The declared fields (pipeline/request_fields.h, runtime/rank_settings.h).
   GenerationRequest request;
   ModelPaths paths;
-  std::vector<std::vector<std::string>> images;  // PATH FRAME STRENGTH [CRF]
-  std::vector<std::vector<std::string>> loras;   // PATH [STRENGTH]
-  std::vector<std::string> distilled_lora;       // PATH [STRENGTH]
+  runtime::RankSettings settings;  // the quantization, the memory cap and the fleet's plans
+  // The programs' own.
   std::string jobs_file;
   std::string log_format = "text";
   std::string device = "auto";  // see EnginePlacement (engine_factory.h)
   std::string gpus;
-  double gpu_memory = 0;  // GiB of each GPU to use (0: all of it)
-  std::string quantization = "none";                      // --quantization, as the reference spells it
-  Quantization quantization_policy = Quantization::None;  // parsed by finish_generation_flags
   int ranks = 0;
   int retries = 0;
   std::string job_timeout;  // --job-timeout SECONDS as given ("": not given, the fleet's default)
   std::optional<std::chrono::milliseconds> job_time_limit;  // parsed by finish_generation_flags
-  std::string stage2_parallel = "sp";
-  // Fleet tile counts "HxW" and overlaps in latent cells, for stage-2 tiled data parallel ("": the
-  // reference's balanced split of the world) and the distributed VAE decode ("": the pipeline's own
-  // tiles spread over the ranks; "ranks": the reference's balanced split).
-  std::string tdp_tiles, vae_tiles;
-  int tdp_overlap = 5, vae_overlap = 4;
+  // Shared so that CLI11's pointers into it stay good whatever copies the flags.
+  std::shared_ptr<FlagWords> words = std::make_shared<FlagWords>();
 };
 
 // The request's size when no checkpoint is given (the embedded tiny model) and the flag was not.
 inline constexpr int kTinyHeight = 128, kTinyWidth = 192, kTinyNumFrames = 9, kTinyInferenceSteps = 4;
 
+// Starts `f` with the pipeline's default request (default_request) and declares the flags.
 void add_generation_flags(CLI::App& app, GenerationFlags& f, PipelineKind kind);
-// Parses the grouped flags (--image, --lora, --distilled-lora) into request/paths; throws
-// ltx2::Error naming the flag on a malformed value.
+// After parsing: sets the declared fields from their flags' words and checks the programs' own
+// flags; throws ltx2::Error naming the flag on a malformed value (a usage error).
 void finish_generation_flags(GenerationFlags& f, PipelineKind kind);
 // No checkpoint given (neither a monolith nor split files): the embedded tiny model is used.
 bool wants_tiny_model(const ModelPaths& p);

@@ -6,108 +6,13 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
-#include "io/json_value.h"
+#include "io/fields.h"
 #include "media/clip_writer.h"
+#include "pipeline/request_fields.h"
 
 namespace ltx2::cli {
 
-namespace {
-
 using json = nlohmann::json;
-
-std::string text(const json& j, const std::string& key) {
-  LTX2_CHECK(j.is_string(), "field '{}': must be a string, got {}", key, j.type_name());
-  return j.get<std::string>();
-}
-
-void overlay_guidance(const json& j, GuidanceParams& g, const std::string& key) {
-  LTX2_CHECK(j.is_object(), "field '{}': must be an object", key);
-  for (const auto& [k, v] : j.items()) {
-    const std::string name = key + "." + k;
-    if (k == "cfg_scale")
-      g.cfg_scale = json_number(v, name);
-    else if (k == "stg_scale")
-      g.stg_scale = json_number(v, name);
-    else if (k == "rescale_scale")
-      g.rescale_scale = json_number(v, name);
-    else if (k == "modality_scale")
-      g.modality_scale = json_number(v, name);
-    else if (k == "skip_step")
-      g.skip_step = json_integer<int>(v, name);
-    else if (k == "stg_blocks")
-      g.stg_blocks = json_integers<int>(v, name);
-    else
-      LTX2_FAIL("unknown field '{}'", name);
-  }
-}
-
-ImageCondition image_from(const json& j) {
-  ImageCondition c;
-  if (j.is_array()) {
-    LTX2_CHECK(j.size() == 3 || j.size() == 4,
-               "field 'images': each image is [PATH, FRAME, STRENGTH(, CRF)]");
-    c.path = text(j[0], "images PATH");
-    c.frame = json_integer<int>(j[1], "images FRAME");
-    c.strength = json_number(j[2], "images STRENGTH");
-    if (j.size() == 4) c.crf = json_integer<int>(j[3], "images CRF");
-    return c;
-  }
-  LTX2_CHECK(j.is_object(), "field 'images': each image is an array or an object");
-  for (const auto& [k, v] : j.items()) {
-    if (k == "path")
-      c.path = text(v, "images.path");
-    else if (k == "frame")
-      c.frame = json_integer<int>(v, "images.frame");
-    else if (k == "strength")
-      c.strength = json_number(v, "images.strength");
-    else if (k == "crf")
-      c.crf = json_integer<int>(v, "images.crf");
-    else
-      LTX2_FAIL("unknown field 'images.{}'", k);
-  }
-  return c;
-}
-
-GenerationRequest overlay(const json& j, GenerationRequest r) {
-  LTX2_CHECK(j.is_object(), "a job must be a JSON object, got {}", j.type_name());
-  for (const auto& [k, v] : j.items()) {
-    if (k == "prompt")
-      r.prompt = text(v, k);
-    else if (k == "negative_prompt")
-      r.negative_prompt = text(v, k);
-    else if (k == "output_path")
-      r.output_path = text(v, k);
-    else if (k == "no_audio") {
-      LTX2_CHECK(v.is_boolean(), "field 'no_audio': must be true or false, got {}", v.type_name());
-      r.no_audio = v.get<bool>();
-    } else if (k == "seed")
-      r.seed = json_integer<int64_t>(v, k);
-    else if (k == "height")
-      r.height = json_integer<int>(v, k);
-    else if (k == "width")
-      r.width = json_integer<int>(v, k);
-    else if (k == "num_frames")
-      r.num_frames = json_integer<int>(v, k);
-    else if (k == "frame_rate")
-      r.frame_rate = json_number(v, k);
-    else if (k == "num_inference_steps")
-      r.num_inference_steps = json_integer<int>(v, k);
-    else if (k == "video_guidance")
-      overlay_guidance(v, r.video_guidance, k);
-    else if (k == "audio_guidance")
-      overlay_guidance(v, r.audio_guidance, k);
-    else if (k == "images") {
-      LTX2_CHECK(v.is_array(), "field 'images': must be an array");
-      r.images.clear();
-      for (const json& im : v) r.images.push_back(image_from(im));
-    } else {
-      LTX2_FAIL("unknown field '{}'", k);
-    }
-  }
-  return r;
-}
-
-}  // namespace
 
 std::vector<JobLine> read_jobs_file(const std::string& path, const GenerationRequest& defaults,
                                     PipelineKind kind) {
@@ -121,7 +26,9 @@ std::vector<JobLine> read_jobs_file(const std::string& path, const GenerationReq
     job.line = line;
     try {
       const json j = json::parse(text);
-      job.request = overlay(j, defaults);
+      LTX2_CHECK(j.is_object(), "a job must be a JSON object, got {}", j.type_name());
+      job.request = defaults;
+      fields::from_json(request_fields(job.request, kind), j, fields::JsonRead::Overlay);
       validate_request(job.request, kind);
     } catch (const json::exception& e) {
       // The parser's own words (nlohmann prefixes them with "[json.exception.parse_error.101] ").

@@ -1,6 +1,6 @@
 // --jobs FILE.jsonl: one generation per line, each a JSON object whose fields override the command
-// line's request: prompt, negative_prompt, output_path, no_audio (true or false), seed, height,
-// width, num_frames,
+// line's request. The fields are the request's, read by their own readers (pipeline/request_fields.h):
+// prompt, negative_prompt, output_path, no_audio (true or false), seed, height, width, num_frames,
 // frame_rate, num_inference_steps, images ([[PATH, FRAME, STRENGTH(, CRF)], ...] or objects with
 // path/frame/strength/crf), video_guidance / audio_guidance (objects with any of cfg_scale,
 // stg_scale, rescale_scale, modality_scale, skip_step, stg_blocks). Blank lines are skipped.

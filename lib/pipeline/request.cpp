@@ -6,7 +6,6 @@
 #include <filesystem>
 
 #include "core/error.h"
-#include "io/json_value.h"
 #include "media/clip_writer.h"
 #include "media/png_sequence_writer.h"
 #include "media/y4m_wav_writer.h"
@@ -14,7 +13,6 @@
 namespace ltx2 {
 
 namespace fs = std::filesystem;
-using json = nlohmann::json;
 
 const char* pipeline_name(PipelineKind k) {
   return k == PipelineKind::Distilled ? "distilled" : "two-stage";
@@ -43,6 +41,16 @@ GuidanceParams default_video_guidance() {
 }
 GuidanceParams default_audio_guidance() {
   return {7.0, 1.0, 0.7, 3.0, 0, version_defaults({2, 3}).stg_blocks};
+}
+
+GenerationRequest default_request(PipelineKind kind) {
+  GenerationRequest r;
+  if (kind == PipelineKind::TwoStage) {
+    r.negative_prompt = default_negative_prompt();
+    r.video_guidance = default_video_guidance();
+    r.audio_guidance = default_audio_guidance();
+  }
+  return r;
 }
 
 VersionDefaults version_defaults(const std::vector<int>& model_version) {
@@ -195,104 +203,6 @@ void validate_model_paths(const ModelPaths& p, PipelineKind kind) {
     check_readable_file(p.distilled_lora.path, "--distilled-lora");
     LTX2_CHECK(std::isfinite(p.distilled_lora.strength), "--distilled-lora: strength is not finite");
   }
-}
-
-// ---- JSON ----------------------------------------------------------------------------------
-
-namespace {
-json guidance_json(const GuidanceParams& g) {
-  return {{"cfg_scale", g.cfg_scale},         {"stg_scale", g.stg_scale},
-          {"rescale_scale", g.rescale_scale}, {"modality_scale", g.modality_scale},
-          {"skip_step", g.skip_step},         {"stg_blocks", g.stg_blocks}};
-}
-}  // namespace
-
-json to_json(const GenerationRequest& r) {
-  json images = json::array();
-  for (const auto& im : r.images)
-    images.push_back({{"path", im.path}, {"frame", im.frame}, {"strength", im.strength}, {"crf", im.crf}});
-  return {{"prompt", r.prompt},
-          {"negative_prompt", r.negative_prompt},
-          {"seed", r.seed},
-          {"height", r.height},
-          {"width", r.width},
-          {"num_frames", r.num_frames},
-          {"frame_rate", r.frame_rate},
-          {"num_inference_steps", r.num_inference_steps},
-          {"video_guidance", guidance_json(r.video_guidance)},
-          {"audio_guidance", guidance_json(r.audio_guidance)},
-          {"images", images},
-          {"output_path", r.output_path},
-          {"no_audio", r.no_audio}};
-}
-
-GenerationRequest request_from_json(const json& j) {
-  GenerationRequest r;
-  try {
-    r.prompt = j.at("prompt").get<std::string>();
-    r.negative_prompt = j.value("negative_prompt", std::string());
-    r.seed = json_integer<int64_t>(j.at("seed"), "seed");
-    r.height = json_integer<int>(j.at("height"), "height");
-    r.width = json_integer<int>(j.at("width"), "width");
-    r.num_frames = json_integer<int>(j.at("num_frames"), "num_frames");
-    r.frame_rate = j.at("frame_rate").get<double>();
-    r.num_inference_steps = json_integer<int>(j.at("num_inference_steps"), "num_inference_steps");
-    r.video_guidance = guidance_from_json(j.at("video_guidance"));
-    r.audio_guidance = guidance_from_json(j.at("audio_guidance"));
-    for (const auto& im : j.at("images"))
-      r.images.push_back({im.at("path").get<std::string>(), json_integer<int>(im.at("frame"), "images.frame"),
-                          im.at("strength").get<double>(), json_integer<int>(im.at("crf"), "images.crf")});
-    r.output_path = j.at("output_path").get<std::string>();
-    r.no_audio = j.at("no_audio").get<bool>();
-  } catch (const json::exception& e) {
-    LTX2_FAIL("malformed generation request: {}", e.what());
-  }
-  return r;
-}
-
-json to_json(const ModelPaths& p) {
-  json loras = json::array();
-  for (const auto& l : p.loras) loras.push_back({{"path", l.path}, {"strength", l.strength}});
-  return {{"checkpoint", p.checkpoint},
-          {"gemma_root", p.gemma_root},
-          {"transformer", p.transformer},
-          {"text_encoder", p.text_encoder},
-          {"video_vae", p.video_vae},
-          {"audio_vae", p.audio_vae},
-          {"spatial_upsampler", p.spatial_upsampler},
-          {"loras", loras},
-          {"distilled_lora", {{"path", p.distilled_lora.path}, {"strength", p.distilled_lora.strength}}}};
-}
-
-ModelPaths model_paths_from_json(const json& j) {
-  ModelPaths p;
-  try {
-    p.checkpoint = j.at("checkpoint").get<std::string>();
-    p.gemma_root = j.at("gemma_root").get<std::string>();
-    p.transformer = j.at("transformer").get<std::string>();
-    p.text_encoder = j.at("text_encoder").get<std::string>();
-    p.video_vae = j.at("video_vae").get<std::string>();
-    p.audio_vae = j.at("audio_vae").get<std::string>();
-    p.spatial_upsampler = j.at("spatial_upsampler").get<std::string>();
-    for (const auto& l : j.at("loras"))
-      p.loras.push_back({l.at("path").get<std::string>(), l.at("strength").get<double>()});
-    p.distilled_lora = {j.at("distilled_lora").at("path").get<std::string>(),
-                        j.at("distilled_lora").at("strength").get<double>()};
-  } catch (const json::exception& e) {
-    LTX2_FAIL("malformed model paths: {}", e.what());
-  }
-  return p;
-}
-
-GuidanceParams guidance_from_json(const json& j) {
-  GuidanceParams g;
-  g.cfg_scale = j.at("cfg_scale").get<double>();
-  g.stg_scale = j.at("stg_scale").get<double>();
-  g.rescale_scale = j.at("rescale_scale").get<double>();
-  g.modality_scale = j.at("modality_scale").get<double>();
-  g.skip_step = json_integer<int>(j.at("skip_step"), "skip_step");
-  g.stg_blocks = json_integers<int>(j.at("stg_blocks"), "stg_blocks");
-  return g;
 }
 
 }  // namespace ltx2

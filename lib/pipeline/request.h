@@ -1,10 +1,10 @@
 // What a user asks a pipeline for: the generation request (prompt, size, seed, guidance, image
-// conditions, output) and where the model files are. Both round-trip through JSON, which is how a
-// job travels to the fleet's workers. Validation happens here, before any work, with messages that
-// name the flag at fault.
+// conditions, output) and where the model files are. Their fields (flags, JSON keys, the checks of
+// one value) are declared in request_fields.h; the checks across fields are here, the one place a
+// request and the model paths are validated, before any work, with messages that name the flag.
 #pragma once
 
-#include <nlohmann/json_fwd.hpp>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -69,6 +69,9 @@ const std::string& default_negative_prompt();
 // blocks [28]; audio: cfg 7, stg 1, rescale 0.7, modality 3, blocks [28]).
 GuidanceParams default_video_guidance();
 GuidanceParams default_audio_guidance();
+// The request a pipeline runs when no flag or field says otherwise: for the two-stage pipeline the
+// reference's negative prompt and guidance.
+GenerationRequest default_request(PipelineKind kind);
 
 // What a checkpoint's model_version (parse_model_version) decides, as the reference's detect_params
 // gives it: the two-stage pipeline's stage-1 steps and STG blocks (video and audio alike) and the
@@ -99,13 +102,5 @@ void validate_request(const GenerationRequest& r, PipelineKind kind);
 // Files must exist and be readable; monolith and split layouts may not be mixed; the pieces each
 // pipeline needs must be there. Content is checked when the files are opened (before any work).
 void validate_model_paths(const ModelPaths& p, PipelineKind kind);
-
-nlohmann::json to_json(const GenerationRequest& r);
-GenerationRequest request_from_json(const nlohmann::json& j);
-// A guider's parameters under the reference's names (cfg_scale, stg_scale, rescale_scale,
-// modality_scale, skip_step, stg_blocks), as the fixtures record them too.
-GuidanceParams guidance_from_json(const nlohmann::json& j);
-nlohmann::json to_json(const ModelPaths& p);
-ModelPaths model_paths_from_json(const nlohmann::json& j);
 
 }  // namespace ltx2

@@ -33,6 +33,7 @@
 #include "parallel/vae_tile_plan.h"
 #include "pipeline/latent_tools.h"
 #include "pipeline/pipeline_models.h"
+#include "pipeline/request_fields.h"
 #include "runtime/controller.h"
 #include "runtime/distributed_decode.h"
 #include "runtime/launcher.h"
@@ -71,7 +72,7 @@ class PipelineRunner final : public Runner {
       options.load_text_encoder = ctx.rank == 0;
       ex.text_encode = std::make_shared<parallel::BroadcastTextEncoder>(*ctx.comm);
       ex.stage1 = ex.stage2 = std::make_shared<parallel::SequenceParallelExecutor>(*ctx.comm);
-      if (kind_ == PipelineKind::TwoStage && settings.stage2_parallel == "tdp") {
+      if (kind_ == PipelineKind::TwoStage && settings.stage2_parallel == Stage2Parallel::TiledData) {
         const auto [small, large] = tiling::balanced_tile_split(ctx.world_size);
         const int64_t h = settings.tdp_height_tiles, w = settings.tdp_width_tiles,
                       overlap = settings.tdp_overlap;
@@ -430,8 +431,6 @@ class FleetEngine final : public pipeline::GenerationEngine {
 }  // namespace
 
 std::vector<Device> fleet_devices(const FleetEngineOptions& opt) {
-  LTX2_CHECK(opt.stage2_parallel == "tdp" || opt.stage2_parallel == "sp",
-             "--stage2-parallel must be 'tdp' or 'sp', got '{}'", opt.stage2_parallel);
   LTX2_CHECK(opt.tdp_height_tiles >= 0 && opt.tdp_width_tiles >= 0 && opt.tdp_overlap >= 0 &&
                  opt.vae_height_tiles >= 0 && opt.vae_width_tiles >= 0 && opt.vae_overlap >= 0,
              "TDP / VAE tile counts and overlaps must not be negative");

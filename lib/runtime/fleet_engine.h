@@ -5,7 +5,7 @@
 // - transformer calls run sequence parallel over all ranks (the stages' executors,
 //   pipeline/stage_executors.h);
 //   the two-stage pipeline's stage 2 runs tiled data parallel instead when stage2_parallel is
-//   "tdp", as the reference's runners do (multigpu.md 4: tiles round-robin over the ranks, one SUM
+//   TiledData, as the reference's runners do (multigpu.md 4: tiles round-robin over the ranks, one SUM
 //   all-reduce, stage-2 sigmas [0.625, 0.4, 0.0]; the audio stays stage 1's, which ran sequence parallel);
 // - the video decode is distributed (runtime/distributed_decode.h, multigpu.md 5): rank r decodes
 //   tiles r, r + W, ... of the pipeline's own tile plan (the single-process decode's; or, asked
@@ -68,7 +68,7 @@ struct FleetEngineOptions : RankSettings {
 };
 
 // One device per rank: cuda:g for each of gpus, else `ranks` CPU devices. Refuses ranks < 1,
-// more than 64 ranks, a negative GPU index, stage2_parallel other than "tdp" / "sp" and a
+// more than 64 ranks, a negative GPU index, negative tile counts or overlaps and a
 // tile_piece_bytes outside its range.
 std::vector<Device> fleet_devices(const FleetEngineOptions& opt);
 

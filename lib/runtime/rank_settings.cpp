@@ -1,45 +1,183 @@
-// The setup's JSON mapping (see rank_settings.h).
+// The settings' fields and the setup's JSON mapping (see rank_settings.h).
 #include "runtime/rank_settings.h"
 
+#include <fmt/format.h>
+
+#include <limits>
 #include <nlohmann/json.hpp>
+
+#include "core/error.h"
+#include "io/json_value.h"
+#include "pipeline/request_fields.h"
 
 namespace ltx2::runtime {
 
+using fields::Field;
 using nlohmann::json;
 
+namespace {
+
+// A field whose flag and JSON both take one text, read by `set` (which throws naming `flag`) and
+// written by `get`.
+Field text_form(std::string key, std::string flag, std::string help,
+                std::function<void(const std::string&)> set, std::function<std::string()> get) {
+  Field f;
+  f.key = std::move(key);
+  f.flags = {std::move(flag)};
+  f.help = std::move(help);
+  f.type_name = "TEXT";
+  f.set_words = [set](const std::vector<std::string>& w) { set(w.at(0)); };
+  f.set_json = [set](const json& j, const std::string& name) { set(fields::json_text(j, name)); };
+  f.get_json = [get] { return json(get()); };
+  return f;
+}
+
+// "HxW" -> {H, W}; "" -> {0, 0} (the default plan). `other` names what else the flag takes.
+std::pair<int64_t, int64_t> parse_tiles(const std::string& text, const std::string& flag,
+                                        const char* other = "") {
+  if (text.empty()) return {0, 0};
+  const auto x = text.find('x');
+  int64_t h = 0, w = 0;
+  try {
+    size_t used_h = 0, used_w = 0;
+    if (x != std::string::npos) {
+      h = std::stoll(text.substr(0, x), &used_h);
+      w = std::stoll(text.substr(x + 1), &used_w);
+    }
+    if (x == std::string::npos || used_h != x || used_w != text.size() - x - 1) h = w = 0;
+  } catch (const std::exception&) {
+    h = w = 0;
+  }
+  LTX2_CHECK(h >= 1 && w >= 1 && h <= 64 && w <= 64, "{} must be HxW with H, W in 1..64{}, got '{}'", flag,
+             other, text);
+  return {h, w};
+}
+
+std::string tiles_text(int64_t h, int64_t w) {
+  return h > 0 ? fmt::format("{}x{}", h, w) : "";
+}
+
+// A latent-cell count >= 0.
+Field overlap_field(std::string key, std::string flag, std::string help, int64_t& value) {
+  Field f = fields::integer(std::move(key), flag, std::move(help), value);
+  const auto check = [&value, flag] { LTX2_CHECK(value >= 0, "{} must be >= 0, got {}", flag, value); };
+  f.set_words = [inner = f.set_words, check](const std::vector<std::string>& w) {
+    inner(w);
+    check();
+  };
+  f.set_json = [inner = f.set_json, check](const json& j, const std::string& name) {
+    inner(j, name);
+    check();
+  };
+  return f;
+}
+
+}  // namespace
+
+fields::FieldList rank_setting_fields(RankSettings& s, PipelineKind kind) {
+  fields::FieldList out;
+  out.push_back(text_form(
+      "stage2_parallel", "--stage2-parallel",
+      "Stage-2 strategy across ranks: sp (sequence parallel, the one-device result) or tdp (the reference's "
+      "tiled data parallel: its own sigmas and tiles, so the video depends on the rank count)",
+      [&s](const std::string& v) {
+        LTX2_CHECK(v == "sp" || v == "tdp", "--stage2-parallel must be sp or tdp, got '{}'", v);
+        s.stage2_parallel = v == "tdp" ? Stage2Parallel::TiledData : Stage2Parallel::Sequence;
+      },
+      [&s] { return std::string(s.stage2_parallel == Stage2Parallel::TiledData ? "tdp" : "sp"); }));
+  out.back().default_text = "sp";
+  out.push_back(text_form(
+      "tdp_tiles", "--tdp-tiles", "Stage-2 tiled data parallel tiles HxW (default: balanced split)",
+      [&s](const std::string& v) {
+        std::tie(s.tdp_height_tiles, s.tdp_width_tiles) = parse_tiles(v, "--tdp-tiles");
+      },
+      [&s] { return tiles_text(s.tdp_height_tiles, s.tdp_width_tiles); }));
+  out.push_back(
+      overlap_field("tdp_overlap", "--tdp-overlap", "Stage-2 tile overlap in latent cells", s.tdp_overlap));
+  if (kind != PipelineKind::TwoStage)
+    for (Field& f : out) f = fields::without_flag(std::move(f));
+  out.push_back(text_form(
+      "vae_tiles", "--vae-tiles",
+      "Distributed VAE decode: HxW tiles, or 'ranks' for the reference's balanced split of the rank count "
+      "(either makes the frames depend on the tiling; default: the one-device decode's tiles spread over the "
+      "ranks, the same frames on any rank count)",
+      [&s](const std::string& v) {
+        s.vae_rank_split = v == "ranks";
+        std::tie(s.vae_height_tiles, s.vae_width_tiles) = s.vae_rank_split
+                                                              ? std::pair<int64_t, int64_t>{0, 0}
+                                                              : parse_tiles(v, "--vae-tiles", ", or 'ranks'");
+      },
+      [&s] {
+        return s.vae_rank_split ? std::string("ranks") : tiles_text(s.vae_height_tiles, s.vae_width_tiles);
+      }));
+  out.push_back(overlap_field("vae_overlap", "--vae-overlap",
+                              "Distributed decode tile overlap in latent cells", s.vae_overlap));
+  Field memory = fields::number(
+      "gpu_memory_gib", "--gpu-memory",
+      "GiB of each GPU the job may use, e.g. 80 to run as an 80 GiB card would (default: all of it). Models "
+      "that do not fit beside the rest are loaded per phase; a job that cannot fit fails before loading, "
+      "naming the phase",
+      s.gpu_memory_gib);
+  memory.default_text.clear();
+  const auto check_memory = [&s] {
+    LTX2_CHECK(s.gpu_memory_gib >= 0, "--gpu-memory must be >= 0 GiB, got {}", s.gpu_memory_gib);
+  };
+  memory.set_words = [inner = memory.set_words, check_memory](const std::vector<std::string>& w) {
+    inner(w);
+    check_memory();
+  };
+  memory.set_json = [inner = memory.set_json, check_memory](const json& j, const std::string& name) {
+    inner(j, name);
+    check_memory();
+  };
+  out.push_back(std::move(memory));
+  out.push_back(text_form(
+      "quantization", "--quantization",
+      "How the transformer's weights are held and multiplied, as the reference names it: none (the "
+      "checkpoint's values, an FP8 checkpoint's scales honoured, in the compute dtype), fp8-cast (the "
+      "reference's fp8-cast numbers: block linears rounded to FP8 at load) or fp8-scaled-mm (an FP8 "
+      "checkpoint's linears kept in FP8 and multiplied as FP8 with its static input scales, cuBLASLt FP8 "
+      "GEMMs "
+      "on the GPU; FP8 checkpoints only)",
+      [&s](const std::string& v) { s.quantization = parse_quantization(v); },
+      [&s] { return std::string(quantization_name(s.quantization)); }));
+  out.back().default_text = "none";
+  Field piece;
+  piece.key = "tile_piece_bytes";
+  piece.set_json = [&s](const json& j, const std::string& name) {
+    s.tile_piece_bytes = static_cast<size_t>(json_integer(j, name, 0, std::numeric_limits<int64_t>::max()));
+  };
+  piece.get_json = [&s] { return json(s.tile_piece_bytes); };
+  out.push_back(std::move(piece));
+  Field shapes;
+  shapes.key = "plan_shapes";
+  shapes.set_json = [&s](const json& j, const std::string&) {
+    s.plan_shapes = pipeline::request_shapes_from_json(j);
+  };
+  shapes.get_json = [&s] { return pipeline::to_json(s.plan_shapes); };
+  out.push_back(std::move(shapes));
+  return out;
+}
+
 json to_json(const RankSetup& setup) {
-  const RankSettings& r = setup.settings;
-  return {{"paths", ltx2::to_json(setup.paths)},
-          {"stage2_parallel", r.stage2_parallel},
-          {"tdp_height_tiles", r.tdp_height_tiles},
-          {"tdp_width_tiles", r.tdp_width_tiles},
-          {"tdp_overlap", r.tdp_overlap},
-          {"vae_height_tiles", r.vae_height_tiles},
-          {"vae_width_tiles", r.vae_width_tiles},
-          {"vae_rank_split", r.vae_rank_split},
-          {"vae_overlap", r.vae_overlap},
-          {"tile_piece_bytes", r.tile_piece_bytes},
-          {"plan_shapes", pipeline::to_json(r.plan_shapes)},
-          {"gpu_memory_gib", r.gpu_memory_gib},
-          {"quantization", quantization_name(r.quantization)}};
+  RankSetup copy = setup;
+  json j = fields::to_json(rank_setting_fields(copy.settings, PipelineKind::TwoStage));
+  j["paths"] = ltx2::to_json(setup.paths);
+  return j;
 }
 
 RankSetup rank_setup_from_json(const json& j) {
   RankSetup setup;
+  LTX2_CHECK(j.is_object() && j.contains("paths"), "malformed rank setup: no 'paths'");
   setup.paths = model_paths_from_json(j.at("paths"));
-  RankSettings& r = setup.settings;
-  r.stage2_parallel = j.at("stage2_parallel");
-  r.tdp_height_tiles = j.at("tdp_height_tiles");
-  r.tdp_width_tiles = j.at("tdp_width_tiles");
-  r.tdp_overlap = j.at("tdp_overlap");
-  r.vae_height_tiles = j.at("vae_height_tiles");
-  r.vae_width_tiles = j.at("vae_width_tiles");
-  r.vae_rank_split = j.at("vae_rank_split");
-  r.vae_overlap = j.at("vae_overlap");
-  r.tile_piece_bytes = j.at("tile_piece_bytes");
-  r.plan_shapes = pipeline::request_shapes_from_json(j.at("plan_shapes"));
-  r.gpu_memory_gib = j.at("gpu_memory_gib");
-  r.quantization = parse_quantization(j.at("quantization"));
+  json settings = j;
+  settings.erase("paths");
+  try {
+    fields::from_json(rank_setting_fields(setup.settings, PipelineKind::TwoStage), settings,
+                      fields::JsonRead::Complete);
+  } catch (const Error& e) {
+    LTX2_FAIL("malformed rank setup: {}", e.what());
+  }
   return setup;
 }
 

@@ -1,5 +1,7 @@
 // What every rank of a fleet needs to build its pipeline and its executors (fleet_engine.h's
-// options carry it; the workers get it once, at setup).
+// options carry it; the workers get it once, at setup), and the in-process engine's quantization
+// and memory cap. Its fields are declared once (rank_setting_fields): the command line's flags and
+// the setup's JSON are both made from that list.
 #pragma once
 
 #include <cstddef>
@@ -8,16 +10,20 @@
 #include <string>
 #include <vector>
 
+#include "io/fields.h"
 #include "io/quantization.h"
 #include "pipeline/request.h"
 #include "pipeline/residency.h"
 
 namespace ltx2::runtime {
 
+// How the two-stage pipeline's stage 2 spreads over the ranks: sequence parallel ("sp": the one-rank
+// result) or the reference's tiled data parallel ("tdp", with its own sigmas and tiles: the result
+// depends on the rank count).
+enum class Stage2Parallel { Sequence, TiledData };
+
 struct RankSettings {
-  // Two-stage stage 2: "sp" (sequence parallel: the one-rank result) or "tdp" (the reference's
-  // tiled data parallel, with its own sigmas and tiles: the result depends on the rank count).
-  std::string stage2_parallel = "sp";
+  Stage2Parallel stage2_parallel = Stage2Parallel::Sequence;
   // TDP tile counts per latent axis: 0 = the reference's balanced_tile_split(world) (height the
   // smaller factor, width the larger); frames untiled. Overlap in latent cells (reference: 5).
   int64_t tdp_height_tiles = 0, tdp_width_tiles = 0;
@@ -41,6 +47,12 @@ struct RankSettings {
   double gpu_memory_gib = 0;
   Quantization quantization = Quantization::None;  // of every rank's transformer
 };
+
+// The fields (io/fields.h): flags --stage2-parallel and --tdp-tiles/--tdp-overlap (the two-stage
+// pipeline's), --vae-tiles, --vae-overlap, --gpu-memory, --quantization; tile_piece_bytes and
+// plan_shapes only travel in the setup. Tiles are "HxW" in flags and JSON alike ("" the default;
+// --vae-tiles also takes "ranks": vae_rank_split).
+fields::FieldList rank_setting_fields(RankSettings& s, PipelineKind kind);
 
 // The setup every worker gets: the models and the settings.
 struct RankSetup {

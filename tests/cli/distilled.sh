@@ -88,7 +88,8 @@ rc=$?
 grep -q interrupted "$scratch/int.log" || fail "SIGINT: no message: $(tail -2 "$scratch/int.log")"
 expect_no_output "$scratch/int.mp4"
 
-# Invalid inputs: one line naming the flag, non-zero exit, no output file, before any work.
+# Invalid inputs: one line naming the flag, no output file, before any work; exit 2 for a flag
+# value its field refuses (a usage mistake), 1 for a request that cannot run.
 printf 'not an image' > "$scratch/text.png"
 png="$golden/pipeline_ti2vid/image.png"
 ckpt="$golden/pipeline_ti2vid/checkpoint.safetensors"
@@ -105,7 +106,7 @@ check_invalid 1 "--height must be a positive multiple of 64" --prompt x --output
 check_invalid 1 "--width must be a positive multiple of 64" --prompt x --output-path "$o" --width 70
 check_invalid 1 "--image $scratch/none.png: no such file" --prompt x --output-path "$o" --image "$scratch/none.png" 0 1
 check_invalid 1 "strength must be in [0, 1]" --prompt x --output-path "$o" --image "$png" 0 1.5
-check_invalid 1 "--image $png STRENGTH: 'abc' is not a number" --prompt x --output-path "$o" --image "$png" 0 abc
+check_invalid 2 "--image $png STRENGTH: 'abc' is not a number" --prompt x --output-path "$o" --image "$png" 0 abc
 check_invalid 1 "--image $scratch/text.png" --prompt x --output-path "$o" --image "$scratch/text.png" 0 1
 check_invalid 1 "--distilled-checkpoint-path $scratch/none.safetensors: no such file" --prompt x \
   --output-path "$o" --distilled-checkpoint-path "$scratch/none.safetensors"
@@ -118,19 +119,19 @@ check_invalid 1 "--output-path $scratch/dir.mp4: is a folder" --prompt x --outpu
 check_invalid 1 "--prompt is required" --output-path "$o"
 check_invalid 1 "--prompt is empty" --prompt " " --output-path "$o"
 check_invalid 1 "and --gpus cannot be combined" --prompt x --output-path "$o" --ranks 2 --gpus 0
-check_invalid 1 "--vae-tiles must be HxW" --prompt x --output-path "$o" --ranks 2 --vae-tiles 2
+check_invalid 2 "--vae-tiles must be HxW" --prompt x --output-path "$o" --ranks 2 --vae-tiles 2
 check_invalid 1 "--jobs $scratch/none.jsonl: cannot read" --jobs "$scratch/none.jsonl"
-check_invalid 1 "--quantization 'int8': expected none, fp8-cast or fp8-scaled-mm" --prompt x --output-path "$o" --quantization int8
-check_invalid 1 "--quantization nvfp4-cast: NVFP4 needs Blackwell" --prompt x --output-path "$o" --quantization nvfp4-cast
+check_invalid 2 "--quantization 'int8': expected none, fp8-cast or fp8-scaled-mm" --prompt x --output-path "$o" --quantization int8
+check_invalid 2 "--quantization nvfp4-cast: NVFP4 needs Blackwell" --prompt x --output-path "$o" --quantization nvfp4-cast
 # fp8-scaled-mm is refused at load for a checkpoint not stored in FP8 (the embedded tiny model), as
 # the reference refuses it, with the way out named.
 expect_exit 1 "$exe" --prompt x --output-path "$o" --quantization fp8-scaled-mm
 expect_contains "quantization fp8-scaled-mm needs a checkpoint stored in FP8"
 expect_contains "use --quantization fp8-cast"
 expect_no_output "$o"
-check_invalid 1 "--job-timeout must be a positive number of seconds up to 1e9, got 0" --prompt x --output-path "$o" --job-timeout 0
-check_invalid 1 "--job-timeout must be a positive number of seconds up to 1e9, got -1" --prompt x --output-path "$o" --job-timeout -1
-check_invalid 1 "--job-timeout: 'abc' is not a number" --prompt x --output-path "$o" --job-timeout abc
+check_invalid 2 "--job-timeout must be a positive number of seconds up to 1e9, got 0" --prompt x --output-path "$o" --job-timeout 0
+check_invalid 2 "--job-timeout must be a positive number of seconds up to 1e9, got -1" --prompt x --output-path "$o" --job-timeout -1
+check_invalid 2 "--job-timeout: 'abc' is not a number" --prompt x --output-path "$o" --job-timeout abc
 check_invalid 2 "--log-format: xml not in {text,json}" --prompt x --output-path "$o" --log-format xml
 check_invalid 2 "--seed" --prompt x --output-path "$o" --seed many
 finish

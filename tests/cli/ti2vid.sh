@@ -41,7 +41,7 @@ check_invalid() {  # EXIT_CODE EXPECTED_TEXT ARGS...
 ckpt="$case_dir/checkpoint.safetensors"
 check_invalid 1 "--distilled-lora $scratch/none.safetensors: no such file" --prompt x --output-path "$o" \
   --distilled-lora "$scratch/none.safetensors"
-check_invalid 1 "--distilled-lora STRENGTH: 'x' is not a number" --prompt x --output-path "$o" \
+check_invalid 2 "--distilled-lora STRENGTH: 'x' is not a number" --prompt x --output-path "$o" \
   --distilled-lora "$case_dir/distilled_lora.safetensors" x
 check_invalid 1 "--video-stg-blocks: block 5 is not in the model" --prompt x --output-path "$o" --video-stg-blocks 5
 check_invalid 1 "--video-cfg-guidance-scale must be a finite number >= 0" --prompt x --output-path "$o" \

@@ -3,6 +3,7 @@
 
 #include "core/error.h"
 #include "ops/shape.h"
+#include "pipeline/request_fields.h"
 
 namespace ltx2::golden {
 

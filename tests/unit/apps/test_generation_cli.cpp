@@ -180,6 +180,7 @@ TEST_CASE("tiny model defaults: only the size flags the user left unset change")
   add_generation_flags(app, flags, PipelineKind::TwoStage);
   const char* argv[] = {"prog", "--prompt", "x", "--height", "256", "--video-stg-blocks", "0"};
   app.parse(7, const_cast<char**>(argv));
+  finish_generation_flags(flags, PipelineKind::TwoStage);
   REQUIRE(wants_tiny_model(flags.paths));
   apply_tiny_model_defaults(app, flags.request, PipelineKind::TwoStage);
   REQUIRE(flags.request.height == 256);

@@ -4,6 +4,7 @@
 
 #include "core/error.h"
 #include "pipeline/request.h"
+#include "pipeline/request_fields.h"
 #include "support/catch.h"
 #include "support/test_util.h"
 

@@ -1,0 +1,289 @@
+#include "pipeline/request_fields.h"
+
+#include <limits>
+
+#include "core/error.h"
+#include "io/json_value.h"
+
+namespace ltx2 {
+
+using fields::Field;
+using fields::FieldList;
+using json = nlohmann::json;
+
+namespace {
+
+int int_from_text(const std::string& text, const std::string& what) {
+  return static_cast<int>(fields::integer_from_text(text, what, std::numeric_limits<int>::min(),
+                                                    std::numeric_limits<int>::max()));
+}
+
+// ---- images: --image PATH FRAME STRENGTH [CRF], or JSON [PATH, FRAME, STRENGTH(, CRF)] / objects --
+
+ImageCondition image_from_words(const std::vector<std::string>& w) {
+  ImageCondition c;
+  c.path = w.at(0);
+  const std::string what = "--image " + c.path;
+  c.frame = int_from_text(w.at(1), what + " FRAME");
+  c.strength = fields::number_from_text(w.at(2), what + " STRENGTH");
+  if (w.size() > 3) c.crf = int_from_text(w[3], what + " CRF");
+  return c;
+}
+
+ImageCondition image_from_json(const json& j, const std::string& name) {
+  ImageCondition c;
+  if (j.is_array()) {
+    LTX2_CHECK(j.size() == 3 || j.size() == 4, "field '{}': each image is [PATH, FRAME, STRENGTH(, CRF)]",
+               name);
+    c.path = fields::json_text(j[0], name + " PATH");
+    c.frame = json_integer<int>(j[1], name + " FRAME");
+    c.strength = json_number(j[2], name + " STRENGTH");
+    if (j.size() == 4) c.crf = json_integer<int>(j[3], name + " CRF");
+    return c;
+  }
+  LTX2_CHECK(j.is_object(), "field '{}': each image is an array or an object", name);
+  for (const auto& [k, v] : j.items()) {
+    const std::string field = name + "." + k;
+    if (k == "path")
+      c.path = fields::json_text(v, field);
+    else if (k == "frame")
+      c.frame = json_integer<int>(v, field);
+    else if (k == "strength")
+      c.strength = json_number(v, field);
+    else if (k == "crf")
+      c.crf = json_integer<int>(v, field);
+    else
+      LTX2_FAIL("unknown field '{}'", field);
+  }
+  return c;
+}
+
+Field images_field(std::vector<ImageCondition>& images) {
+  Field f;
+  f.key = "images";
+  f.flags = {"--image"};
+  f.help = "Condition on an image (PNG, JPEG or WebP) at a pixel frame (repeatable)";
+  f.type_name = "PATH FRAME STRENGTH [CRF]";
+  f.words = fields::Words::Group;
+  f.min_words = 3;
+  f.max_words = 4;
+  f.repeatable = true;
+  f.set_words = [&images](const std::vector<std::string>& w) { images.push_back(image_from_words(w)); };
+  f.set_json = [&images](const json& j, const std::string& name) {
+    LTX2_CHECK(j.is_array(), "field '{}': must be an array", name);
+    images.clear();
+    for (const json& im : j) images.push_back(image_from_json(im, name));
+  };
+  f.get_json = [&images] {
+    json out = json::array();
+    for (const ImageCondition& im : images)
+      out.push_back({{"path", im.path}, {"frame", im.frame}, {"strength", im.strength}, {"crf", im.crf}});
+    return out;
+  };
+  return f;
+}
+
+// ---- LoRAs: PATH [STRENGTH], JSON {"path": ..., "strength": ...} -----------------------------
+
+LoraFile lora_from_words(const std::vector<std::string>& w, const std::string& flag) {
+  return {w.at(0), w.size() > 1 ? fields::number_from_text(w[1], flag + " " + w[0] + " STRENGTH") : 1.0};
+}
+
+LoraFile lora_from_json(const json& j, const std::string& name) {
+  LTX2_CHECK(j.is_object() && j.size() == 2 && j.contains("path") && j.contains("strength"),
+             "field '{}': a LoRA is {{\"path\": ..., \"strength\": ...}}", name);
+  return {fields::json_text(j.at("path"), name + ".path"), json_number(j.at("strength"), name + ".strength")};
+}
+
+json lora_json(const LoraFile& l) {
+  return {{"path", l.path}, {"strength", l.strength}};
+}
+
+Field lora_list_field(std::vector<LoraFile>& loras) {
+  Field f;
+  f.key = "loras";
+  f.flags = {"--lora"};
+  f.help = "Extra LoRA fused into the transformer (strength 1.0; repeatable)";
+  f.type_name = "PATH [STRENGTH]";
+  f.words = fields::Words::Group;
+  f.min_words = 1;
+  f.max_words = 2;
+  f.repeatable = true;
+  f.set_words = [&loras](const std::vector<std::string>& w) {
+    loras.push_back(lora_from_words(w, "--lora"));
+  };
+  f.set_json = [&loras](const json& j, const std::string& name) {
+    LTX2_CHECK(j.is_array(), "field '{}': must be an array", name);
+    loras.clear();
+    for (const json& l : j) loras.push_back(lora_from_json(l, name));
+  };
+  f.get_json = [&loras] {
+    json out = json::array();
+    for (const LoraFile& l : loras) out.push_back(lora_json(l));
+    return out;
+  };
+  return f;
+}
+
+Field distilled_lora_field(LoraFile& lora) {
+  Field f;
+  f.key = "distilled_lora";
+  f.flags = {"--distilled-lora"};
+  f.help = "LoRA fused into stage 2 (strength 1.0); with no checkpoint: the tiny model's";
+  f.type_name = "PATH [STRENGTH]";
+  f.words = fields::Words::Group;
+  f.min_words = 1;
+  f.max_words = 2;
+  f.set_words = [&lora](const std::vector<std::string>& w) {
+    lora = {w.at(0), w.size() > 1 ? fields::number_from_text(w[1], "--distilled-lora STRENGTH") : 1.0};
+  };
+  f.set_json = [&lora](const json& j, const std::string& name) { lora = lora_from_json(j, name); };
+  f.get_json = [&lora] { return lora_json(lora); };
+  return f;
+}
+
+// ---- guidance --------------------------------------------------------------------------------
+
+// One modality's guider (flags --video-cfg-guidance-scale, ...; in a request, the JSON object
+// "video_guidance"). The modality scale's flag says which way the other modality informs this one.
+FieldList guidance_fields(GuidanceParams& g, const std::string& m) {
+  FieldList out;
+  const auto add = [&](Field f) { out.push_back(std::move(f)); };
+  const std::string modality_flag = m == "video" ? "--a2v-guidance-scale" : "--v2a-guidance-scale";
+  add(fields::number("cfg_scale", "--" + m + "-cfg-guidance-scale", "Classifier-free guidance scale for " + m,
+                     g.cfg_scale));
+  add(fields::number("stg_scale", "--" + m + "-stg-guidance-scale", "Spatio-temporal guidance scale for " + m,
+                     g.stg_scale));
+  add(fields::number("rescale_scale", "--" + m + "-rescale-scale", "Guidance rescale for " + m,
+                     g.rescale_scale));
+  Field blocks = fields::integers("stg_blocks", "--" + m + "-stg-blocks",
+                                  "Transformer blocks whose self-attention STG skips, none for an empty list",
+                                  g.stg_blocks);
+  blocks.default_text =
+      "by the checkpoint's version: 29 for LTX-2 (19B) and a checkpoint without one, 28 for LTX-2.3 and "
+      "later";
+  add(std::move(blocks));
+  add(fields::number("modality_scale", modality_flag, "Modality (cross-attention) guidance scale for " + m,
+                     g.modality_scale));
+  add(fields::integer("skip_step", "--" + m + "-skip-step",
+                      "Reuse the previous prediction on skipped steps (0: never)", g.skip_step));
+  return out;
+}
+
+void add_guidance_fields(FieldList& out, GuidanceParams& g, const std::string& m) {
+  for (Field& f : guidance_fields(g, m)) out.push_back(fields::in_group(m + "_guidance", std::move(f)));
+}
+
+}  // namespace
+
+FieldList request_fields(GenerationRequest& r, PipelineKind kind) {
+  FieldList out;
+  out.push_back(fields::text("prompt", "--prompt",
+                             "What the video shows and sounds like (required unless --jobs)", r.prompt));
+  Field output = fields::text(
+      "output_path", "--output-path",
+      "Output, by its form: .mp4 (H.264 + AAC); .y4m (uncompressed video, the audio as the .wav of the same "
+      "name beside it); .wav (the audio alone, 16-bit PCM stereo; no video is decoded); or a PNG sequence's "
+      "frame pattern FOLDER/NAME%05d.png (%d or %0Nd: 8-bit RGB frames numbered from 0, the audio as "
+      "FOLDER/audio.wav; the folder is the output, replacing only a folder holding nothing but such files). "
+      "Written atomically; required unless --jobs",
+      r.output_path);
+  output.type_name = "PATH";
+  out.push_back(std::move(output));
+  out.push_back(fields::boolean_switch("no_audio", "--no-audio",
+                                       "No audio track: an .mp4 without an audio stream, a .y4m or PNG "
+                                       "sequence without its .wav (the audio is "
+                                       "not decoded)",
+                                       r.no_audio));
+  out.push_back(fields::integer("seed", "--seed", "Random seed", r.seed));
+  out.push_back(fields::integer("height", "--height", "Height in pixels (multiple of 64)", r.height));
+  out.push_back(fields::integer("width", "--width", "Width in pixels (multiple of 64)", r.width));
+  out.push_back(fields::integer("num_frames", "--num-frames", "Frames (8k+1)", r.num_frames));
+  out.push_back(fields::number("frame_rate", "--frame-rate", "Frames per second", r.frame_rate));
+  out.push_back(images_field(r.images));
+
+  // The two-stage pipeline's: the distilled one runs a fixed schedule without guidance.
+  const size_t two_stage_from = out.size();
+  out.push_back(fields::text("negative_prompt", "--negative-prompt",
+                             "What to steer away from (default: the reference's list)", r.negative_prompt));
+  Field steps = fields::integer("num_inference_steps", "--num-inference-steps", "Stage-1 denoising steps",
+                                r.num_inference_steps);
+  steps.default_text =
+      "by the checkpoint's version: 40 for LTX-2 (19B) and a checkpoint without one, 30 for LTX-2.3 and "
+      "later";
+  out.push_back(std::move(steps));
+  add_guidance_fields(out, r.video_guidance, "video");
+  add_guidance_fields(out, r.audio_guidance, "audio");
+  if (kind != PipelineKind::TwoStage)
+    for (size_t i = two_stage_from; i < out.size(); ++i) out[i] = fields::without_flag(std::move(out[i]));
+  return out;
+}
+
+FieldList model_path_fields(ModelPaths& p, PipelineKind kind) {
+  FieldList out;
+  const auto path = [&](const char* key, const char* flag, const char* help, std::string& value) {
+    Field f = fields::text(key, flag, help, value);
+    f.type_name = "PATH";
+    out.push_back(std::move(f));
+  };
+  if (kind == PipelineKind::Distilled) {
+    path("checkpoint", "--distilled-checkpoint-path",
+         "Distilled monolith checkpoint (.safetensors); none: the embedded tiny model", p.checkpoint);
+    out.back().flags.push_back("--checkpoint-path");
+  } else {
+    path("checkpoint", "--checkpoint-path",
+         "Monolith checkpoint (.safetensors); none: the embedded tiny model", p.checkpoint);
+  }
+  Field distilled = distilled_lora_field(p.distilled_lora);
+  out.push_back(kind == PipelineKind::TwoStage ? std::move(distilled)
+                                               : fields::without_flag(std::move(distilled)));
+  path("gemma_root", "--gemma-root",
+       "Gemma 3 folder (config.json, tokenizer.model, safetensors); with no checkpoint: the tiny model's",
+       p.gemma_root);
+  path("transformer", "--transformer-path", "Split layout: transformer file", p.transformer);
+  path("text_encoder", "--text-encoder-path", "Split layout: text-encoder (connector) file", p.text_encoder);
+  path("video_vae", "--video-vae-path", "Split layout (or with a monolith): video VAE file", p.video_vae);
+  path("audio_vae", "--audio-vae-path", "Split layout: audio VAE + vocoder file", p.audio_vae);
+  path("spatial_upsampler", "--spatial-upsampler-path",
+       "Latent spatial upsampler (.safetensors); with no checkpoint: the tiny model's", p.spatial_upsampler);
+  out.push_back(lora_list_field(p.loras));
+  return out;
+}
+
+json to_json(const GenerationRequest& r) {
+  GenerationRequest copy = r;
+  return fields::to_json(request_fields(copy, PipelineKind::TwoStage));
+}
+
+GenerationRequest request_from_json(const json& j) {
+  GenerationRequest r;
+  try {
+    fields::from_json(request_fields(r, PipelineKind::TwoStage), j, fields::JsonRead::Complete);
+  } catch (const Error& e) {
+    LTX2_FAIL("malformed generation request: {}", e.what());
+  }
+  return r;
+}
+
+json to_json(const ModelPaths& p) {
+  ModelPaths copy = p;
+  return fields::to_json(model_path_fields(copy, PipelineKind::TwoStage));
+}
+
+ModelPaths model_paths_from_json(const json& j) {
+  ModelPaths p;
+  try {
+    fields::from_json(model_path_fields(p, PipelineKind::TwoStage), j, fields::JsonRead::Complete);
+  } catch (const Error& e) {
+    LTX2_FAIL("malformed model paths: {}", e.what());
+  }
+  return p;
+}
+
+GuidanceParams guidance_from_json(const json& j) {
+  GuidanceParams g;
+  fields::from_json(guidance_fields(g, "video"), j, fields::JsonRead::Complete);
+  return g;
+}
+
+}  // namespace ltx2

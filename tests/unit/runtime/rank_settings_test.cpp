@@ -1,0 +1,72 @@
+// The ranks' settings: their fields (flags and the setup's JSON from one list) and the setup's
+// round trip.
+#include "runtime/rank_settings.h"
+
+#include "core/error.h"
+#include "pipeline/request_fields.h"
+#include "support/catch.h"
+
+using namespace ltx2;
+using Catch::Matchers::Contains;
+using json = nlohmann::json;
+
+namespace {
+
+void set_flag(runtime::RankSettings& s, PipelineKind kind, const std::string& flag,
+              const std::vector<std::string>& words) {
+  for (const fields::Field& f : runtime::rank_setting_fields(s, kind))
+    for (const std::string& n : f.flags)
+      if (n == flag) return f.set_words(words);
+  FAIL("no setting has the flag " << flag);
+}
+
+}  // namespace
+
+TEST_CASE("rank settings: flags set what the setup's JSON carries, and it reads back the same") {
+  runtime::RankSetup setup;
+  setup.paths.checkpoint = "c.safetensors";
+  runtime::RankSettings& s = setup.settings;
+  set_flag(s, PipelineKind::TwoStage, "--stage2-parallel", {"tdp"});
+  set_flag(s, PipelineKind::TwoStage, "--tdp-tiles", {"2x3"});
+  set_flag(s, PipelineKind::TwoStage, "--vae-tiles", {"ranks"});
+  set_flag(s, PipelineKind::TwoStage, "--vae-overlap", {"2"});
+  set_flag(s, PipelineKind::TwoStage, "--quantization", {"fp8-cast"});
+  set_flag(s, PipelineKind::TwoStage, "--gpu-memory", {"80"});
+  s.plan_shapes = {pipeline::RequestShape{}};
+  CHECK(s.stage2_parallel == runtime::Stage2Parallel::TiledData);
+  CHECK((s.tdp_height_tiles == 2 && s.tdp_width_tiles == 3));
+  CHECK(s.vae_rank_split);
+  CHECK(s.quantization == Quantization::Fp8Cast);
+  const json j = runtime::to_json(setup);
+  CHECK(j.at("tdp_tiles") == "2x3");
+  CHECK(j.at("vae_tiles") == "ranks");
+  const runtime::RankSetup back = runtime::rank_setup_from_json(j);
+  CHECK(runtime::to_json(back) == j);
+  CHECK(back.settings.vae_overlap == 2);
+  CHECK(back.settings.gpu_memory_gib == 80);
+  CHECK(back.settings.plan_shapes.size() == 1);
+  set_flag(s, PipelineKind::TwoStage, "--vae-tiles", {"4x1"});
+  CHECK_FALSE(s.vae_rank_split);
+  CHECK((s.vae_height_tiles == 4 && s.vae_width_tiles == 1));
+}
+
+TEST_CASE(
+    "rank settings: a bad value is refused naming the flag, and tdp flags are the two-stage pipeline's") {
+  runtime::RankSettings s;
+  const auto refuses = [&](const char* flag, const char* value, const std::string& message) {
+    CHECK_THROWS_WITH(set_flag(s, PipelineKind::TwoStage, flag, {value}), Contains(message));
+  };
+  refuses("--stage2-parallel", "pp", "--stage2-parallel must be sp or tdp, got 'pp'");
+  refuses("--tdp-tiles", "2", "--tdp-tiles must be HxW with H, W in 1..64, got '2'");
+  refuses("--tdp-tiles", "0x2", "--tdp-tiles must be HxW");
+  refuses("--vae-tiles", "2x", "--vae-tiles must be HxW with H, W in 1..64, or 'ranks', got '2x'");
+  refuses("--vae-overlap", "-1", "--vae-overlap must be >= 0, got -1");
+  refuses("--gpu-memory", "-2", "--gpu-memory must be >= 0 GiB");
+  refuses("--quantization", "int8", "--quantization 'int8'");
+  for (const fields::Field& f : runtime::rank_setting_fields(s, PipelineKind::Distilled))
+    for (const std::string& n : f.flags) CHECK(n.rfind("--tdp", 0) != 0);
+  json setup = runtime::to_json(runtime::RankSetup{});
+  setup.erase("vae_overlap");
+  CHECK_THROWS_WITH(runtime::rank_setup_from_json(setup),
+                    "malformed rank setup: field 'vae_overlap' is missing");
+}
