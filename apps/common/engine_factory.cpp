@@ -5,8 +5,6 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
-#include "io/configs/vocoder_config.h"
-#include "io/weights.h"
 #include "pipeline/pipeline_models.h"
 #include "runtime/fleet_engine.h"
 #include "runtime/launcher.h"
@@ -123,29 +121,6 @@ std::unique_ptr<pipeline::GenerationEngine> make_engine(PipelineKind kind, const
     return runtime::make_fleet_engine(kind, paths, o);
   }
   return pipeline::make_local_engine(kind, paths, std::move(local_options));
-}
-
-ModelFacts read_model_facts(const ModelPaths& paths) {
-  const auto weights = paths.split() ? WeightSet::open({paths.transformer, paths.audio_vae})
-                                     : WeightSet::open({paths.checkpoint});
-  const nlohmann::json& config = weights->config();
-  const std::string file = paths.split() ? paths.transformer : paths.checkpoint;
-  LTX2_CHECK(config.contains("vocoder") && config.contains("transformer"),
-             "{}: metadata config needs 'transformer' and 'vocoder' sections", file);
-  ModelFacts facts;
-  facts.vocoder_sample_rate = parse_vocoder_config(config.at("vocoder")).output_sampling_rate();
-  facts.transformer_blocks = config.at("transformer").value("num_layers", 0);
-  facts.model_version = pipeline::parse_model_version(weights->metadata_value("model_version"));
-  return facts;
-}
-
-void check_request_fits_model(const GenerationRequest& r, PipelineKind kind, const ModelFacts& facts) {
-  if (kind != PipelineKind::TwoStage || facts.transformer_blocks == 0) return;
-  for (const auto& [flag, g] : {std::pair{"--video-stg-blocks", &r.video_guidance},
-                                std::pair{"--audio-stg-blocks", &r.audio_guidance}})
-    for (int b : g->stg_blocks)
-      LTX2_CHECK(b < facts.transformer_blocks, "{}: block {} is not in the model, which has {} blocks", flag,
-                 b, facts.transformer_blocks);
 }
 
 }  // namespace ltx2::cli

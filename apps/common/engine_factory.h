@@ -1,7 +1,6 @@
 // The one place the generation programs decide where a job runs and get an engine for it: the
 // default-device rule (EnginePlacement), then an engine in this process or on a fleet of worker
-// processes. Also reads what the MP4 stream needs to know before the run starts (the vocoder's
-// output rate) from the model files.
+// processes.
 #pragma once
 
 #include <cstdint>
@@ -58,17 +57,5 @@ std::unique_ptr<pipeline::GenerationEngine> make_engine(PipelineKind kind, const
                                                         const EnginePlacement& placement,
                                                         pipeline::PipelineOptions local_options,
                                                         const std::vector<pipeline::RequestShape>& shapes);
-
-// What the programs need to know about the model before running it, from the metadata config of
-// the checkpoint (monolith) or the transformer and audio VAE files (split layout).
-struct ModelFacts {
-  int64_t vocoder_sample_rate = 0;  // the MP4's audio stream is opened before the audio arrives
-  int transformer_blocks = 0;       // 0: unknown; bounds --video-stg-blocks / --audio-stg-blocks
-  std::vector<int> model_version;   // the checkpoint's metadata model_version, parsed; empty: none
-};
-ModelFacts read_model_facts(const ModelPaths& paths);
-
-// Throws ltx2::Error naming the flag when the request's STG blocks are not in the model.
-void check_request_fits_model(const GenerationRequest& r, PipelineKind kind, const ModelFacts& facts);
 
 }  // namespace ltx2::cli

@@ -15,7 +15,6 @@
 #include "common/run_request.h"
 #include "core/error.h"
 #include "core/log.h"
-#include "media/image_reader.h"
 #include "model_sets/tiny_model.h"
 #include "pipeline/residency.h"
 #include "runtime/stop_signal.h"
@@ -27,19 +26,6 @@ namespace {
 const char* kTinyNotice =
     "no checkpoint given: using the embedded tiny model (random weights: its output is noise; real "
     "videos need the published LTX-2 checkpoints, see --help)";
-
-// Images must be PNG, JPEG or WebP files of an accepted size, not only exist (validate_request
-// checks they are readable files). Only the header is read here: the run decodes each image. The
-// reader's messages start with the path.
-void check_images(const GenerationRequest& r) {
-  for (const ImageCondition& im : r.images) {
-    try {
-      media::read_image_size(im.path);
-    } catch (const Error& e) {
-      LTX2_FAIL("--image {}", e.what());
-    }
-  }
-}
 
 void report_run(RunReporter& reporter, const GenerationRequest& r, const RunResult& result) {
   reporter.output(r.output_path, result.frames, result.width, result.height, result.total_seconds);
@@ -101,25 +87,22 @@ Plan validate(const CLI::App& app, GenerationFlags& flags, PipelineKind kind, Ru
   if (flags.jobs_file.empty()) {
     LTX2_CHECK(!flags.request.prompt.empty(), "--prompt is required (or --jobs FILE)");
     LTX2_CHECK(!flags.request.output_path.empty(), "--output-path is required (or --jobs FILE)");
-    validate_request(flags.request, kind);
-    check_output_available(flags.request.output_path);
-    check_images(flags.request);
   }
   if (plan.tiny) model_sets::use_tiny_model_when_unset(flags.paths, kind);
   validate_model_paths(flags.paths, kind);
-  plan.facts = read_model_facts(flags.paths);
+  plan.facts = pipeline::read_model_facts(flags.paths);
   // The checkpoint's version decides the defaults the flags leave, before the jobs inherit them.
   if (!plan.tiny) apply_model_version_defaults(app, flags.request, kind, plan.facts.model_version);
-  if (flags.jobs_file.empty())
-    check_request_fits_model(flags.request, kind, plan.facts);
-  else
-    plan.jobs = read_jobs_file(flags.jobs_file, flags.request, kind);
+  if (flags.jobs_file.empty()) {
+    validate_request(flags.request, kind, plan.facts);
+    check_output_available(flags.request.output_path);
+  } else {
+    plan.jobs = read_jobs_file(flags.jobs_file, flags.request, kind, plan.facts);
+  }
   for (JobLine& job : plan.jobs) {
     if (!job.error.empty()) continue;
     try {
       check_output_available(job.request.output_path);
-      check_images(job.request);
-      check_request_fits_model(job.request, kind, plan.facts);
     } catch (const std::exception& e) {  // ltx2::Error, or e.g. bad_alloc: this line's failure only
       job.error = e.what();
     }
@@ -152,8 +135,7 @@ int run(const GenerationFlags& flags, PipelineKind kind, const Plan& plan, RunRe
     stop_if_requested();
     reporter.job(line, r.prompt, r.output_path);
     const Device memory_device = plan.placement.fleet ? Device::cpu() : plan.placement.devices[0];
-    report_run(reporter, r,
-               run_request(*engine, r, plan.facts.vocoder_sample_rate, &reporter, memory_device));
+    report_run(reporter, r, run_request(*engine, r, &reporter, memory_device));
   };
   if (jobs == 0) {
     run_one(flags.request, 0);

@@ -15,7 +15,7 @@ namespace ltx2::cli {
 using json = nlohmann::json;
 
 std::vector<JobLine> read_jobs_file(const std::string& path, const GenerationRequest& defaults,
-                                    PipelineKind kind) {
+                                    PipelineKind kind, const ModelFacts& model) {
   std::ifstream in(path);
   LTX2_CHECK(in, "--jobs {}: cannot read the file", path);
   std::vector<JobLine> jobs;
@@ -29,7 +29,7 @@ std::vector<JobLine> read_jobs_file(const std::string& path, const GenerationReq
       LTX2_CHECK(j.is_object(), "a job must be a JSON object, got {}", j.type_name());
       job.request = defaults;
       fields::from_json(request_fields(job.request, kind), j, fields::JsonRead::Overlay);
-      validate_request(job.request, kind);
+      validate_request(job.request, kind, model);
     } catch (const json::exception& e) {
       // The parser's own words (nlohmann prefixes them with "[json.exception.parse_error.101] ").
       std::string why = e.what();

@@ -20,9 +20,10 @@ struct JobLine {
 };
 
 // Reads the file (throws ltx2::Error naming --jobs when it cannot) and parses and validates every
-// line against `kind`; a bad line gets its error and does not stop the others.
+// line against `kind` and the model (validate_request); a bad line gets its error and does not
+// stop the others.
 std::vector<JobLine> read_jobs_file(const std::string& path, const GenerationRequest& defaults,
-                                    PipelineKind kind);
+                                    PipelineKind kind, const ModelFacts& model = {});
 
 // Marks each line still without an error that puts in place a file or folder (media::clip_outputs:
 // a .y4m's .wav, a sequence's folder too; compared as absolute paths, symlinks resolved) that an

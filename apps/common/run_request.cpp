@@ -14,9 +14,10 @@ void stop_if_requested() {
   LTX2_CHECK(sig == 0, "interrupted by {}; no output written", sig == SIGINT ? "SIGINT" : "SIGTERM");
 }
 
-RunResult run_request(pipeline::GenerationEngine& engine, const GenerationRequest& r,
-                      int64_t audio_sample_rate, RunReporter* reporter, Device memory_device) {
-  ClipFile file(r.output_path, r.frame_rate, audio_sample_rate, output_has_audio(r));
+RunResult run_request(pipeline::GenerationEngine& engine, const GenerationRequest& r, RunReporter* reporter,
+                      Device memory_device) {
+  const pipeline::OutputFormat format = engine.output_format(r);
+  ClipFile file(r.output_path, format.frame_rate, format.audio_sample_rate, output_has_audio(r));
   PhaseClock clock(memory_device.is_cuda() ? std::function<double()>([&] {
     const CudaMemoryStats m = cuda_memory_stats(memory_device.index);
     cuda_reset_peak_memory(memory_device.index);

@@ -1,6 +1,6 @@
-// One generation into its output (common/clip_file.h), timed per phase: frames go to the encoder
-// as the decoder hands them over, SIGINT/SIGTERM are honoured between steps (an Error; the partial
-// output is removed), and the output is renamed into place only when complete.
+// One generation into its output (common/clip_file.h, in the engine's output format), timed per phase: frames
+// go to the encoder as the decoder hands them over, SIGINT/SIGTERM are honoured between steps (an Error; the
+// partial output is removed), and the output is renamed into place only when complete.
 #pragma once
 
 #include <cstdint>
@@ -27,7 +27,7 @@ void stop_if_requested();
 // each phase's memory high-water mark recorded (the bytes allocated, cached blocks not counted: as
 // torch's max_memory_allocated, which the reference's numbers are). Throws
 // ltx2::Error on failure or interruption.
-RunResult run_request(pipeline::GenerationEngine& engine, const GenerationRequest& r,
-                      int64_t audio_sample_rate, RunReporter* reporter, Device memory_device = Device::cpu());
+RunResult run_request(pipeline::GenerationEngine& engine, const GenerationRequest& r, RunReporter* reporter,
+                      Device memory_device = Device::cpu());
 
 }  // namespace ltx2::cli

@@ -210,13 +210,12 @@ int run_bench_pipeline(const BenchPipelineOptions& opt) {
   const fs::path dir = fs::temp_directory_path() / ("ltx2-bench-pipeline." + std::to_string(getpid()));
   fs::create_directories(dir);
   const GenerationRequest r = bench_request(opt, kind, tiny, dir);
-  validate_request(r, kind);
+  validate_request(r, kind, pipeline::read_model_facts(paths));
   const pipeline::PipelineOptions options =
       cli::local_engine_options(placement, paths, {pipeline::request_shape(r, kind)}, opt.gpu_memory);
 
   const std::vector<std::string> files = model_files(paths);
   const uint64_t bytes = total_bytes(files);
-  const cli::ModelFacts facts = cli::read_model_facts(paths);
   json doc = {{"bench", "pipeline"},       {"pipeline", opt.pipeline}, {"device", device.str()},
               {"tiny_model", tiny},        {"height", r.height},       {"width", r.width},
               {"num_frames", r.num_frames}};
@@ -256,8 +255,7 @@ int run_bench_pipeline(const BenchPipelineOptions& opt) {
       std::printf("  resident on %s after the load: %.1f GiB\n", device.str().c_str(), m.allocated / kGiB);
     }
     doc["load"] = load_doc;
-    for (int i = 0; i < opt.repeat; ++i)
-      jobs.push_back(cli::run_request(*engine.engine, r, facts.vocoder_sample_rate, nullptr, device));
+    for (int i = 0; i < opt.repeat; ++i) jobs.push_back(cli::run_request(*engine.engine, r, nullptr, device));
   } catch (...) {
     fs::remove_all(dir);
     throw;

@@ -11,7 +11,6 @@ DistilledPipeline::DistilledPipeline(const ModelPaths& paths, PipelineOptions op
 
 void DistilledPipeline::run(const GenerationRequest& request, const PipelineCallbacks& callbacks,
                             LatentNoiseSource* noise) {
-  validate_request(request, PipelineKind::Distilled);
   PhiloxNoiseSource philox(static_cast<uint64_t>(request.seed));
   StagePlan plan;
   plan.stage1_sigmas = distilled_sigmas();

@@ -5,13 +5,22 @@
 
 namespace ltx2::pipeline {
 
+void GenerationEngine::generate(const GenerationRequest& request, const PipelineCallbacks& callbacks) {
+  validate_request(request, kind_, facts_);
+  run(request, callbacks);
+}
+
+OutputFormat GenerationEngine::output_format(const GenerationRequest& request) const {
+  return {request.frame_rate, facts_.vocoder_sample_rate};
+}
+
 namespace {
 
 template <typename Pipeline>
-class LocalEngine : public GenerationEngine {
+class Loaded : public LoadedPipeline {
  public:
-  LocalEngine(const ModelPaths& paths, PipelineOptions options) : pipeline_(paths, std::move(options)) {}
-  void generate(const GenerationRequest& request, const PipelineCallbacks& callbacks) override {
+  Loaded(const ModelPaths& paths, PipelineOptions options) : pipeline_(paths, std::move(options)) {}
+  void run(const GenerationRequest& request, const PipelineCallbacks& callbacks) override {
     pipeline_.run(request, callbacks);
   }
 
@@ -19,13 +28,34 @@ class LocalEngine : public GenerationEngine {
   Pipeline pipeline_;
 };
 
+class LocalEngine : public GenerationEngine {
+ public:
+  LocalEngine(PipelineKind kind, const ModelPaths& paths, PipelineOptions options)
+      : GenerationEngine(kind, read_model_facts(paths)),
+        pipeline_(load_pipeline(kind, paths, std::move(options))) {}
+
+ private:
+  void run(const GenerationRequest& request, const PipelineCallbacks& callbacks) override {
+    pipeline_->run(request, callbacks);
+  }
+
+  std::unique_ptr<LoadedPipeline> pipeline_;
+};
+
 }  // namespace
+
+std::unique_ptr<LoadedPipeline> load_pipeline(PipelineKind kind, const ModelPaths& paths,
+                                              PipelineOptions options) {
+  if (kind == PipelineKind::Distilled)
+    return std::make_unique<Loaded<DistilledPipeline>>(paths, std::move(options));
+  return std::make_unique<Loaded<TwoStagePipeline>>(paths, std::move(options));
+}
 
 std::unique_ptr<GenerationEngine> make_local_engine(PipelineKind kind, const ModelPaths& paths,
                                                     PipelineOptions options) {
-  if (kind == PipelineKind::Distilled)
-    return std::make_unique<LocalEngine<DistilledPipeline>>(paths, std::move(options));
-  return std::make_unique<LocalEngine<TwoStagePipeline>>(paths, std::move(options));
+  // The paths are checked before their metadata is read, for the messages naming the flag.
+  validate_model_paths(paths, kind);
+  return std::make_unique<LocalEngine>(kind, paths, std::move(options));
 }
 
 }  // namespace ltx2::pipeline

@@ -12,13 +12,42 @@
 
 namespace ltx2::pipeline {
 
+// What an engine's output is, for the file it goes to: opened before the first frame arrives.
+struct OutputFormat {
+  double frame_rate = 0;
+  int64_t audio_sample_rate = 0;  // the vocoder's
+};
+
 class GenerationEngine {
  public:
   virtual ~GenerationEngine() = default;
-  // Validates the request (before any work), then runs it, reporting through the callbacks
-  // (progress, frame chunks in time order, the waveform at the end). Throws ltx2::Error on failure.
-  virtual void generate(const GenerationRequest& request, const PipelineCallbacks& callbacks) = 0;
+  // Validates the request against the pipeline and the models (validate_request; the one check:
+  // the pipelines and the fleet's ranks run what passed it), then runs it, reporting through the
+  // callbacks (progress, frame chunks in time order, the waveform at the end). Throws ltx2::Error.
+  void generate(const GenerationRequest& request, const PipelineCallbacks& callbacks);
+  OutputFormat output_format(const GenerationRequest& request) const;
+  const ModelFacts& model_facts() const { return facts_; }
+
+ protected:
+  GenerationEngine(PipelineKind kind, ModelFacts facts) : kind_(kind), facts_(std::move(facts)) {}
+
+ private:
+  virtual void run(const GenerationRequest& request, const PipelineCallbacks& callbacks) = 0;
+
+  PipelineKind kind_;
+  ModelFacts facts_;
 };
+
+// A pipeline of either kind, its models loaded in this process. It runs what validate_request
+// passed: the engine in this process runs it after its check, and each of a fleet's ranks after
+// the driver's.
+class LoadedPipeline {
+ public:
+  virtual ~LoadedPipeline() = default;
+  virtual void run(const GenerationRequest& request, const PipelineCallbacks& callbacks) = 0;
+};
+std::unique_ptr<LoadedPipeline> load_pipeline(PipelineKind kind, const ModelPaths& paths,
+                                              PipelineOptions options = {});
 
 // Loads the models of `kind` from `paths` into this process.
 std::unique_ptr<GenerationEngine> make_local_engine(PipelineKind kind, const ModelPaths& paths,

@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
+#include "io/configs/vocoder_config.h"
 #include "io/layout.h"
 #include "io/lora.h"
 
@@ -28,6 +29,20 @@ std::vector<int> parse_model_version(const std::string& text) {
     i = j + 1;
   }
   return parts;
+}
+
+ModelFacts read_model_facts(const ModelPaths& paths) {
+  const auto weights = paths.split() ? WeightSet::open({paths.transformer, paths.audio_vae})
+                                     : WeightSet::open({paths.checkpoint});
+  const nlohmann::json& config = weights->config();
+  const std::string file = paths.split() ? paths.transformer : paths.checkpoint;
+  LTX2_CHECK(config.contains("vocoder") && config.contains("transformer"),
+             "{}: metadata config needs 'transformer' and 'vocoder' sections", file);
+  ModelFacts facts;
+  facts.vocoder_sample_rate = parse_vocoder_config(config.at("vocoder")).output_sampling_rate();
+  facts.transformer_blocks = config.at("transformer").value("num_layers", 0);
+  facts.model_version = parse_model_version(weights->metadata_value("model_version"));
+  return facts;
 }
 
 PipelineOptions PipelineOptions::on_device(Device device) {

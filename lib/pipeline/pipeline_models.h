@@ -83,6 +83,10 @@ void probe(const PipelineCallbacks& callbacks, const std::string& name, const Te
 // the first part without any.
 std::vector<int> parse_model_version(const std::string& text);
 
+// The model's facts (request.h) from the metadata config of the checkpoint (monolith) or of the
+// transformer and audio VAE files (split layout); paths already validated. Loads no weight.
+ModelFacts read_model_facts(const ModelPaths& paths);
+
 // The models of a pipeline. The transformer and the video encoder are loaded once; the text
 // encoder, the upsampler, the video decoder and the audio decoder + vocoder are too unless the
 // residency plan makes them per-phase: then a phase calls acquire() before it runs them (null until

@@ -7,6 +7,7 @@
 
 #include "core/error.h"
 #include "media/clip_writer.h"
+#include "media/image_reader.h"
 #include "media/png_sequence_writer.h"
 #include "media/y4m_wav_writer.h"
 
@@ -100,7 +101,7 @@ int64_t video_tokens(const GenerationRequest& r) {
   return (1 + (static_cast<int64_t>(r.num_frames) - 1) / 8) * (r.height / 32) * (r.width / 32);
 }
 
-void validate_request(const GenerationRequest& r, PipelineKind kind) {
+void validate_request(const GenerationRequest& r, PipelineKind kind, const ModelFacts& model) {
   auto blank = r.prompt.find_first_not_of(" \t\r\n") == std::string::npos;
   LTX2_CHECK(!blank, "--prompt is empty");
   LTX2_CHECK(r.num_frames >= 1 && (r.num_frames - 1) % 8 == 0,
@@ -129,9 +130,20 @@ void validate_request(const GenerationRequest& r, PipelineKind kind) {
                "--num-inference-steps must be between 1 and 1000, got {}", r.num_inference_steps);
     check_guidance(r.video_guidance, "video");
     check_guidance(r.audio_guidance, "audio");
+    for (const auto& [modality, g] :
+         {std::pair{"video", &r.video_guidance}, std::pair{"audio", &r.audio_guidance}})
+      for (int b : g->stg_blocks)
+        LTX2_CHECK(model.transformer_blocks == 0 || b < model.transformer_blocks,
+                   "--{}-stg-blocks: block {} is not in the model, which has {} blocks", modality, b,
+                   model.transformer_blocks);
   }
   for (const auto& im : r.images) {
     check_readable_file(im.path, "--image");
+    try {
+      media::read_image_size(im.path);  // a PNG, JPEG or WebP of an accepted size (its header only)
+    } catch (const Error& e) {
+      LTX2_FAIL("--image {}", e.what());  // the reader's message starts with the path
+    }
     LTX2_CHECK(im.frame >= 0 && im.frame < r.num_frames,
                "--image {}: frame {} is outside the video's {} frames", im.path, im.frame, r.num_frames);
     LTX2_CHECK(std::isfinite(im.strength) && im.strength >= 0 && im.strength <= 1,

@@ -92,13 +92,25 @@ constexpr int kMaxVideoSide = 8192;
 constexpr int64_t kMaxVideoTokens = int64_t{1} << 20;
 int64_t video_tokens(const GenerationRequest& r);
 
-// Throws ltx2::Error with a one-line message naming the flag when the request cannot run:
+// What the model files say that a request is checked against and its output needs, read from the
+// checkpoint's metadata without loading a weight (read_model_facts, pipeline_models.h).
+struct ModelFacts {
+  int64_t vocoder_sample_rate = 0;  // the audio's rate: an output's audio stream opens before it arrives
+  int transformer_blocks = 0;       // 0: unknown; bounds the STG blocks
+  std::vector<int> model_version;   // the checkpoint's metadata model_version, parsed; empty: none
+};
+
+// The one check of a request (the engine's entry runs it, GenerationEngine::generate; the programs
+// run it before loading any model). Throws ltx2::Error with a one-line message naming the flag
+// when the request cannot run:
 // frames not 8k+1, height/width not multiples of 64 (the two-stage and distilled pipelines halve
-// them for stage 1), a size beyond the bounds above, strengths outside [0, 1], image frames
-// outside the video, empty prompt, an output path of no known form (media::clip_format), a
+// them for stage 1), a size beyond the bounds above, an image that is not a readable PNG, JPEG or
+// WebP of an accepted size (its header is read), strengths outside [0, 1], image frames outside
+// the video, empty prompt, an output path of no known form (media::clip_format), a
 // folder or in a missing folder (a PNG sequence: its folder a file, or a folder holding other
-// files), --no-audio with a .wav, non-finite or negative scales.
-void validate_request(const GenerationRequest& r, PipelineKind kind);
+// files), --no-audio with a .wav, non-finite or negative scales; with the model's facts, STG blocks
+// the model does not have.
+void validate_request(const GenerationRequest& r, PipelineKind kind, const ModelFacts& model = {});
 // Files must exist and be readable; monolith and split layouts may not be mixed; the pieces each
 // pipeline needs must be there. Content is checked when the files are opened (before any work).
 void validate_model_paths(const ModelPaths& p, PipelineKind kind);

@@ -14,7 +14,6 @@ TwoStagePipeline::TwoStagePipeline(const ModelPaths& paths, PipelineOptions opti
 
 void TwoStagePipeline::run(const GenerationRequest& request, const PipelineCallbacks& callbacks,
                            LatentNoiseSource* noise) {
-  validate_request(request, PipelineKind::TwoStage);
   PhiloxNoiseSource philox(static_cast<uint64_t>(request.seed));
   StagePlan plan;
   plan.guided_stage1 = true;

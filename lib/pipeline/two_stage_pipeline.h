@@ -19,8 +19,9 @@ class TwoStagePipeline {
   // paths.distilled_lora is required.
   explicit TwoStagePipeline(const ModelPaths& paths, PipelineOptions options = {});
 
-  // Validates the request (before any work), then runs it. `noise` null: Philox keyed by the
-  // request's seed.
+  // Runs a request that passed validate_request (GenerationEngine::generate runs it: the pipeline
+  // trusts its caller, so a fleet's ranks do not check again what the driver checked). `noise`
+  // null: Philox keyed by the request's seed.
   void run(const GenerationRequest& request, const PipelineCallbacks& callbacks,
            LatentNoiseSource* noise = nullptr);
 

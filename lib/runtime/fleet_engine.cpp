@@ -90,7 +90,7 @@ class PipelineRunner final : public Runner {
       options.residency =
           pipeline::plan_residency(setup.paths, options, settings.plan_shapes,
                                    pipeline::device_memory_budget(ctx.device, settings.gpu_memory_gib));
-    engine_ = pipeline::make_local_engine(kind_, setup.paths, std::move(options));
+    pipeline_ = pipeline::load_pipeline(kind_, setup.paths, std::move(options));
   }
 
   json run(const Job& job, ResultSink& out) override {
@@ -109,7 +109,7 @@ class PipelineRunner final : public Runner {
         out.output("audio", {{"sample_rate", sample_rate}}, {{"waveform", waveform.to(Device::cpu())}});
       };
     }
-    engine_->generate(request, callbacks);
+    pipeline_->run(request, callbacks);  // the driver's engine validated it
     decode_->set_sink(nullptr);
     return json::object();
   }
@@ -119,7 +119,7 @@ class PipelineRunner final : public Runner {
   RunnerContext ctx_;
   std::shared_ptr<parallel::TiledDataParallelExecutor> tdp_;  // stage 2's, when it runs TDP
   std::shared_ptr<DistributedDecode> decode_;
-  std::unique_ptr<pipeline::GenerationEngine> engine_;
+  std::unique_ptr<pipeline::LoadedPipeline> pipeline_;
 };
 
 const bool registered_distilled = register_runner(
@@ -238,9 +238,12 @@ class ResultAssembler {
           parallel::plan_vae_tiles(grid, grid_tiling, {sc.at(0), sc.at(1), sc.at(2)}));
       blender_ = std::make_unique<tiling::TileBlender>(*grid_plan_, 1, 3);
       order_ = parallel::assembly_order(*grid_plan_, world_);
-      for (const tiling::Tile& t : grid_plan_->tiles)
-        boxes_.push_back({t.out[0].length(), t.out[1].length(), t.out[2].length()});
       total_frames_ = grid_plan_->out_extent[0];
+      for (const tiling::Tile& t : grid_plan_->tiles) {
+        LTX2_CHECK(t.out[0].length() == total_frames_,
+                   "fleet engine: a grid decode plan must not tile the frames");
+        boxes_.push_back({t.out[0].length(), t.out[1].length(), t.out[2].length()});
+      }
     } else {
       LTX2_FAIL("fleet engine: unknown decode plan '{}'", kind);
     }
@@ -321,21 +324,30 @@ class ResultAssembler {
     }
   }
 
-  // The reference's plan: complete tiles go to the blender in assembly order (multigpu.md 5.2),
-  // each mapped to [0, 1] first as the reference maps its tiles; the frames it releases leave as
-  // 8-bit RGB.
+  // The reference's plan, whose tiles all span every frame: frame by frame, the tiles add it in
+  // assembly order (multigpu.md 5.2; a tile adds a frame once the tile before it has), each run of
+  // frames mapped to [0, 1] first as the reference maps its tiles, so the blender holds only the
+  // frames in flight; the frames it releases leave as 8-bit RGB.
   void feed_grid() {
-    while (next_tile_ < order_.size()) {
-      const int64_t t = order_[next_tile_];
-      const auto it = tiles_.find(t);
-      if (it == tiles_.end() || it->second.frames_done < boxes_[static_cast<size_t>(t)][0]) return;
-      const Tensor unit = parallel::decoded_tile_to_unit(it->second.pixels);
-      tiles_.erase(it);
-      for (const Tensor& chunk : blender_->add(static_cast<size_t>(t), unit)) {
-        emit(parallel::unit_frames_to_rgb8(chunk));
-        next_frame_ += chunk.size(2);
+    for (bool progress = true; progress;) {
+      progress = false;
+      for (size_t k = 0; k < order_.size(); ++k) {
+        const auto t = static_cast<size_t>(order_[k]);
+        const int64_t added = blender_->frames_added(t), frames = boxes_[t][0];
+        if (added == frames) continue;
+        const auto it = tiles_.find(static_cast<int64_t>(t));
+        if (it == tiles_.end()) break;  // the tiles after it wait for it
+        int64_t ready = it->second.frames_done;
+        if (k > 0) ready = std::min(ready, blender_->frames_added(static_cast<size_t>(order_[k - 1])));
+        if (ready <= added) continue;
+        const Tensor unit = parallel::decoded_tile_to_unit(it->second.pixels.narrow(0, added, ready - added));
+        if (ready == frames) tiles_.erase(it);
+        for (const Tensor& chunk : blender_->add(t, unit, added)) {
+          emit(parallel::unit_frames_to_rgb8(chunk));
+          next_frame_ += chunk.size(2);
+        }
+        progress = true;
       }
-      ++next_tile_;
     }
   }
 
@@ -359,7 +371,7 @@ class ResultAssembler {
   std::unique_ptr<tiling::TilePlan> grid_plan_;           // "grid"
   std::unique_ptr<tiling::TileBlender> blender_;          // either plan's
   std::vector<int64_t> order_;  // "grid": its tiles in assembly order ("tiles" take plan order)
-  size_t next_tile_ = 0;        // how many tiles the blender has taken
+  size_t next_tile_ = 0;        // "tiles": how many tiles the blender has taken
   std::map<int64_t, TileBuffer> tiles_;
   int64_t next_frame_ = 0;  // the first frame not yet handed out
   int64_t total_frames_ = 0;
@@ -370,8 +382,10 @@ class ResultAssembler {
 
 class FleetEngine final : public pipeline::GenerationEngine {
  public:
-  FleetEngine(PipelineKind kind, FleetOptions options)
-      : kind_(kind), world_(static_cast<int>(options.devices.size())), controller_(std::move(options)) {
+  FleetEngine(PipelineKind kind, ModelFacts facts, FleetOptions options)
+      : GenerationEngine(kind, std::move(facts)),
+        world_(static_cast<int>(options.devices.size())),
+        controller_(std::move(options)) {
     controller_.start();
   }
   ~FleetEngine() override {
@@ -382,8 +396,8 @@ class FleetEngine final : public pipeline::GenerationEngine {
     }
   }
 
-  void generate(const GenerationRequest& request, const pipeline::PipelineCallbacks& callbacks) override {
-    validate_request(request, kind_);
+ private:
+  void run(const GenerationRequest& request, const pipeline::PipelineCallbacks& callbacks) override {
     if (!controller_.running()) controller_.start();
     controller_.submit({{"request", to_json(request)}});
     ResultAssembler assembler(callbacks, world_, {request.num_frames, request.height, request.width},
@@ -411,7 +425,6 @@ class FleetEngine final : public pipeline::GenerationEngine {
     assembler.finish();
   }
 
- private:
   void drain_job() {
     try {
       for (;;) {
@@ -423,7 +436,6 @@ class FleetEngine final : public pipeline::GenerationEngine {
     }
   }
 
-  PipelineKind kind_;
   int world_;
   Controller controller_;
 };
@@ -463,7 +475,7 @@ std::unique_ptr<pipeline::GenerationEngine> make_fleet_engine(PipelineKind kind,
   fleet.job_timeout = opt.job_timeout;
   fleet.progress_timeout = opt.progress_timeout;
   fleet.max_retries = opt.retries;
-  return std::make_unique<FleetEngine>(kind, std::move(fleet));
+  return std::make_unique<FleetEngine>(kind, pipeline::read_model_facts(paths), std::move(fleet));
 }
 
 }  // namespace ltx2::runtime

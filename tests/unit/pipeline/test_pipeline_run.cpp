@@ -10,6 +10,7 @@
 #include "ops/shape.h"
 #include "pipeline/denoise_stage.h"
 #include "pipeline/distilled_pipeline.h"
+#include "pipeline/generation_engine.h"
 #include "pipeline/image_conditioning.h"
 #include "pipeline/latent_state.h"
 #include "pipeline/noise_source.h"
@@ -208,10 +209,10 @@ TEST_CASE("version defaults follow the checkpoint's model_version as the referen
   CHECK(default_audio_guidance().stg_blocks == std::vector<int>{28});
 }
 
-TEST_CASE("pipeline: a request that fails validation does no work") {
+TEST_CASE("engine: a request that fails validation does no work") {
   const std::string dir = test::golden_dir("pipeline_distilled");
   ModelPaths paths = test::fixture_model_paths(dir);
-  DistilledPipeline pipe(paths);
+  const auto engine = make_local_engine(PipelineKind::Distilled, paths);
   GenerationRequest r;
   r.prompt = "a fox";
   r.height = 128;
@@ -223,10 +224,13 @@ TEST_CASE("pipeline: a request that fails validation does no work") {
   PipelineCallbacks cb;
   cb.probe = [&](const std::string&, const Tensor&) { ++calls; };
   cb.progress = [&](const std::string&, int, int) { ++calls; };
-  RecordedNoiseSource noise({});
-  REQUIRE_THROWS_WITH(pipe.run(r, cb, &noise), Catch::Matchers::Contains("frames"));
+  REQUIRE_THROWS_WITH(engine->generate(r, cb), Catch::Matchers::Contains("--num-frames must be 8k+1"));
   REQUIRE(calls == 0);
-  REQUIRE(noise.used() == 0);
+  // The engine reports its output's format from the model's metadata.
+  const OutputFormat format = engine->output_format(r);
+  CHECK(format.frame_rate == r.frame_rate);
+  CHECK(format.audio_sample_rate == engine->model_facts().vocoder_sample_rate);
+  CHECK(format.audio_sample_rate > 0);
 }
 
 TEST_CASE(

@@ -51,9 +51,26 @@ TEST_CASE("request: a good request passes, each bad field is named") {
   bad([&](auto& b) { b.output_path = dir.file("folder.mp4"); }, "folder.mp4: is a folder");
   bad([&](auto& b) { b.output_path = dir.file("clip.y4m"); }, "its audio file");
   bad([](auto& b) { b.images.push_back({"/no/such.png", 0, 1.0, -1}); }, "--image /no/such.png: no such file");
-  test::write_bytes(dir.file("img.png"), "not really a png");
-  bad([&](auto& b) { b.images.push_back({dir.file("img.png"), 9, 1.0, -1}); }, "outside the video's 9 frames");
-  bad([&](auto& b) { b.images.push_back({dir.file("img.png"), 0, 1.5, -1}); }, "strength must be in [0, 1]");
+  test::write_bytes(dir.file("text.png"), "not really a png");
+  bad(
+      [&](auto& b) {
+        b.images.push_back({dir.file("text.png"), 0, 1.0, -1});
+      },
+      "text.png: not a PNG, JPEG or WebP image");
+  const std::string png = test::golden_dir("pipeline_ti2vid") + "/image.png";
+  bad([&](auto& b) { b.images.push_back({png, 9, 1.0, -1}); }, "outside the video's 9 frames");
+  bad([&](auto& b) { b.images.push_back({png, 0, 1.5, -1}); }, "strength must be in [0, 1]");
+  // With the model's facts, the STG blocks must be the model's.
+  ModelFacts two_blocks;
+  two_blocks.transformer_blocks = 2;
+  GenerationRequest blocks = good(dir);
+  blocks.video_guidance.stg_blocks = {1};
+  blocks.audio_guidance.stg_blocks = {0};
+  REQUIRE_NOTHROW(validate_request(blocks, PipelineKind::TwoStage, two_blocks));
+  blocks.audio_guidance.stg_blocks = {2};
+  REQUIRE_THROWS_WITH(validate_request(blocks, PipelineKind::TwoStage, two_blocks),
+                      "--audio-stg-blocks: block 2 is not in the model, which has 2 blocks");
+  REQUIRE_NOTHROW(validate_request(blocks, PipelineKind::TwoStage));  // facts unknown
 }
 
 TEST_CASE("request: output kinds: .mp4, .y4m, .wav, a PNG sequence, --no-audio, each mistake named") {
