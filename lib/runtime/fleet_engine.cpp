@@ -27,6 +27,7 @@
 #include "core/log.h"
 #include "models/video_vae/tiling.h"
 #include "ops/rgb8.h"
+#include "ops/shape.h"
 #include "parallel/sequence_parallel.h"
 #include "parallel/tdp.h"
 #include "parallel/text_broadcast.h"
@@ -316,39 +317,43 @@ class ResultAssembler {
       if (it == tiles_.end() || it->second.frames_done < boxes_[next_tile_][0]) return;
       const Tensor decoded = it->second.pixels.permute({3, 0, 1, 2}).unsqueeze(0).contiguous();
       tiles_.erase(it);
-      for (const Tensor& chunk : blender_->add(next_tile_, decoded)) {
-        emit(ops::decoded_to_rgb8(chunk.select(0, 0)));
-        next_frame_ += chunk.size(2);
-      }
+      emit_released(blender_->add(next_tile_, decoded),
+                    [](const Tensor& frame) { return ops::decoded_to_rgb8(frame.select(0, 0)); });
       ++next_tile_;
     }
   }
 
-  // The reference's plan, whose tiles all span every frame: frame by frame, the tiles add it in
-  // assembly order (multigpu.md 5.2; a tile adds a frame once the tile before it has), each run of
-  // frames mapped to [0, 1] first as the reference maps its tiles, so the blender holds only the
-  // frames in flight; the frames it releases leave as 8-bit RGB.
+  // The reference's plan, whose tiles all span every frame: once every tile has frames up to some
+  // frame, the tiles add them in assembly order (multigpu.md 5.2), each run mapped to [0, 1] first
+  // as the reference maps its tiles, so the blender holds only those frames' sums; the frames it
+  // releases leave as 8-bit RGB.
   void feed_grid() {
-    for (bool progress = true; progress;) {
-      progress = false;
-      for (size_t k = 0; k < order_.size(); ++k) {
-        const auto t = static_cast<size_t>(order_[k]);
-        const int64_t added = blender_->frames_added(t), frames = boxes_[t][0];
-        if (added == frames) continue;
-        const auto it = tiles_.find(static_cast<int64_t>(t));
-        if (it == tiles_.end()) break;  // the tiles after it wait for it
-        int64_t ready = it->second.frames_done;
-        if (k > 0) ready = std::min(ready, blender_->frames_added(static_cast<size_t>(order_[k - 1])));
-        if (ready <= added) continue;
-        const Tensor unit = parallel::decoded_tile_to_unit(it->second.pixels.narrow(0, added, ready - added));
-        if (ready == frames) tiles_.erase(it);
-        for (const Tensor& chunk : blender_->add(t, unit, added)) {
-          emit(parallel::unit_frames_to_rgb8(chunk));
-          next_frame_ += chunk.size(2);
-        }
-        progress = true;
-      }
+    int64_t ready = total_frames_;  // frames every tile has
+    for (size_t t = 0; t < boxes_.size(); ++t) {
+      if (blender_->frames_added(t) == total_frames_) continue;  // its buffer is gone
+      const auto it = tiles_.find(static_cast<int64_t>(t));
+      ready = std::min(ready, it == tiles_.end() ? 0 : it->second.frames_done);
     }
+    for (const int64_t t : order_) {
+      const auto tile = static_cast<size_t>(t);
+      const int64_t added = blender_->frames_added(tile);
+      if (ready <= added) continue;
+      const auto it = tiles_.find(t);
+      const Tensor unit = parallel::decoded_tile_to_unit(it->second.pixels.narrow(0, added, ready - added));
+      if (ready == total_frames_) tiles_.erase(it);
+      emit_released(blender_->add(tile, unit, added), parallel::unit_frames_to_rgb8);
+    }
+  }
+
+  // The frames one add to the blender made final (a [B, C, 1, H, W] chunk each) leave as one run of
+  // 8-bit RGB, as the in-process decode hands a temporal group's frames on at once.
+  template <typename ToRgb8>
+  void emit_released(const std::vector<Tensor>& frames, const ToRgb8& to_rgb8) {
+    if (frames.empty()) return;
+    std::vector<Tensor> rgb;
+    for (const Tensor& f : frames) rgb.push_back(to_rgb8(f));
+    emit(rgb.size() == 1 ? rgb[0] : ops::cat(rgb, 0));
+    next_frame_ += static_cast<int64_t>(frames.size());
   }
 
   void emit(Tensor frames) {

@@ -3,7 +3,6 @@
 
 #include "core/error.h"
 #include "ops/elementwise.h"
-#include "ops/shape.h"
 
 namespace ltx2::tiling {
 
@@ -81,8 +80,6 @@ std::vector<Tensor> TileBlender::add(size_t tile_index, const Tensor& values, in
     --missing_[static_cast<size_t>(fa.start + f)];
   }
 
-  // The frames this tile completed leave as one chunk, as the reference's decode yields a temporal
-  // group's final frames at once.
   std::vector<Tensor> finished;
   while (released_ < static_cast<int64_t>(missing_.size()) && missing_[static_cast<size_t>(released_)] == 0) {
     FrameSums s = std::move(frames_[static_cast<size_t>(released_)]);
@@ -90,8 +87,7 @@ std::vector<Tensor> TileBlender::add(size_t tile_index, const Tensor& values, in
     ++released_;
     finished.push_back(s.weight.defined() ? ops::div(s.out, ops::maximum(s.weight, min_weight_)) : s.out);
   }
-  if (finished.size() <= 1) return finished;
-  return {ops::cat(finished, 2)};
+  return finished;
 }
 
 void TileBlender::add_on_host(const Tile& tile, int64_t f, int64_t run_frames, const float* values,

@@ -16,8 +16,9 @@ namespace ltx2::tiling {
 // Tiles are [B, C, f, h, w] (their out boxes); a tile may come whole or a run of frames at a time,
 // its frames in order. Each frame is summed in the order the tiles add it, which the caller chooses
 // (the plan's order, the reference's assembly order), and is released as soon as every tile over it
-// has added it: add() returns the frames it made final as one chunk [B, C, n, H, W] (or none;
-// in time order over the calls); their concatenation over dim 2 is the whole output once every
+// has added it: add() returns the frames it made final, one chunk [B, C, 1, H, W] each (in time
+// order, possibly none; not joined, so a caller that wants them apart copies nothing); their
+// concatenation over dim 2 is the whole output once every
 // tile was added. A frame's sums live only from its first tile to its release, so the blender holds
 // the frames in flight, never the whole video. Sums and chunks are float32 on `device` (where the
 // tiles are made); the masks are uploaded once, here, so adding a tile copies nothing between host

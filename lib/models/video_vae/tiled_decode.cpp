@@ -22,7 +22,9 @@ void tiled_decode(const VideoDecoder& decoder, const Tensor& latent, const Decod
     const auto& [f, h, w] = plan.tiles[i].in;
     Tensor piece =
         latent.slice(2, f.start, f.stop).slice(3, h.start, h.stop).slice(4, w.start, w.stop).contiguous();
-    for (const Tensor& chunk : blender.add(i, decoder.decode(piece, timestep))) on_chunk(chunk);
+    // The frames a tile completes leave as one run, as the reference yields a temporal group's.
+    const std::vector<Tensor> frames = blender.add(i, decoder.decode(piece, timestep));
+    if (!frames.empty()) on_chunk(frames.size() == 1 ? frames[0] : ops::cat(frames, 2));
   }
 }
 

@@ -1,6 +1,5 @@
 // The tile blender: whole tiles or runs of frames give the same bits, frames leave as soon as every
-// tile over them added them (those one add completes, as one chunk), and tiles out of their order
-// are refused.
+// tile over them added them, and tiles out of their order are refused.
 #include <cstdint>
 
 #include "core/error.h"
@@ -55,13 +54,13 @@ TEST_CASE("tile blender: frame by frame equals whole tiles bit for bit, each fra
 
     TileBlender whole(plan, 1, 3);
     std::vector<Tensor> whole_chunks;
-    for (size_t i = 0; i < plan.tiles.size(); ++i)
+    for (size_t i = 0; i < plan.tiles.size(); ++i) {
       for (Tensor& c : whole.add(i, values[i])) whole_chunks.push_back(c);
+      // A temporal group's frames before the next group's leave when its last tile is added.
+      if (i == 1) CHECK(static_cast<int64_t>(whole_chunks.size()) == plan.tiles[2].out[0].start);
+    }
     REQUIRE(whole.done());
-    // A temporal group's frames before the next group's leave when its last tile is added.
-    REQUIRE(whole_chunks.size() == 2);
-    CHECK(whole_chunks[0].size(2) == plan.tiles[2].out[0].start);
-    CHECK(whole_chunks[0].size(2) + whole_chunks[1].size(2) == plan.out_extent[0]);
+    REQUIRE(static_cast<int64_t>(whole_chunks.size()) == plan.out_extent[0]);
 
     // Frame-major: every tile over a frame adds it (in plan order) before any adds the next.
     TileBlender by_frame(plan, 1, 3);
