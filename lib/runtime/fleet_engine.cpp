@@ -28,6 +28,7 @@
 #include "models/video_vae/tiling.h"
 #include "ops/rgb8.h"
 #include "ops/shape.h"
+#include "parallel/distributed_decode.h"
 #include "parallel/sequence_parallel.h"
 #include "parallel/tdp.h"
 #include "parallel/text_broadcast.h"
@@ -36,7 +37,7 @@
 #include "pipeline/pipeline_models.h"
 #include "pipeline/request_fields.h"
 #include "runtime/controller.h"
-#include "runtime/distributed_decode.h"
+#include "runtime/decode_stream.h"
 #include "runtime/launcher.h"
 #include "runtime/runner.h"
 #include "tiling/tile_blender.h"
@@ -85,7 +86,11 @@ class PipelineRunner final : public Runner {
         ex.stage2_sigmas = {0.625f, 0.4f, 0.0f};
       }
     }
-    decode_ = std::make_shared<DistributedDecode>(ctx, settings);
+    decode_ = std::make_shared<parallel::DistributedDecode>(
+        ctx.rank, ctx.world_size,
+        parallel::DecodePlanChoice{settings.vae_height_tiles, settings.vae_width_tiles,
+                                   settings.vae_rank_split, settings.vae_overlap});
+    tile_piece_bytes_ = settings.tile_piece_bytes;
     ex.video_decode = decode_;
     if (ctx.device.is_cuda() && !settings.plan_shapes.empty())
       options.residency =
@@ -96,7 +101,8 @@ class PipelineRunner final : public Runner {
 
   json run(const Job& job, ResultSink& out) override {
     const GenerationRequest request = request_from_json(job.params.at("request"));
-    decode_->set_sink(&out);
+    DecodeStream stream(out, tile_piece_bytes_);
+    decode_->set_sink(&stream);
     if (tdp_)
       tdp_->set_video_grid(pipeline::video_latent_grid(request.num_frames, request.height, request.width));
     pipeline::PipelineCallbacks callbacks;
@@ -119,7 +125,8 @@ class PipelineRunner final : public Runner {
   PipelineKind kind_;
   RunnerContext ctx_;
   std::shared_ptr<parallel::TiledDataParallelExecutor> tdp_;  // stage 2's, when it runs TDP
-  std::shared_ptr<DistributedDecode> decode_;
+  std::shared_ptr<parallel::DistributedDecode> decode_;
+  size_t tile_piece_bytes_ = 0;
   std::unique_ptr<pipeline::LoadedPipeline> pipeline_;
 };
 

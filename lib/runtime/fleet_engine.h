@@ -7,7 +7,8 @@
 //   the two-stage pipeline's stage 2 runs tiled data parallel instead when stage2_parallel is
 //   TiledData, as the reference's runners do (multigpu.md 4: tiles round-robin over the ranks, one SUM
 //   all-reduce, stage-2 sigmas [0.625, 0.4, 0.0]; the audio stays stage 1's, which ran sequence parallel);
-// - the video decode is distributed (runtime/distributed_decode.h, multigpu.md 5): rank r decodes
+// - the video decode is distributed (parallel/distributed_decode.h, multigpu.md 5; its tiles travel
+//   as runtime/decode_stream.h says): rank r decodes
 //   tiles r, r + W, ... of the pipeline's own tile plan (the single-process decode's; or, asked
 //   for, the reference's plan, parallel/vae_tile_plan.h) and streams them to the driver in pieces
 //   of at most tile_piece_bytes (whole frames, or bands of rows of one frame when a frame is
