@@ -132,6 +132,18 @@ Field without_flag(Field f) {
   return f;
 }
 
+Field checked(Field f, std::function<void()> check) {
+  f.set_words = [inner = f.set_words, check](const std::vector<std::string>& w) {
+    inner(w);
+    check();
+  };
+  f.set_json = [inner = f.set_json, check](const json& j, const std::string& name) {
+    inner(j, name);
+    check();
+  };
+  return f;
+}
+
 Field in_group(std::string group, Field f) {
   f.group = std::move(group);
   return f;

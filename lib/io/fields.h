@@ -60,6 +60,9 @@ Field integer(std::string key, std::string flag, std::string help, int64_t& valu
 Field integers(std::string key, std::string flag, std::string help, std::vector<int>& value);
 // A field with no flag (only the wire carries it).
 Field without_flag(Field f);
+// `f` with `check` run after each set, from words or JSON alike (a bound on the one value; throws
+// naming the flag).
+Field checked(Field f, std::function<void()> check);
 Field in_group(std::string group, Field f);
 
 // ---- readers and writers over a list -------------------------------------------------------

@@ -250,34 +250,42 @@ FieldList model_path_fields(ModelPaths& p, PipelineKind kind) {
   return out;
 }
 
+namespace {
+
+// The wire format of a struct declared by `fields_of`: every field, written and read back in full.
+template <typename T>
+json write_all(const T& value, FieldList (*fields_of)(T&, PipelineKind)) {
+  T copy = value;
+  return fields::to_json(fields_of(copy, PipelineKind::TwoStage));
+}
+
+template <typename T>
+T read_all(const json& j, FieldList (*fields_of)(T&, PipelineKind), const char* what) {
+  T value;
+  try {
+    fields::from_json(fields_of(value, PipelineKind::TwoStage), j, fields::JsonRead::Complete);
+  } catch (const Error& e) {
+    LTX2_FAIL("malformed {}: {}", what, e.what());
+  }
+  return value;
+}
+
+}  // namespace
+
 json to_json(const GenerationRequest& r) {
-  GenerationRequest copy = r;
-  return fields::to_json(request_fields(copy, PipelineKind::TwoStage));
+  return write_all(r, request_fields);
 }
 
 GenerationRequest request_from_json(const json& j) {
-  GenerationRequest r;
-  try {
-    fields::from_json(request_fields(r, PipelineKind::TwoStage), j, fields::JsonRead::Complete);
-  } catch (const Error& e) {
-    LTX2_FAIL("malformed generation request: {}", e.what());
-  }
-  return r;
+  return read_all(j, request_fields, "generation request");
 }
 
 json to_json(const ModelPaths& p) {
-  ModelPaths copy = p;
-  return fields::to_json(model_path_fields(copy, PipelineKind::TwoStage));
+  return write_all(p, model_path_fields);
 }
 
 ModelPaths model_paths_from_json(const json& j) {
-  ModelPaths p;
-  try {
-    fields::from_json(model_path_fields(p, PipelineKind::TwoStage), j, fields::JsonRead::Complete);
-  } catch (const Error& e) {
-    LTX2_FAIL("malformed model paths: {}", e.what());
-  }
-  return p;
+  return read_all(j, model_path_fields, "model paths");
 }
 
 GuidanceParams guidance_from_json(const json& j) {

@@ -58,18 +58,10 @@ std::string tiles_text(int64_t h, int64_t w) {
 }
 
 // A latent-cell count >= 0.
-Field overlap_field(std::string key, std::string flag, std::string help, int64_t& value) {
-  Field f = fields::integer(std::move(key), flag, std::move(help), value);
-  const auto check = [&value, flag] { LTX2_CHECK(value >= 0, "{} must be >= 0, got {}", flag, value); };
-  f.set_words = [inner = f.set_words, check](const std::vector<std::string>& w) {
-    inner(w);
-    check();
-  };
-  f.set_json = [inner = f.set_json, check](const json& j, const std::string& name) {
-    inner(j, name);
-    check();
-  };
-  return f;
+Field overlap_field(std::string key, const std::string& flag, std::string help, int64_t& value) {
+  return fields::checked(fields::integer(std::move(key), flag, std::move(help), value), [&value, flag] {
+    LTX2_CHECK(value >= 0, "{} must be >= 0, got {}", flag, value);
+  });
 }
 
 }  // namespace
@@ -119,17 +111,9 @@ fields::FieldList rank_setting_fields(RankSettings& s, PipelineKind kind) {
       "naming the phase",
       s.gpu_memory_gib);
   memory.default_text.clear();
-  const auto check_memory = [&s] {
+  memory = fields::checked(std::move(memory), [&s] {
     LTX2_CHECK(s.gpu_memory_gib >= 0, "--gpu-memory must be >= 0 GiB, got {}", s.gpu_memory_gib);
-  };
-  memory.set_words = [inner = memory.set_words, check_memory](const std::vector<std::string>& w) {
-    inner(w);
-    check_memory();
-  };
-  memory.set_json = [inner = memory.set_json, check_memory](const json& j, const std::string& name) {
-    inner(j, name);
-    check_memory();
-  };
+  });
   out.push_back(std::move(memory));
   out.push_back(text_form(
       "quantization", "--quantization",
