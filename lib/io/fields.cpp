@@ -45,6 +45,10 @@ std::string json_text(const json& j, const std::string& name) {
   return j.get<std::string>();
 }
 
+void throw_not_an_array(const std::string& name, const json& j) {
+  LTX2_FAIL("field '{}': must be an array, got {}", name, j.type_name());
+}
+
 namespace {
 
 Field base(std::string key, std::string flag, std::string help) {

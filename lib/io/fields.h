@@ -58,12 +58,52 @@ Field integer(std::string key, std::string flag, std::string help, int& value);
 Field integer(std::string key, std::string flag, std::string help, int64_t& value);
 // A list of whole numbers (the flag: its words; JSON: an array).
 Field integers(std::string key, std::string flag, std::string help, std::vector<int>& value);
+// A list given one entry per use of its flag, each use a group of min_words..max_words words
+// (PATH [STRENGTH], ...); in JSON an array of entries, replacing the list.
+template <typename T>
+Field repeated_group(std::string key, std::string flag, std::string help, std::string type_name, int min_words,
+                     int max_words, std::vector<T>& list,
+                     std::function<T(const std::vector<std::string>&)> from_words,
+                     std::function<T(const nlohmann::json&, const std::string&)> from_json,
+                     std::function<nlohmann::json(const T&)> entry_json);
 // A field with no flag (only the wire carries it).
 Field without_flag(Field f);
 // `f` with `check` run after each set, from words or JSON alike (a bound on the one value; throws
 // naming the flag).
 Field checked(Field f, std::function<void()> check);
 Field in_group(std::string group, Field f);
+
+// Throws the ltx2::Error for a field that must be an array and is not.
+[[noreturn]] void throw_not_an_array(const std::string& name, const nlohmann::json& j);
+
+template <typename T>
+Field repeated_group(std::string key, std::string flag, std::string help, std::string type_name, int min_words,
+                     int max_words, std::vector<T>& list,
+                     std::function<T(const std::vector<std::string>&)> from_words,
+                     std::function<T(const nlohmann::json&, const std::string&)> from_json,
+                     std::function<nlohmann::json(const T&)> entry_json) {
+  Field f;
+  f.key = std::move(key);
+  f.flags = {std::move(flag)};
+  f.help = std::move(help);
+  f.type_name = std::move(type_name);
+  f.words = Words::Group;
+  f.min_words = min_words;
+  f.max_words = max_words;
+  f.repeatable = true;
+  f.set_words = [&list, from_words](const std::vector<std::string>& w) { list.push_back(from_words(w)); };
+  f.set_json = [&list, from_json](const nlohmann::json& j, const std::string& name) {
+    if (!j.is_array()) throw_not_an_array(name, j);
+    list.clear();
+    for (const nlohmann::json& e : j) list.push_back(from_json(e, name));
+  };
+  f.get_json = [&list, entry_json] {
+    nlohmann::json out = nlohmann::json::array();
+    for (const T& e : list) out.push_back(entry_json(e));
+    return out;
+  };
+  return f;
+}
 
 // ---- readers and writers over a list -------------------------------------------------------
 

@@ -59,28 +59,11 @@ ImageCondition image_from_json(const json& j, const std::string& name) {
 }
 
 Field images_field(std::vector<ImageCondition>& images) {
-  Field f;
-  f.key = "images";
-  f.flags = {"--image"};
-  f.help = "Condition on an image (PNG, JPEG or WebP) at a pixel frame (repeatable)";
-  f.type_name = "PATH FRAME STRENGTH [CRF]";
-  f.words = fields::Words::Group;
-  f.min_words = 3;
-  f.max_words = 4;
-  f.repeatable = true;
-  f.set_words = [&images](const std::vector<std::string>& w) { images.push_back(image_from_words(w)); };
-  f.set_json = [&images](const json& j, const std::string& name) {
-    LTX2_CHECK(j.is_array(), "field '{}': must be an array", name);
-    images.clear();
-    for (const json& im : j) images.push_back(image_from_json(im, name));
-  };
-  f.get_json = [&images] {
-    json out = json::array();
-    for (const ImageCondition& im : images)
-      out.push_back({{"path", im.path}, {"frame", im.frame}, {"strength", im.strength}, {"crf", im.crf}});
-    return out;
-  };
-  return f;
+  return fields::repeated_group<ImageCondition>(
+      "images", "--image", "Condition on an image (PNG, JPEG or WebP) at a pixel frame (repeatable)",
+      "PATH FRAME STRENGTH [CRF]", 3, 4, images, image_from_words, image_from_json, [](const ImageCondition& im) {
+        return json{{"path", im.path}, {"frame", im.frame}, {"strength", im.strength}, {"crf", im.crf}};
+      });
 }
 
 // ---- LoRAs: PATH [STRENGTH], JSON {"path": ..., "strength": ...} -----------------------------
@@ -100,29 +83,10 @@ json lora_json(const LoraFile& l) {
 }
 
 Field lora_list_field(std::vector<LoraFile>& loras) {
-  Field f;
-  f.key = "loras";
-  f.flags = {"--lora"};
-  f.help = "Extra LoRA fused into the transformer (strength 1.0; repeatable)";
-  f.type_name = "PATH [STRENGTH]";
-  f.words = fields::Words::Group;
-  f.min_words = 1;
-  f.max_words = 2;
-  f.repeatable = true;
-  f.set_words = [&loras](const std::vector<std::string>& w) {
-    loras.push_back(lora_from_words(w, "--lora"));
-  };
-  f.set_json = [&loras](const json& j, const std::string& name) {
-    LTX2_CHECK(j.is_array(), "field '{}': must be an array", name);
-    loras.clear();
-    for (const json& l : j) loras.push_back(lora_from_json(l, name));
-  };
-  f.get_json = [&loras] {
-    json out = json::array();
-    for (const LoraFile& l : loras) out.push_back(lora_json(l));
-    return out;
-  };
-  return f;
+  return fields::repeated_group<LoraFile>(
+      "loras", "--lora", "Extra LoRA fused into the transformer (strength 1.0; repeatable)", "PATH [STRENGTH]", 1,
+      2, loras, [](const std::vector<std::string>& w) { return lora_from_words(w, "--lora"); }, lora_from_json,
+      lora_json);
 }
 
 Field distilled_lora_field(LoraFile& lora) {
