@@ -44,7 +44,7 @@ std::string tiny_default(const fields::Field& f) {
 }
 
 // Declares a field's flag; its uses' words go to `words`.
-void add_field_flag(CLI::App& app, const fields::Field& f, std::vector<std::vector<std::string>>& words) {
+void add_flag_of(CLI::App& app, const fields::Field& f, std::vector<std::vector<std::string>>& words) {
   std::string names;
   for (const std::string& n : f.flags) names += (names.empty() ? "" : ",") + n;
   std::string help = f.help;
@@ -84,10 +84,23 @@ void add_field_flag(CLI::App& app, const fields::Field& f, std::vector<std::vect
 
 }  // namespace
 
+void add_field_flags(CLI::App& app, const fields::FieldList& fields, FlagWords& words) {
+  for (const fields::Field& field : fields)
+    if (!field.flags.empty()) add_flag_of(app, field, words[field.flag()]);
+}
+
+void set_fields_from_flags(const fields::FieldList& fields, const FlagWords& words) {
+  for (const fields::Field& field : fields) {
+    if (field.flags.empty()) continue;
+    const auto it = words.find(field.flag());
+    if (it == words.end()) continue;
+    for (const std::vector<std::string>& use : it->second) field.set_words(use);
+  }
+}
+
 void add_generation_flags(CLI::App& app, GenerationFlags& f, PipelineKind kind) {
   f.request = default_request(kind);
-  for (const fields::Field& field : declared_fields(f, kind))
-    if (!field.flags.empty()) add_field_flag(app, field, (*f.words)[field.flag()]);
+  add_field_flags(app, declared_fields(f, kind), *f.words);
   app.add_option("--jobs", f.jobs_file,
                  "JSONL file: one job per line (fields as the flags, e.g. "
                  "{\"prompt\": ..., \"output_path\": ..., \"seed\": 3}); weights load once");
@@ -115,12 +128,7 @@ void add_generation_flags(CLI::App& app, GenerationFlags& f, PipelineKind kind) 
 }
 
 void finish_generation_flags(GenerationFlags& f, PipelineKind kind) {
-  for (const fields::Field& field : declared_fields(f, kind)) {
-    if (field.flags.empty()) continue;
-    const auto it = f.words->find(field.flag());
-    if (it == f.words->end()) continue;
-    for (const std::vector<std::string>& use : it->second) field.set_words(use);
-  }
+  set_fields_from_flags(declared_fields(f, kind), *f.words);
   LTX2_CHECK(f.ranks >= 0 && f.ranks <= 64, "--ranks must be between 1 and 64, got {}", f.ranks);
   LTX2_CHECK(f.retries >= 0 && f.retries <= 10, "--retries must be between 0 and 10, got {}", f.retries);
   if (!f.job_timeout.empty()) f.job_time_limit = parse_job_timeout(f.job_timeout);

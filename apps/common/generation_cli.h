@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "io/fields.h"
 #include "pipeline/request.h"
 #include "runtime/rank_settings.h"
 
@@ -47,6 +48,12 @@ struct GenerationFlags {
 
 // The request's size when no checkpoint is given (the embedded tiny model) and the flag was not.
 inline constexpr int kTinyHeight = 128, kTinyWidth = 192, kTinyNumFrames = 9, kTinyInferenceSteps = 4;
+
+// Declares the flags of the fields that have one; their uses' words go to `words`.
+void add_field_flags(CLI::App& app, const fields::FieldList& fields, FlagWords& words);
+// After parsing: sets each field whose flag was used from its words (throws ltx2::Error naming
+// the flag on a malformed value).
+void set_fields_from_flags(const fields::FieldList& fields, const FlagWords& words);
 
 // Starts `f` with the pipeline's default request (default_request) and declares the flags.
 void add_generation_flags(CLI::App& app, GenerationFlags& f, PipelineKind kind);

@@ -27,6 +27,7 @@
 #include "core/cuda/memory.h"
 #include "core/error.h"
 #include "model_sets/tiny_model.h"
+#include "pipeline/request_fields.h"
 
 namespace ltx2 {
 
@@ -144,6 +145,15 @@ GenerationRequest bench_request(const BenchPipelineOptions& opt, PipelineKind ki
   return r;
 }
 
+// The generation programs' model-path fields, both pipelines' flags at once (--pipeline picks one
+// after parsing): the two-stage pipeline's and the distilled one's checkpoint alias.
+fields::FieldList bench_model_path_fields(ModelPaths& paths) {
+  fields::FieldList list = model_path_fields(paths, PipelineKind::TwoStage);
+  for (fields::Field& f : list)
+    if (f.key == "checkpoint") f.flags.push_back("--distilled-checkpoint-path");
+  return list;
+}
+
 }  // namespace
 
 CLI::App* add_bench_pipeline_command(CLI::App* bench, BenchPipelineOptions* opt) {
@@ -154,14 +164,8 @@ CLI::App* add_bench_pipeline_command(CLI::App* bench, BenchPipelineOptions* opt)
   cmd->add_option("--pipeline", opt->pipeline, "distilled or ti2vid")
       ->check(CLI::IsMember({"distilled", "ti2vid"}))
       ->capture_default_str();
-  cmd->add_option("--checkpoint-path,--distilled-checkpoint-path", opt->checkpoint, "Monolith checkpoint");
-  cmd->add_option("--gemma-root", opt->gemma_root, "Gemma 3 folder");
-  cmd->add_option("--spatial-upsampler-path", opt->spatial_upsampler, "Latent spatial upsampler");
-  cmd->add_option("--distilled-lora", opt->distilled_lora, "ti2vid: the distilled LoRA (strength 1)");
-  cmd->add_option("--transformer-path", opt->transformer, "Split layout: transformer file");
-  cmd->add_option("--text-encoder-path", opt->text_encoder, "Split layout: text-encoder file");
-  cmd->add_option("--video-vae-path", opt->video_vae, "Video VAE file");
-  cmd->add_option("--audio-vae-path", opt->audio_vae, "Split layout: audio VAE file");
+  ModelPaths help_only;
+  cli::add_field_flags(*cmd, bench_model_path_fields(help_only), *opt->model_flags);
   cmd->add_option("--height", opt->height, "Height (multiple of 64)")->capture_default_str();
   cmd->add_option("--width", opt->width, "Width (multiple of 64)")->capture_default_str();
   cmd->add_option("--num-frames", opt->num_frames, "Frames (8k+1)")->capture_default_str();
@@ -188,14 +192,7 @@ CLI::App* add_bench_pipeline_command(CLI::App* bench, BenchPipelineOptions* opt)
 int run_bench_pipeline(const BenchPipelineOptions& opt) {
   const PipelineKind kind = opt.pipeline == "distilled" ? PipelineKind::Distilled : PipelineKind::TwoStage;
   ModelPaths paths;
-  paths.checkpoint = opt.checkpoint;
-  paths.gemma_root = opt.gemma_root;
-  paths.spatial_upsampler = opt.spatial_upsampler;
-  paths.transformer = opt.transformer;
-  paths.text_encoder = opt.text_encoder;
-  paths.video_vae = opt.video_vae;
-  paths.audio_vae = opt.audio_vae;
-  if (!opt.distilled_lora.empty()) paths.distilled_lora = {opt.distilled_lora, 1.0};
+  cli::set_fields_from_flags(bench_model_path_fields(paths), *opt.model_flags);
   const bool tiny = model_sets::use_tiny_model_when_unset(paths, kind);
   validate_model_paths(paths, kind);
 

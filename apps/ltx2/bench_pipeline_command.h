@@ -8,7 +8,10 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <memory>
 #include <string>
+
+#include "common/generation_cli.h"
 
 namespace ltx2 {
 
@@ -16,9 +19,9 @@ struct BenchPipelineOptions {
   std::string pipeline = "distilled";  // or "ti2vid"
   int height = 128, width = 192, num_frames = 9, steps = 4;
   int repeat = 3;  // jobs run after the load; the median is over jobs 2..repeat (all of them if 1)
-  // Model files (empty: the tiny model); the generation programs' flag names.
-  std::string checkpoint, gemma_root, spatial_upsampler, distilled_lora;
-  std::string transformer, text_encoder, video_vae, audio_vae;
+  // Model files (none: the tiny model): the generation programs' model-path flags
+  // (pipeline/request_fields.h), their words kept until the run reads them.
+  std::shared_ptr<cli::FlagWords> model_flags = std::make_shared<cli::FlagWords>();
   std::string device = "auto";  // auto: cuda:0 when a GPU is visible, else the CPU
   double gpu_memory = 0;        // GiB cap, as --gpu-memory
   bool cold = false;            // also load once after evicting the files from the page cache

@@ -44,6 +44,13 @@ for phase in "text encode" "stage 1" "upsample" "stage 2" "decode" "write output
   echo "$out" | grep -q "^  $phase " || fail "bench pipeline printed no '$phase': $out"
   grep -q "\"$phase\": {" "$tmp/bench.json" || fail "bench pipeline JSON lacks '$phase'"
 done
+# Its model flags are the generation programs' (the same fields, the same checks).
+out=$("$bin" bench pipeline --pipeline ti2vid --distilled-lora "$tmp/l.safetensors" x 2>&1); rc=$?
+[ "$rc" -eq 1 ] && echo "$out" | grep -q -- "--distilled-lora STRENGTH: 'x' is not a number" ||
+  fail "bench pipeline --distilled-lora PATH x: $rc $out"
+out=$("$bin" bench pipeline --lora "$tmp/none.safetensors" 2>&1); rc=$?
+[ "$rc" -eq 1 ] && echo "$out" | grep -q -- "--lora $tmp/none.safetensors: no such file" ||
+  fail "bench pipeline --lora missing: $rc $out"
 # `ltx2 bench encode` times the conversion and the encoder on a small clip; odd sizes are refused.
 out=$("$bin" bench encode --height 64 --width 96 --frames 5 --encoder-threads 2 --json "$tmp/encode.json" 2>&1) ||
   fail "bench encode failed: $out"
