@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <optional>
 
+#include "common/batch.h"
 #include "common/clip_file.h"
 #include "common/engine_factory.h"
 #include "common/generation_cli.h"
@@ -57,11 +58,11 @@ void plan_memory(Plan& plan, const GenerationFlags& flags, PipelineKind kind) {
     memory = pipeline::model_memory(flags.paths, options);
     budget = pipeline::device_memory_budget(options.device, flags.settings.gpu_memory_gib);
   }
-  if (plan.jobs.empty()) {
+  if (flags.jobs_file.empty()) {
     plan.shapes = {pipeline::request_shape(flags.request, kind)};
   } else {
     for (JobLine& job : plan.jobs) {
-      if (!job.error.empty()) continue;
+      if (!job.error.empty() || !job.skipped.empty()) continue;
       const pipeline::RequestShape shape = pipeline::request_shape(job.request, kind);
       try {
         if (memory) pipeline::plan_residency(*memory, {shape}, budget);
@@ -98,56 +99,84 @@ Plan validate(const CLI::App& app, GenerationFlags& flags, PipelineKind kind, Ru
     check_output_available(flags.request.output_path);
   } else {
     plan.jobs = read_jobs_file(flags.jobs_file, flags.request, kind, plan.facts);
+    refuse_shared_outputs(plan.jobs);  // over the whole file: shards must not write each other's outputs
+    if (flags.batch_shard) {
+      const size_t lines = plan.jobs.size();
+      plan.jobs = select_shard(std::move(plan.jobs), *flags.batch_shard);
+      reporter.info(fmt::format("shard {}/{}: {} of the file's {} jobs", flags.batch_shard->index,
+                                flags.batch_shard->count, plan.jobs.size(), lines));
+    }
+    if (flags.skip_existing) skip_existing_outputs(plan.jobs);
   }
   for (JobLine& job : plan.jobs) {
-    if (!job.error.empty()) continue;
+    if (!job.error.empty() || !job.skipped.empty()) continue;
     try {
       check_output_available(job.request.output_path);
     } catch (const std::exception& e) {  // ltx2::Error, or e.g. bad_alloc: this line's failure only
       job.error = e.what();
     }
   }
-  refuse_shared_outputs(plan.jobs);
   plan_memory(plan, flags, kind);
   reporter.info("running on " + plan.placement.describe());
   return plan;
 }
 
-// Loads the engine once and runs the request or the good --jobs lines; returns the exit code.
-// A failed job is reported with its line and the others still run; an interrupt ends them all.
+// The engine, its models loaded (once for the whole batch).
+std::unique_ptr<pipeline::GenerationEngine> load_engine(const GenerationFlags& flags, PipelineKind kind,
+                                                        const Plan& plan, RunReporter& reporter) {
+  if (plan.local_options.residency) reporter.info("memory: " + plan.local_options.residency->describe());
+  const auto load_start = PhaseClock::Clock::now();
+  auto engine = make_engine(kind, flags.paths, flags, plan.placement, plan.local_options, plan.shapes);
+  reporter.info(fmt::format("models loaded in {:.2f} s", seconds_since(load_start)));
+  return engine;
+}
+
+// Runs the request or the --jobs lines of this shard still to do (the models loaded once, not at
+// all when none is); returns the exit code. A failed job is reported with its line and the others
+// still run; an interrupt ends them all. The manifest, if asked for, follows each line.
 int run(const GenerationFlags& flags, PipelineKind kind, const Plan& plan, RunReporter& reporter) {
-  int failed = 0;
-  for (const JobLine& job : plan.jobs)
+  const Device memory_device = plan.placement.fleet ? Device::cpu() : plan.placement.devices[0];
+  if (flags.jobs_file.empty()) {
+    auto engine = load_engine(flags, kind, plan, reporter);
+    stop_if_requested();
+    reporter.job(0, flags.request.prompt, flags.request.output_path);
+    report_run(reporter, flags.request, run_request(*engine, flags.request, &reporter, memory_device));
+    return 0;
+  }
+  BatchManifest manifest(flags.manifest, plan.jobs);
+  int failed = 0, runnable = 0;
+  for (const JobLine& job : plan.jobs) {
     if (!job.error.empty()) {
       reporter.error(job.error, job.line);
       ++failed;
+    } else if (!job.skipped.empty()) {
+      reporter.info(fmt::format("line {}: skipped: {}", job.line, job.skipped));
+    } else {
+      ++runnable;
     }
+  }
   const int jobs = static_cast<int>(plan.jobs.size());
   if (jobs > 0 && failed == jobs) {
     reporter.error(fmt::format("all {} jobs are invalid", failed));
     return 1;
   }
-  if (plan.local_options.residency) reporter.info("memory: " + plan.local_options.residency->describe());
-  const auto load_start = PhaseClock::Clock::now();
-  auto engine = make_engine(kind, flags.paths, flags, plan.placement, plan.local_options, plan.shapes);
-  reporter.info(fmt::format("models loaded in {:.2f} s", seconds_since(load_start)));
-  const auto run_one = [&](const GenerationRequest& r, int line) {
-    stop_if_requested();
-    reporter.job(line, r.prompt, r.output_path);
-    const Device memory_device = plan.placement.fleet ? Device::cpu() : plan.placement.devices[0];
-    report_run(reporter, r, run_request(*engine, r, &reporter, memory_device));
-  };
-  if (jobs == 0) {
-    run_one(flags.request, 0);
-    return 0;
+  if (runnable == 0) {
+    reporter.info("nothing to run");
+    return failed > 0 ? 1 : 0;
   }
+  auto engine = load_engine(flags, kind, plan, reporter);
   for (const JobLine& job : plan.jobs) {
-    if (!job.error.empty()) continue;
+    if (!job.error.empty() || !job.skipped.empty()) continue;
     try {
-      run_one(job.request, job.line);
+      stop_if_requested();
+      reporter.job(job.line, job.request.prompt, job.request.output_path);
+      const RunResult result = run_request(*engine, job.request, &reporter, memory_device);
+      report_run(reporter, job.request, result);
+      manifest.set(job.line, BatchManifest::Status::Done, result.total_seconds);
     } catch (const std::exception& e) {  // ltx2::Error, or e.g. bad_alloc: this line's failure only
-      if (runtime::stop_requested()) throw;
+      if (runtime::stop_requested()) throw;  // the line stays pending: a rerun does it
       reporter.error(e.what(), job.line);
+      manifest.set(job.line, BatchManifest::Status::Failed, 0, e.what());
       ++failed;
     }
   }

@@ -104,6 +104,21 @@ void add_generation_flags(CLI::App& app, GenerationFlags& f, PipelineKind kind) 
   app.add_option("--jobs", f.jobs_file,
                  "JSONL file: one job per line (fields as the flags, e.g. "
                  "{\"prompt\": ..., \"output_path\": ..., \"seed\": 3}); weights load once");
+  app.add_option(
+         "--shard", f.shard,
+         "With --jobs: run only shard K of N of its lines (0 <= K < N; the lines whose ordinal modulo N "
+         "is K), so N processes or machines share one file; inside a Slurm job array the array task "
+         "picks the shard when this is not given")
+      ->type_name("K/N");
+  app.add_flag("--skip-existing", f.skip_existing,
+               "With --jobs: leave out the lines whose output already exists (outputs appear only complete, "
+               "so a rerun after a lost node redoes only what is missing)");
+  app.add_option(
+         "--manifest", f.manifest,
+         "With --jobs: keep the batch's results in FILE, one JSON line per line run here (line, status: "
+         "pending, done, failed, invalid or skipped, seconds, output_path, error), rewritten whole "
+         "after each job")
+      ->type_name("FILE");
   app.add_option("--device", f.device,
                  "Where the job runs: auto (every visible GPU in bf16 when this build has CUDA, else the CPU "
                  "in float32), cpu, cuda (every visible GPU) or cuda:N. One GPU runs in this process, "
@@ -132,6 +147,14 @@ void finish_generation_flags(GenerationFlags& f, PipelineKind kind) {
   LTX2_CHECK(f.ranks >= 0 && f.ranks <= 64, "--ranks must be between 1 and 64, got {}", f.ranks);
   LTX2_CHECK(f.retries >= 0 && f.retries <= 10, "--retries must be between 0 and 10, got {}", f.retries);
   if (!f.job_timeout.empty()) f.job_time_limit = parse_job_timeout(f.job_timeout);
+  for (const auto& [flag, given] :
+       {std::pair{"--shard", !f.shard.empty()}, std::pair{"--skip-existing", f.skip_existing},
+        std::pair{"--manifest", !f.manifest.empty()}})
+    LTX2_CHECK(!given || !f.jobs_file.empty(), "{} needs --jobs FILE", flag);
+  if (!f.shard.empty())
+    f.batch_shard = parse_shard(f.shard);
+  else if (!f.jobs_file.empty())
+    f.batch_shard = slurm_array_shard();
 }
 
 bool wants_tiny_model(const ModelPaths& p) {

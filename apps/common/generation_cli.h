@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "common/batch.h"
 #include "io/fields.h"
 #include "pipeline/request.h"
 #include "runtime/rank_settings.h"
@@ -42,6 +43,12 @@ struct GenerationFlags {
   int retries = 0;
   std::string job_timeout;  // --job-timeout SECONDS as given ("": not given, the fleet's default)
   std::optional<std::chrono::milliseconds> job_time_limit;  // parsed by finish_generation_flags
+  // A --jobs batch (batch.h): --shard K/N as given and parsed (or the Slurm array task's),
+  // --skip-existing, --manifest FILE.
+  std::string shard;
+  std::optional<Shard> batch_shard;  // set by finish_generation_flags
+  bool skip_existing = false;
+  std::string manifest;
   // Shared so that CLI11's pointers into it stay good whatever copies the flags.
   std::shared_ptr<FlagWords> words = std::make_shared<FlagWords>();
 };

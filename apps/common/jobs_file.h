@@ -17,6 +17,7 @@ struct JobLine {
   int line = 0;               // 1-based line number in the file
   GenerationRequest request;  // valid when error is empty
   std::string error;          // why the line cannot run (malformed JSON, unknown field, bad value)
+  std::string skipped;        // why a line that could run does not (batch.h: its output exists)
 };
 
 // Reads the file (throws ltx2::Error naming --jobs when it cannot) and parses and validates every
