@@ -10,6 +10,7 @@ packages=(
   libsentencepiece-dev sentencepiece
   libomp-dev libpng-dev
   clang
+  munge slurmctld slurmd slurm-client
 )
 
 missing=()
