@@ -1,8 +1,11 @@
 // The denoising loop of one pipeline stage with its simple or guided denoiser.
 #include "pipeline/denoise_stage.h"
 
+#include <map>
+
 #include "core/cuda/events.h"
 #include "core/error.h"
+#include "ops/shape.h"
 #include "pipeline/diffusion_steps.h"
 
 namespace ltx2::pipeline {
@@ -38,6 +41,28 @@ tr::Modality modality(const LatentState& s, float sigma, const Tensor& sigma_on_
 struct Prediction {
   Tensor video, audio;
 };
+
+// One guidance pass of a step: its inputs and what it perturbs.
+struct GuidancePass {
+  const char* name;  // cond, uncond, ptb, mod
+  tr::Modality video, audio;
+  std::vector<tr::Perturbation> perturbations;
+};
+
+// The passes' tensors concatenated on the batch axis (an undefined field stays undefined).
+tr::Modality batch_of(const std::vector<const tr::Modality*>& parts) {
+  tr::Modality out = *parts.front();
+  for (Tensor tr::Modality::*field :
+       {&tr::Modality::latent, &tr::Modality::sigma, &tr::Modality::timesteps, &tr::Modality::positions,
+        &tr::Modality::context, &tr::Modality::context_mask, &tr::Modality::attention_mask,
+        &tr::Modality::keyframes_mask}) {
+    if (!(out.*field).defined()) continue;
+    std::vector<Tensor> items;
+    for (const tr::Modality* m : parts) items.push_back(m->*field);
+    out.*field = ops::cat(items, 0);
+  }
+  return out;
+}
 
 // One transformer pass: x0 per stream, on the transformer's device.
 Prediction predict(const DenoiseStage& stage, tr::Modality video, tr::Modality audio,
@@ -82,31 +107,36 @@ class StageDenoiser {
     const GuidancePasses passes = guidance_passes(vg, ag);
     const int64_t blocks = stage_.transformer->config().num_layers;
 
-    const Prediction cond = predict(stage_, v, a, {});
-    record(step, "cond", cond);
-    Prediction uncond, ptb, mod;
+    // The passes in the reference's order: cond, then those the guiders ask for.
+    std::vector<GuidancePass> list = {{"cond", v, a, {}}};
     if (passes.uncond) {
-      tr::Modality nv = v, na = a;
-      nv.context = negative_.video;
-      na.context = negative_.audio;
-      uncond = predict(stage_, nv, na, {});
-      record(step, "uncond", uncond);
+      GuidancePass uncond{"uncond", v, a, {}};
+      uncond.video.context = negative_.video;
+      uncond.audio.context = negative_.audio;
+      list.push_back(std::move(uncond));
     }
     if (passes.perturbed) {
-      std::vector<tr::Perturbation> list;
+      std::vector<tr::Perturbation> skips;
       if (vg.do_perturbed_generation())
-        list.push_back({tr::PerturbationType::SkipVideoSelfAttn, to_blocks(vg.params().stg_blocks)});
+        skips.push_back({tr::PerturbationType::SkipVideoSelfAttn, to_blocks(vg.params().stg_blocks)});
       if (ag.do_perturbed_generation())
-        list.push_back({tr::PerturbationType::SkipAudioSelfAttn, to_blocks(ag.params().stg_blocks)});
-      ptb = predict(stage_, v, a, tr::BatchedPerturbations({list}, blocks));
-      record(step, "ptb", ptb);
+        skips.push_back({tr::PerturbationType::SkipAudioSelfAttn, to_blocks(ag.params().stg_blocks)});
+      list.push_back({"ptb", v, a, skips});
     }
-    if (passes.isolated_modality) {
-      const std::vector<tr::Perturbation> list = {{tr::PerturbationType::SkipA2VCrossAttn, std::nullopt},
-                                                  {tr::PerturbationType::SkipV2ACrossAttn, std::nullopt}};
-      mod = predict(stage_, v, a, tr::BatchedPerturbations({list}, blocks));
-      record(step, "mod", mod);
+    if (passes.isolated_modality)
+      list.push_back({"mod",
+                      v,
+                      a,
+                      {{tr::PerturbationType::SkipA2VCrossAttn, std::nullopt},
+                       {tr::PerturbationType::SkipV2ACrossAttn, std::nullopt}}});
+    const std::vector<Prediction> predictions = run_passes(list, g.max_batch_size, blocks);
+    std::map<std::string, Prediction> by_name;
+    for (size_t i = 0; i < list.size(); ++i) {
+      record(step, list[i].name, predictions[i]);
+      by_name[list[i].name] = predictions[i];
     }
+    const Prediction cond = by_name["cond"], uncond = by_name["uncond"], ptb = by_name["ptb"],
+                     mod = by_name["mod"];
     Prediction out;
     out.video = skip_video ? previous_.video : vg.calculate(cond.video, uncond.video, ptb.video, mod.video);
     out.audio = skip_audio ? previous_.audio : ag.calculate(cond.audio, uncond.audio, ptb.audio, mod.audio);
@@ -116,6 +146,48 @@ class StageDenoiser {
 
  private:
   static std::vector<int64_t> to_blocks(const std::vector<int>& b) { return {b.begin(), b.end()}; }
+
+  // The passes in calls of up to `max_batch` (a pass whose context differs in length from its
+  // call's first starts a new call); each pass's prediction, in order.
+  std::vector<Prediction> run_passes(const std::vector<GuidancePass>& passes, int max_batch,
+                                     int64_t blocks) const {
+    std::vector<Prediction> out;
+    for (size_t first = 0; first < passes.size();) {
+      size_t end = first + 1;
+      const auto same_shapes = [&](const GuidancePass& p) {
+        return p.video.context.shape() == passes[first].video.context.shape() &&
+               p.audio.context.shape() == passes[first].audio.context.shape();
+      };
+      while (end < passes.size() && end - first < static_cast<size_t>(max_batch) && same_shapes(passes[end]))
+        ++end;
+      if (end - first == 1) {
+        const GuidancePass& p = passes[first];
+        out.push_back(predict(stage_, p.video, p.audio,
+                              p.perturbations.empty() ? tr::BatchedPerturbations()
+                                                      : tr::BatchedPerturbations({p.perturbations}, blocks)));
+      } else {
+        std::vector<const tr::Modality*> videos, audios;
+        std::vector<std::vector<tr::Perturbation>> perturbations;
+        bool any = false;
+        for (size_t i = first; i < end; ++i) {
+          videos.push_back(&passes[i].video);
+          audios.push_back(&passes[i].audio);
+          perturbations.push_back(passes[i].perturbations);
+          any = any || !passes[i].perturbations.empty();
+        }
+        const Prediction joint =
+            predict(stage_, batch_of(videos), batch_of(audios),
+                    any ? tr::BatchedPerturbations(perturbations, blocks) : tr::BatchedPerturbations());
+        const int64_t per_pass = passes[first].video.latent.size(0);
+        const auto item = [&](const Tensor& t, size_t i) {
+          return t.defined() ? t.narrow(0, static_cast<int64_t>(i - first) * per_pass, per_pass) : t;
+        };
+        for (size_t i = first; i < end; ++i) out.push_back({item(joint.video, i), item(joint.audio, i)});
+      }
+      first = end;
+    }
+    return out;
+  }
 
   void record(int step, const char* pass, const Prediction& p) const {
     if (!cb_.probe) return;

@@ -1,7 +1,7 @@
 // One diffusion stage of the pipelines: the Euler loop (or the Euler-ancestral loop of 2.5+
 // distilled stage 1) over a video and an audio latent state, denoised jointly by the transformer
 // either with one pass per step (SimpleDenoiser) or with the guidance passes of MultiModalGuider
-// (FactoryGuidedDenoiser), one transformer call per pass.
+// (FactoryGuidedDenoiser), one transformer call per pass or per batch of passes.
 #pragma once
 
 #include <optional>
@@ -23,6 +23,10 @@ struct StageContexts {
 struct StageGuidance {
   MultiModalGuiderFactory video, audio;
   StageContexts negative;
+  // Guidance passes per transformer call (the reference's --max-batch-size): a step's passes run
+  // in calls of up to this many, concatenated on the batch axis in pass order (cond, uncond, ptb,
+  // mod), each with its own context and perturbations. 1: one call per pass.
+  int max_batch_size = 1;
 };
 
 struct DenoiseStage {

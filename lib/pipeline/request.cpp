@@ -130,6 +130,9 @@ void validate_request(const GenerationRequest& r, PipelineKind kind, const Model
                "--num-inference-steps must be between 1 and 1000, got {}", r.num_inference_steps);
     check_guidance(r.video_guidance, "video");
     check_guidance(r.audio_guidance, "audio");
+    LTX2_CHECK(r.max_batch_size >= 1 && r.max_batch_size <= 4,
+               "--max-batch-size must be between 1 and 4 (a step has at most 4 guidance passes), got {}",
+               r.max_batch_size);
     for (const auto& [modality, g] :
          {std::pair{"video", &r.video_guidance}, std::pair{"audio", &r.audio_guidance}})
       for (int b : g->stg_blocks)

@@ -51,6 +51,7 @@ struct GenerationRequest {
   double frame_rate = 24.0;
   int num_inference_steps = 30;
   GuidanceParams video_guidance, audio_guidance;
+  int max_batch_size = 1;  // guidance passes per transformer call (denoise_stage.h)
   std::vector<ImageCondition> images;
   // The output (media/clip_writer.h): .mp4, .y4m (+ .wav), .wav (the audio only) or a PNG
   // sequence's frame pattern (frames/%05d.png, + frames/audio.wav).

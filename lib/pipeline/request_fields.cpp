@@ -178,6 +178,11 @@ FieldList request_fields(GenerationRequest& r, PipelineKind kind) {
   out.push_back(std::move(steps));
   add_guidance_fields(out, r.video_guidance, "video");
   add_guidance_fields(out, r.audio_guidance, "audio");
+  out.push_back(fields::integer(
+      "max_batch_size", "--max-batch-size",
+      "Guidance passes per transformer call (a step runs up to 4: conditional, negative prompt, STG, "
+      "modality): more per call use the GPU better at small sizes and take more memory",
+      r.max_batch_size));
   if (kind != PipelineKind::TwoStage)
     for (size_t i = two_stage_from; i < out.size(); ++i) out[i] = fields::without_flag(std::move(out[i]));
   return out;

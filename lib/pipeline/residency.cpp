@@ -95,7 +95,8 @@ const char* model_part_name(ModelPart part) {
 }
 
 RequestShape request_shape(const GenerationRequest& r, PipelineKind kind) {
-  return {r.height, r.width, r.num_frames, !r.images.empty(), kind == PipelineKind::TwoStage};
+  const bool guided = kind == PipelineKind::TwoStage;
+  return {r.height, r.width, r.num_frames, !r.images.empty(), guided, guided ? r.max_batch_size : 1};
 }
 
 // From the H200 (docs/performance.md, "End to end"): the 19B forward alone takes ~0.165 MiB of
@@ -201,7 +202,8 @@ ResidencyPlan plan_residency(const ModelMemory& memory, const std::vector<Reques
     const auto g1 = video_latent_grid(r.num_frames, r.height / 2, r.width / 2);
     const auto g2 = video_latent_grid(r.num_frames, r.height, r.width);
     text_act = std::max(text_act, text_activation_bytes(r.guided ? 2 : 1));
-    s1 = std::max(s1, transformer_activation_bytes(g1[0] * g1[1] * g1[2], kGemmaTokenizerMaxLength));
+    s1 = std::max(s1, transformer_activation_bytes(int64_t{r.stage1_batch} * g1[0] * g1[1] * g1[2],
+                                                   int64_t{r.stage1_batch} * kGemmaTokenizerMaxLength));
     s2 = std::max(s2, transformer_activation_bytes(g2[0] * g2[1] * g2[2], kGemmaTokenizerMaxLength));
     decode = std::max(decode, decode_activation_bytes(r.height, r.width, r.num_frames));
     images = images || r.images;
@@ -267,13 +269,14 @@ uint64_t device_memory_budget(Device device, double cap_gib) {
 
 nlohmann::json to_json(const std::vector<RequestShape>& shapes) {
   nlohmann::json out = nlohmann::json::array();
-  for (const RequestShape& r : shapes) out.push_back({r.height, r.width, r.num_frames, r.images, r.guided});
+  for (const RequestShape& r : shapes)
+    out.push_back({r.height, r.width, r.num_frames, r.images, r.guided, r.stage1_batch});
   return out;
 }
 
 std::vector<RequestShape> request_shapes_from_json(const nlohmann::json& j) {
   std::vector<RequestShape> out;
-  for (const nlohmann::json& r : j) out.push_back({r.at(0), r.at(1), r.at(2), r.at(3), r.at(4)});
+  for (const nlohmann::json& r : j) out.push_back({r.at(0), r.at(1), r.at(2), r.at(3), r.at(4), r.at(5)});
   return out;
 }
 

@@ -37,6 +37,7 @@ struct RequestShape {
   int height = 0, width = 0, num_frames = 0;
   bool images = false;  // the video encoder runs (image conditioning)
   bool guided = false;  // a negative prompt goes through the text encoder too
+  int stage1_batch = 1;  // samples per stage-1 transformer call (guided: --max-batch-size)
 };
 RequestShape request_shape(const GenerationRequest& r, PipelineKind kind);
 

@@ -223,7 +223,8 @@ void run_two_stage_flow(PipelineModels& m, const GenerationRequest& r, const Sta
   if (plan.guided_stage1)
     s1.denoise.guidance = StageGuidance{MultiModalGuiderFactory::constant(guider_params(r.video_guidance)),
                                         MultiModalGuiderFactory::constant(guider_params(r.audio_guidance)),
-                                        {encoded[1].video_context, encoded[1].audio_context}};
+                                        {encoded[1].video_context, encoded[1].audio_context},
+                                        r.max_batch_size};
   const StageResult stage1 = run_stage(m, r, std::move(s1), noise, cb);
 
   m.acquire(ModelPart::Upsampler);

@@ -15,6 +15,12 @@ expect_contains "embedded tiny model"
 expect_contains "timings: text encode"
 expect_exit 0 "$exe" --prompt "a cat" --output-path "$scratch/b.mp4" "${small[@]}" --log-format json
 cmp -s "$scratch/a.mp4" "$scratch/b.mp4" || fail "the same seed gave different MP4 files"
+# --max-batch-size: the guidance passes batched per transformer call give the same bytes (every op
+# of the CPU path is per sample); on worker processes too.
+expect_exit 0 "$exe" --prompt "a cat" --output-path "$scratch/batched.mp4" "${small[@]}" --max-batch-size 4
+cmp -s "$scratch/a.mp4" "$scratch/batched.mp4" || fail "--max-batch-size 4 changed the MP4"
+expect_exit 0 "$exe" --prompt "a cat" --output-path "$scratch/batched2.mp4" "${small[@]}" --max-batch-size 3 --ranks 2
+expect_mp4 "$scratch/batched2.mp4" 9 64 64 24
 
 (
   cd "$case_dir" || exit 1
@@ -46,6 +52,7 @@ check_invalid 2 "--distilled-lora STRENGTH: 'x' is not a number" --prompt x --ou
 check_invalid 1 "--video-stg-blocks: block 5 is not in the model" --prompt x --output-path "$o" --video-stg-blocks 5
 check_invalid 1 "--video-cfg-guidance-scale must be a finite number >= 0" --prompt x --output-path "$o" \
   --video-cfg-guidance-scale -1
+check_invalid 1 "--max-batch-size must be between 1 and 4" --prompt x --output-path "$o" --max-batch-size 0
 check_invalid 1 "--num-inference-steps must be between 1 and 1000" --prompt x --output-path "$o" --num-inference-steps 0
 check_invalid 1 "--image $case_dir/image.png: frame 9 is outside" --prompt x --output-path "$o" \
   --image "$case_dir/image.png" 9 1.0

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <map>
 #include <optional>
 
 #include "core/error.h"
@@ -283,6 +284,56 @@ TEST_CASE(
   const WeightMap& after = pipe.models().transformer_weights->by_name();
   REQUIRE(after.size() == before.size());
   for (const auto& [name, t] : before) REQUIRE(after.at(name).shares_storage(t));
+}
+
+// On the CPU every op is per sample (a row of a GEMM, a (sample, head) of attention), so batching
+// the passes changes no bit.
+TEST_CASE(
+    "two-stage pipeline: guidance passes batched per call (--max-batch-size) give the one-pass results") {
+  const std::string dir = test::golden_dir("pipeline_ti2vid");
+  ModelPaths paths = test::fixture_model_paths(dir);
+  paths.distilled_lora = {dir + "/distilled_lora.safetensors", 1.0};
+  TwoStagePipeline pipe(paths);
+  GenerationRequest r;
+  r.prompt = "a fox in the snow";
+  r.negative_prompt = "blurry";
+  r.height = 128;
+  r.width = 192;
+  r.num_frames = 9;
+  r.num_inference_steps = 2;
+  // All four passes: cfg, STG and modality guidance on.
+  r.video_guidance = {3.0, 1.0, 0.7, 3.0, 0, {1}};
+  r.audio_guidance = {7.0, 1.0, 0.7, 3.0, 0, {0}};
+  test::ScratchDir out("pipeline_batched_passes");
+  r.output_path = out.file("o.mp4");
+  const auto run = [&](int max_batch_size) {
+    r.max_batch_size = max_batch_size;
+    std::map<std::string, Tensor> probes;
+    std::vector<Tensor> frames;
+    PipelineCallbacks cb;
+    cb.probe = [&](const std::string& name, const Tensor& t) {
+      if (name.find(".pass_") != std::string::npos || name.find("denoised") != std::string::npos)
+        probes[name] = t.clone();
+    };
+    cb.video_chunk = [&](const Tensor& f) { frames.push_back(f.clone()); };
+    PhiloxNoiseSource philox(static_cast<uint64_t>(r.seed));
+    pipe.run(r, cb, &philox);
+    return std::pair{probes, frames};
+  };
+  const auto [one, one_frames] = run(1);
+  REQUIRE(one.count("stage1.step0.video.pass_mod") == 1);  // every pass ran
+  for (int batch : {2, 3, 4}) {
+    INFO("--max-batch-size " << batch);
+    const auto [many, many_frames] = run(batch);
+    REQUIRE(many.size() == one.size());
+    for (const auto& [name, t] : one) {
+      INFO(name);
+      CHECK(test::max_abs_diff(many.at(name), t) == 0.0f);
+    }
+    REQUIRE(many_frames.size() == one_frames.size());
+    for (size_t i = 0; i < one_frames.size(); ++i)
+      CHECK(test::max_abs_diff(many_frames[i], one_frames[i]) == 0.0f);
+  }
 }
 
 TEST_CASE("pipeline models: model_version text to numbers") {
