@@ -234,14 +234,17 @@ TEST_CASE("engine: a request that fails validation does no work") {
   CHECK(format.audio_sample_rate > 0);
 }
 
-TEST_CASE(
-    "two-stage pipeline: stage 2 fuses the distilled LoRA and the clean weights come back bit for bit") {
+namespace {
+// The pipeline_ti2vid fixture's models with its distilled LoRA, and a small request that runs every
+// guidance pass (cfg, STG and modality guidance on).
+ModelPaths ti2vid_fixture_paths() {
   const std::string dir = test::golden_dir("pipeline_ti2vid");
   ModelPaths paths = test::fixture_model_paths(dir);
   paths.distilled_lora = {dir + "/distilled_lora.safetensors", 1.0};
-  TwoStagePipeline pipe(paths);
-  const WeightMap before = pipe.models().transformer_weights->by_name();
+  return paths;
+}
 
+GenerationRequest fully_guided_request(const std::string& output_path) {
   GenerationRequest r;
   r.prompt = "a fox in the snow";
   r.negative_prompt = "blurry";
@@ -251,14 +254,24 @@ TEST_CASE(
   r.num_inference_steps = 2;
   r.video_guidance = {3.0, 1.0, 0.7, 3.0, 0, {1}};
   r.audio_guidance = {7.0, 1.0, 0.7, 3.0, 0, {0}};
+  r.output_path = output_path;
+  return r;
+}
+}  // namespace
+
+TEST_CASE(
+    "two-stage pipeline: stage 2 fuses the distilled LoRA and the clean weights come back bit for bit") {
+  const std::string dir = test::golden_dir("pipeline_ti2vid");
+  TwoStagePipeline pipe(ti2vid_fixture_paths());
+  const WeightMap before = pipe.models().transformer_weights->by_name();
+  test::ScratchDir out("pipeline_two_stage");
+  GenerationRequest r = fully_guided_request(out.file("o.mp4"));
 #ifdef LTX2_WITH_MEDIA
   const int crf = -1;  // the model default CRF: an H.264 round trip
 #else
   const int crf = 0;  // a build without FFmpeg refuses the round trip (request tests check that message)
 #endif
   r.images.push_back({dir + "/image.png", 0, 1.0, crf});
-  test::ScratchDir out("pipeline_two_stage");
-  r.output_path = out.file("o.mp4");
 
   std::vector<std::string> progress;
   int64_t frames = 0, samples = 0;
@@ -290,22 +303,9 @@ TEST_CASE(
 // the passes changes no bit.
 TEST_CASE(
     "two-stage pipeline: guidance passes batched per call (--max-batch-size) give the one-pass results") {
-  const std::string dir = test::golden_dir("pipeline_ti2vid");
-  ModelPaths paths = test::fixture_model_paths(dir);
-  paths.distilled_lora = {dir + "/distilled_lora.safetensors", 1.0};
-  TwoStagePipeline pipe(paths);
-  GenerationRequest r;
-  r.prompt = "a fox in the snow";
-  r.negative_prompt = "blurry";
-  r.height = 128;
-  r.width = 192;
-  r.num_frames = 9;
-  r.num_inference_steps = 2;
-  // All four passes: cfg, STG and modality guidance on.
-  r.video_guidance = {3.0, 1.0, 0.7, 3.0, 0, {1}};
-  r.audio_guidance = {7.0, 1.0, 0.7, 3.0, 0, {0}};
+  TwoStagePipeline pipe(ti2vid_fixture_paths());
   test::ScratchDir out("pipeline_batched_passes");
-  r.output_path = out.file("o.mp4");
+  GenerationRequest r = fully_guided_request(out.file("o.mp4"));
   const auto run = [&](int max_batch_size) {
     r.max_batch_size = max_batch_size;
     std::map<std::string, Tensor> probes;
