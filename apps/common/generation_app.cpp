@@ -37,7 +37,8 @@ void report_run(RunReporter& reporter, const GenerationRequest& r, const RunResu
 // whether the tiny model is used, and what the model files say.
 struct Plan {
   EnginePlacement placement;
-  std::vector<JobLine> jobs;
+  std::vector<JobLine> jobs;  // this shard's
+  size_t file_jobs = 0;       // the --jobs file's
   bool tiny = false;
   ModelFacts facts;
   std::vector<pipeline::RequestShape> shapes;  // of the requests that will run
@@ -100,12 +101,8 @@ Plan validate(const CLI::App& app, GenerationFlags& flags, PipelineKind kind, Ru
   } else {
     plan.jobs = read_jobs_file(flags.jobs_file, flags.request, kind, plan.facts);
     refuse_shared_outputs(plan.jobs);  // over the whole file: shards must not write each other's outputs
-    if (flags.batch_shard) {
-      const size_t lines = plan.jobs.size();
-      plan.jobs = select_shard(std::move(plan.jobs), *flags.batch_shard);
-      reporter.info(fmt::format("shard {}/{}: {} of the file's {} jobs", flags.batch_shard->index,
-                                flags.batch_shard->count, plan.jobs.size(), lines));
-    }
+    plan.file_jobs = plan.jobs.size();
+    if (flags.batch_shard) plan.jobs = select_shard(std::move(plan.jobs), *flags.batch_shard);
     if (flags.skip_existing) skip_existing_outputs(plan.jobs);
   }
   for (JobLine& job : plan.jobs) {
@@ -143,6 +140,9 @@ int run(const GenerationFlags& flags, PipelineKind kind, const Plan& plan, RunRe
     report_run(reporter, flags.request, run_request(*engine, flags.request, &reporter, memory_device));
     return 0;
   }
+  if (flags.batch_shard)
+    reporter.info(fmt::format("shard {}/{}: {} of the file's {} jobs", flags.batch_shard->index,
+                              flags.batch_shard->count, plan.jobs.size(), plan.file_jobs));
   BatchManifest manifest(flags.manifest, plan.jobs);
   int failed = 0, runnable = 0;
   for (const JobLine& job : plan.jobs) {

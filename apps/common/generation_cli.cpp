@@ -55,9 +55,9 @@ void add_flag_of(CLI::App& app, const fields::Field& f, std::vector<std::vector<
   CLI::Option* opt = nullptr;
   switch (f.words) {
     case fields::Words::Switch:
-      opt = app.add_flag_function(
+      app.add_flag_function(
           names, [&words](int64_t) { words = {{}}; }, help);
-      return;
+      return;  // a switch takes no words to name
     case fields::Words::One:
       opt = app.add_option_function<std::string>(
           names, [&words](const std::string& v) { words = {{v}}; }, help);
