@@ -165,7 +165,7 @@ void apply_tiny_model_defaults(const CLI::App& app, GenerationRequest& r, Pipeli
   if (app.count("--height") == 0) r.height = kTinyHeight;
   if (app.count("--width") == 0) r.width = kTinyWidth;
   if (app.count("--num-frames") == 0) r.num_frames = kTinyNumFrames;
-  if (kind != PipelineKind::TwoStage) return;
+  if (!pipeline_traits(kind).guided) return;
   if (app.count("--num-inference-steps") == 0) r.num_inference_steps = kTinyInferenceSteps;
   // The tiny transformer has 2 blocks; STG skips the last one for video and the first for audio.
   if (app.count("--video-stg-blocks") == 0) r.video_guidance.stg_blocks = {1};
@@ -174,7 +174,7 @@ void apply_tiny_model_defaults(const CLI::App& app, GenerationRequest& r, Pipeli
 
 void apply_model_version_defaults(const CLI::App& app, GenerationRequest& r, PipelineKind kind,
                                   const std::vector<int>& model_version) {
-  if (kind != PipelineKind::TwoStage) return;
+  if (!pipeline_traits(kind).guided) return;
   const VersionDefaults d = version_defaults(model_version);
   if (app.count("--num-inference-steps") == 0) r.num_inference_steps = d.num_inference_steps;
   if (app.count("--video-stg-blocks") == 0) r.video_guidance.stg_blocks = d.stg_blocks;

@@ -208,8 +208,9 @@ bool use_tiny_model_when_unset(ModelPaths& paths, PipelineKind kind) {
   const TinyModelPaths tiny = ensure_tiny_model_set();
   paths.checkpoint = tiny.checkpoint;
   if (paths.gemma_root.empty()) paths.gemma_root = tiny.gemma;
-  if (paths.spatial_upsampler.empty()) paths.spatial_upsampler = tiny.upsampler;
-  if (kind == PipelineKind::TwoStage && paths.distilled_lora.path.empty())
+  if (pipeline_traits(kind).refines && paths.spatial_upsampler.empty())
+    paths.spatial_upsampler = tiny.upsampler;
+  if (pipeline_traits(kind).distilled_lora && paths.distilled_lora.path.empty())
     paths.distilled_lora = {tiny.lora, 1.0};
   return true;
 }

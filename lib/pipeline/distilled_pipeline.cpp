@@ -1,8 +1,8 @@
-// The distilled pipeline over the shared two-stage flow.
+// The distilled pipeline over the shared generation flow.
 #include "pipeline/distilled_pipeline.h"
 
+#include "pipeline/generation_flow.h"
 #include "pipeline/schedulers.h"
-#include "pipeline/two_stage_flow.h"
 
 namespace ltx2::pipeline {
 
@@ -15,7 +15,7 @@ void DistilledPipeline::run(const GenerationRequest& request, const PipelineCall
   StagePlan plan;
   plan.stage1_sigmas = distilled_sigmas();
   plan.ancestral_stage1 = models_->model_version >= std::vector<int>{2, 5};
-  run_two_stage_flow(*models_, request, plan, noise ? *noise : philox, callbacks);
+  run_generation_flow(*models_, request, plan, noise ? *noise : philox, callbacks);
 }
 
 }  // namespace ltx2::pipeline

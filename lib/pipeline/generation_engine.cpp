@@ -1,6 +1,9 @@
 #include "pipeline/generation_engine.h"
 
+#include "core/error.h"
 #include "pipeline/distilled_pipeline.h"
+#include "pipeline/keyframe_pipeline.h"
+#include "pipeline/one_stage_pipeline.h"
 #include "pipeline/two_stage_pipeline.h"
 
 namespace ltx2::pipeline {
@@ -46,9 +49,15 @@ class LocalEngine : public GenerationEngine {
 
 std::unique_ptr<LoadedPipeline> load_pipeline(PipelineKind kind, const ModelPaths& paths,
                                               PipelineOptions options) {
-  if (kind == PipelineKind::Distilled)
-    return std::make_unique<Loaded<DistilledPipeline>>(paths, std::move(options));
-  return std::make_unique<Loaded<TwoStagePipeline>>(paths, std::move(options));
+  switch (kind) {
+    case PipelineKind::Distilled:
+      return std::make_unique<Loaded<DistilledPipeline>>(paths, std::move(options));
+    case PipelineKind::TwoStage: return std::make_unique<Loaded<TwoStagePipeline>>(paths, std::move(options));
+    case PipelineKind::OneStage: return std::make_unique<Loaded<OneStagePipeline>>(paths, std::move(options));
+    case PipelineKind::Keyframes:
+      return std::make_unique<Loaded<KeyframePipeline>>(paths, std::move(options));
+  }
+  LTX2_FAIL("unknown pipeline kind {}", static_cast<int>(kind));
 }
 
 std::unique_ptr<GenerationEngine> make_local_engine(PipelineKind kind, const ModelPaths& paths,

@@ -100,11 +100,11 @@ Tensor load_conditioning_image(const ImageCondition& image, int64_t height, int6
 }
 
 VideoConditioning image_conditioning_item(const video_vae::VideoEncoder& encoder, const Tensor& pixels,
-                                          const ImageCondition& image) {
+                                          const ImageCondition& image, bool as_keyframe) {
   // The latents of a run live on the host in float32, wherever the encoder runs.
   const Tensor latent = encoder.encode(pixels).to(Device::cpu()).to(DType::F32);
   const auto strength = static_cast<float>(image.strength);
-  if (image.frame == 0) return VideoConditionByLatentIndex{latent, strength, 0};
+  if (image.frame == 0 && !as_keyframe) return VideoConditionByLatentIndex{latent, strength, 0};
   return VideoConditionByKeyframeIndex{latent, image.frame, strength};
 }
 

@@ -1,7 +1,8 @@
 // Image conditioning as the pipelines apply it (the reference's load_image_and_preprocess,
 // resize_and_center_crop and combined_image_conditionings): a PNG becomes pixels [1, 3, 1, H, W]
 // in [-1, 1] at a stage's resolution, is encoded by the video VAE encoder, and becomes a
-// conditioning item (frame 0: replaces latent frame 0; frame > 0: appended keyframe tokens).
+// conditioning item (frame 0: replaces latent frame 0; frame > 0, or any frame in the keyframe
+// pipeline: appended keyframe tokens).
 #pragma once
 
 #include <string>
@@ -31,8 +32,11 @@ void check_image_crf(const ImageCondition& image, const std::vector<int>& model_
 Tensor load_conditioning_image(const ImageCondition& image, int64_t height, int64_t width,
                                const std::vector<int>& model_version);
 
-// Encodes pixels [1, 3, 1, H, W] and wraps the latent as the item for the image's frame index.
+// Encodes pixels [1, 3, 1, H, W] and wraps the latent as the item for the image's frame index: frame
+// 0 replaces latent frame 0 and a later frame appends keyframe tokens (combined_image_conditionings),
+// or, `as_keyframe`, any frame appends keyframe tokens (image_conditionings_by_adding_guiding_latent,
+// the keyframe pipeline's).
 VideoConditioning image_conditioning_item(const video_vae::VideoEncoder& encoder, const Tensor& pixels,
-                                          const ImageCondition& image);
+                                          const ImageCondition& image, bool as_keyframe);
 
 }  // namespace ltx2::pipeline

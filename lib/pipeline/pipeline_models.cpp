@@ -90,6 +90,7 @@ std::unique_ptr<PipelineModels> PipelineModels::load(const ModelPaths& paths, Pi
   m->audio_config = parse_audio_vae_decoder_config(cfg.at("audio_vae"));
   for (ModelPart part : {ModelPart::Text, ModelPart::Upsampler, ModelPart::VideoDecoder, ModelPart::Audio}) {
     if (part == ModelPart::Text && !m->options.load_text_encoder) continue;
+    if (part == ModelPart::Upsampler && !pipeline_traits(kind).refines) continue;
     if (!m->options.residency || m->options.residency->keeps(part)) m->acquire(part);
   }
   return m;

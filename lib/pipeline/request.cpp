@@ -15,8 +15,23 @@ namespace ltx2 {
 
 namespace fs = std::filesystem;
 
+const PipelineTraits& pipeline_traits(PipelineKind k) {
+  //                                       name         guided refines lora   keyframes multiple
+  static const PipelineTraits distilled{"distilled", false, true, false, false, 64};
+  static const PipelineTraits two_stage{"two-stage", true, true, true, false, 64};
+  static const PipelineTraits one_stage{"one-stage", true, false, false, false, 32};
+  static const PipelineTraits keyframes{"keyframe", true, true, true, true, 64};
+  switch (k) {
+    case PipelineKind::Distilled: return distilled;
+    case PipelineKind::TwoStage: return two_stage;
+    case PipelineKind::OneStage: return one_stage;
+    case PipelineKind::Keyframes: return keyframes;
+  }
+  LTX2_FAIL("unknown pipeline kind {}", static_cast<int>(k));
+}
+
 const char* pipeline_name(PipelineKind k) {
-  return k == PipelineKind::Distilled ? "distilled" : "two-stage";
+  return pipeline_traits(k).name;
 }
 
 const std::string& default_negative_prompt() {
@@ -46,7 +61,7 @@ GuidanceParams default_audio_guidance() {
 
 GenerationRequest default_request(PipelineKind kind) {
   GenerationRequest r;
-  if (kind == PipelineKind::TwoStage) {
+  if (pipeline_traits(kind).guided) {
     r.negative_prompt = default_negative_prompt();
     r.video_guidance = default_video_guidance();
     r.audio_guidance = default_audio_guidance();
@@ -106,7 +121,7 @@ void validate_request(const GenerationRequest& r, PipelineKind kind, const Model
   LTX2_CHECK(!blank, "--prompt is empty");
   LTX2_CHECK(r.num_frames >= 1 && (r.num_frames - 1) % 8 == 0,
              "--num-frames must be 8k+1 (1, 9, 17, ..., 121, ...), got {}", r.num_frames);
-  const int multiple = 64;  // both pipelines run stage 1 at half size on a 32-pixel latent grid
+  const int multiple = pipeline_traits(kind).size_multiple;
   LTX2_CHECK(r.height >= multiple && r.height % multiple == 0,
              "--height must be a positive multiple of {} for the {} pipeline, got {}", multiple,
              pipeline_name(kind), r.height);
@@ -125,9 +140,11 @@ void validate_request(const GenerationRequest& r, PipelineKind kind, const Model
       r.height, r.width, r.num_frames, tokens, kMaxVideoTokens);
   LTX2_CHECK(std::isfinite(r.frame_rate) && r.frame_rate >= 1 && r.frame_rate <= 240,
              "--frame-rate must be between 1 and 240, got {}", r.frame_rate);
-  if (kind == PipelineKind::TwoStage) {
-    LTX2_CHECK(r.num_inference_steps >= 1 && r.num_inference_steps <= 1000,
-               "--num-inference-steps must be between 1 and 1000, got {}", r.num_inference_steps);
+  if (pipeline_traits(kind).guided) {
+    // One step has no schedule: the LTX2 scheduler's stretch to the terminal sigma divides 0 by 0
+    // (the reference's sigmas are NaN then).
+    LTX2_CHECK(r.num_inference_steps >= 2 && r.num_inference_steps <= 1000,
+               "--num-inference-steps must be between 2 and 1000, got {}", r.num_inference_steps);
     check_guidance(r.video_guidance, "video");
     check_guidance(r.audio_guidance, "audio");
     LTX2_CHECK(r.max_batch_size >= 1 && r.max_batch_size <= 4,
@@ -208,13 +225,14 @@ void validate_model_paths(const ModelPaths& p, PipelineKind kind) {
   LTX2_CHECK(fs::is_directory(p.gemma_root), "--gemma-root {}: not a folder", p.gemma_root);
   LTX2_CHECK(fs::exists(fs::path(p.gemma_root) / "tokenizer.model"),
              "--gemma-root {}: no tokenizer.model in it", p.gemma_root);
-  check_readable_file(p.spatial_upsampler, "--spatial-upsampler-path");
+  if (pipeline_traits(kind).refines) check_readable_file(p.spatial_upsampler, "--spatial-upsampler-path");
   for (const auto& l : p.loras) {
     check_readable_file(l.path, "--lora");
     LTX2_CHECK(std::isfinite(l.strength), "--lora {}: strength is not finite", l.path);
   }
-  if (kind == PipelineKind::TwoStage) {
-    LTX2_CHECK(!p.distilled_lora.path.empty(), "--distilled-lora is required for the two-stage pipeline");
+  if (pipeline_traits(kind).distilled_lora) {
+    LTX2_CHECK(!p.distilled_lora.path.empty(), "--distilled-lora is required for the {} pipeline",
+               pipeline_name(kind));
     check_readable_file(p.distilled_lora.path, "--distilled-lora");
     LTX2_CHECK(std::isfinite(p.distilled_lora.strength), "--distilled-lora: strength is not finite");
   }

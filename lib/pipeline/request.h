@@ -10,7 +10,21 @@
 
 namespace ltx2 {
 
-enum class PipelineKind { Distilled, TwoStage };
+// The pipelines (each is a program of its own: README, "Programs"): the reference's
+// DistilledPipeline, TI2VidTwoStagesPipeline, TI2VidOneStagePipeline and
+// KeyframeInterpolationPipeline.
+enum class PipelineKind { Distilled, TwoStage, OneStage, Keyframes };
+
+// What a pipeline's kind decides about its request, its model files and its stages, in one place.
+struct PipelineTraits {
+  const char* name;
+  bool guided;               // stage 1 with the negative prompt and MultiModalGuider guidance
+  bool refines;              // stage 1 at half size, upsampled, refined by stage 2 (needs the upsampler)
+  bool distilled_lora;       // stage 2 with the distilled LoRA on top (--distilled-lora required)
+  bool images_as_keyframes;  // every --image a guiding keyframe (frame 0 too), not frame 0 replaced
+  int size_multiple;         // --height and --width: 64 when stage 1 runs at half size, else 32
+};
+const PipelineTraits& pipeline_traits(PipelineKind k);
 const char* pipeline_name(PipelineKind k);
 
 struct GuidanceParams {
@@ -21,7 +35,8 @@ struct GuidanceParams {
 
 struct ImageCondition {
   std::string path;
-  int frame = 0;          // pixel frame index; 0 replaces latent frame 0, > 0 appends keyframe tokens
+  int frame = 0;          // pixel frame index; 0 replaces latent frame 0, > 0 (or any, in the
+                          // keyframe pipeline) appends keyframe tokens
   double strength = 1.0;  // 1 = keep the image exactly
   int crf = -1;           // H.264 re-compression of the image; -1 = the model version's default, 0 = off
 };
@@ -39,7 +54,7 @@ struct ModelPaths {
   std::string transformer, text_encoder, video_vae, audio_vae;
   std::string spatial_upsampler;
   std::vector<LoraFile> loras;
-  LoraFile distilled_lora;  // two-stage only
+  LoraFile distilled_lora;  // the pipelines with pipeline_traits().distilled_lora only
   bool split() const { return !transformer.empty() || !text_encoder.empty() || !audio_vae.empty(); }
 };
 
@@ -70,7 +85,7 @@ const std::string& default_negative_prompt();
 // blocks [28]; audio: cfg 7, stg 1, rescale 0.7, modality 3, blocks [28]).
 GuidanceParams default_video_guidance();
 GuidanceParams default_audio_guidance();
-// The request a pipeline runs when no flag or field says otherwise: for the two-stage pipeline the
+// The request a pipeline runs when no flag or field says otherwise: for the guided pipelines the
 // reference's negative prompt and guidance.
 GenerationRequest default_request(PipelineKind kind);
 
@@ -104,13 +119,12 @@ struct ModelFacts {
 // The one check of a request (the engine's entry runs it, GenerationEngine::generate; the programs
 // run it before loading any model). Throws ltx2::Error with a one-line message naming the flag
 // when the request cannot run:
-// frames not 8k+1, height/width not multiples of 64 (the two-stage and distilled pipelines halve
-// them for stage 1), a size beyond the bounds above, an image that is not a readable PNG, JPEG or
-// WebP of an accepted size (its header is read), strengths outside [0, 1], image frames outside
-// the video, empty prompt, an output path of no known form (media::clip_format), a
-// folder or in a missing folder (a PNG sequence: its folder a file, or a folder holding other
-// files), --no-audio with a .wav, non-finite or negative scales; with the model's facts, STG blocks
-// the model does not have.
+// frames not 8k+1, height/width not multiples of the pipeline's size_multiple, a size beyond the bounds
+// above, an image that is not a readable PNG, JPEG or WebP of an accepted size (its header is read),
+// strengths outside [0, 1], image frames outside the video, empty prompt, an output path of no known form
+// (media::clip_format), a folder or in a missing folder (a PNG sequence: its folder a file, or a folder
+// holding other files), --no-audio with a .wav, non-finite or negative scales; with the model's facts, STG
+// blocks the model does not have.
 void validate_request(const GenerationRequest& r, PipelineKind kind, const ModelFacts& model = {});
 // Files must exist and be readable; monolith and split layouts may not be mixed; the pieces each
 // pipeline needs must be there. Content is checked when the files are opened (before any work).

@@ -58,10 +58,14 @@ ImageCondition image_from_json(const json& j, const std::string& name) {
   return c;
 }
 
-Field images_field(std::vector<ImageCondition>& images) {
+Field images_field(std::vector<ImageCondition>& images, bool as_keyframes) {
   return fields::repeated_group<ImageCondition>(
-      "images", "--image", "Condition on an image (PNG, JPEG or WebP) at a pixel frame (repeatable)",
-      "PATH FRAME STRENGTH [CRF]", 3, 4, images, image_from_words, image_from_json, [](const ImageCondition& im) {
+      "images", "--image",
+      as_keyframes ? "A keyframe (PNG, JPEG or WebP) the video passes through at a pixel frame (repeatable: "
+                     "the frames between keyframes are interpolated)"
+                   : "Condition on an image (PNG, JPEG or WebP) at a pixel frame (repeatable)",
+      "PATH FRAME STRENGTH [CRF]", 3, 4, images, image_from_words, image_from_json,
+      [](const ImageCondition& im) {
         return json{{"path", im.path}, {"frame", im.frame}, {"strength", im.strength}, {"crf", im.crf}};
       });
 }
@@ -160,14 +164,17 @@ FieldList request_fields(GenerationRequest& r, PipelineKind kind) {
                                        "not decoded)",
                                        r.no_audio));
   out.push_back(fields::integer("seed", "--seed", "Random seed", r.seed));
-  out.push_back(fields::integer("height", "--height", "Height in pixels (multiple of 64)", r.height));
-  out.push_back(fields::integer("width", "--width", "Width in pixels (multiple of 64)", r.width));
+  const std::string multiple = std::to_string(pipeline_traits(kind).size_multiple);
+  out.push_back(
+      fields::integer("height", "--height", "Height in pixels (multiple of " + multiple + ")", r.height));
+  out.push_back(
+      fields::integer("width", "--width", "Width in pixels (multiple of " + multiple + ")", r.width));
   out.push_back(fields::integer("num_frames", "--num-frames", "Frames (8k+1)", r.num_frames));
   out.push_back(fields::number("frame_rate", "--frame-rate", "Frames per second", r.frame_rate));
-  out.push_back(images_field(r.images));
+  out.push_back(images_field(r.images, pipeline_traits(kind).images_as_keyframes));
 
-  // The two-stage pipeline's: the distilled one runs a fixed schedule without guidance.
-  const size_t two_stage_from = out.size();
+  // The guided pipelines': the distilled one runs a fixed schedule without guidance.
+  const size_t guided_from = out.size();
   out.push_back(fields::text("negative_prompt", "--negative-prompt",
                              "What to steer away from (default: the reference's list)", r.negative_prompt));
   Field steps = fields::integer("num_inference_steps", "--num-inference-steps", "Stage-1 denoising steps",
@@ -183,8 +190,8 @@ FieldList request_fields(GenerationRequest& r, PipelineKind kind) {
       "Guidance passes per transformer call (a step runs up to 4: conditional, negative prompt, STG, "
       "modality): more per call use the GPU better at small sizes and take more memory",
       r.max_batch_size));
-  if (kind != PipelineKind::TwoStage)
-    for (size_t i = two_stage_from; i < out.size(); ++i) out[i] = fields::without_flag(std::move(out[i]));
+  if (!pipeline_traits(kind).guided)
+    for (size_t i = guided_from; i < out.size(); ++i) out[i] = fields::without_flag(std::move(out[i]));
   return out;
 }
 
@@ -204,8 +211,8 @@ FieldList model_path_fields(ModelPaths& p, PipelineKind kind) {
          "Monolith checkpoint (.safetensors); none: the embedded tiny model", p.checkpoint);
   }
   Field distilled = distilled_lora_field(p.distilled_lora);
-  out.push_back(kind == PipelineKind::TwoStage ? std::move(distilled)
-                                               : fields::without_flag(std::move(distilled)));
+  out.push_back(pipeline_traits(kind).distilled_lora ? std::move(distilled)
+                                                     : fields::without_flag(std::move(distilled)));
   path("gemma_root", "--gemma-root",
        "Gemma 3 folder (config.json, tokenizer.model, safetensors); with no checkpoint: the tiny model's",
        p.gemma_root);
@@ -215,6 +222,7 @@ FieldList model_path_fields(ModelPaths& p, PipelineKind kind) {
   path("audio_vae", "--audio-vae-path", "Split layout: audio VAE + vocoder file", p.audio_vae);
   path("spatial_upsampler", "--spatial-upsampler-path",
        "Latent spatial upsampler (.safetensors); with no checkpoint: the tiny model's", p.spatial_upsampler);
+  if (!pipeline_traits(kind).refines) out.back() = fields::without_flag(std::move(out.back()));
   out.push_back(lora_list_field(p.loras));
   return out;
 }

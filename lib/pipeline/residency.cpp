@@ -95,8 +95,9 @@ const char* model_part_name(ModelPart part) {
 }
 
 RequestShape request_shape(const GenerationRequest& r, PipelineKind kind) {
-  const bool guided = kind == PipelineKind::TwoStage;
-  return {r.height, r.width, r.num_frames, !r.images.empty(), guided, guided ? r.max_batch_size : 1};
+  const PipelineTraits& t = pipeline_traits(kind);
+  return {r.height, r.width, r.num_frames, !r.images.empty(), t.guided, t.guided ? r.max_batch_size : 1,
+          t.refines};
 }
 
 // From the H200 (docs/performance.md, "End to end"): the 19B forward alone takes ~0.165 MiB of
@@ -174,8 +175,9 @@ ModelMemory model_memory(const ModelPaths& paths, const PipelineOptions& options
       device_bytes(*video_vae, {Component::VideoEncoder, Component::VideoStats}, vae);
   w[index_of(ModelPart::VideoDecoder)] =
       device_bytes(*video_vae, {Component::VideoDecoder, Component::VideoStats}, vae);
-  w[index_of(ModelPart::Upsampler)] =
-      device_bytes(*WeightSet::open({paths.spatial_upsampler}), {Component::LatentUpsampler}, vae);
+  if (!paths.spatial_upsampler.empty())  // the one-stage pipeline has none
+    w[index_of(ModelPart::Upsampler)] =
+        device_bytes(*WeightSet::open({paths.spatial_upsampler}), {Component::LatentUpsampler}, vae);
   w[index_of(ModelPart::Audio)] =
       device_bytes(*ltx, {Component::AudioDecoder, Component::AudioStats, Component::Vocoder}, vae);
   return m;
@@ -197,9 +199,10 @@ ResidencyPlan plan_residency(const ModelMemory& memory, const std::vector<Reques
 
   // Each phase's activations for the largest request.
   uint64_t text_act = 0, s1 = 0, s2 = 0, decode = 0;
-  bool images = false;
+  bool images = false, refines = false;
   for (const RequestShape& r : shapes) {
-    const auto g1 = video_latent_grid(r.num_frames, r.height / 2, r.width / 2);
+    const int scale = r.refines ? 2 : 1;
+    const auto g1 = video_latent_grid(r.num_frames, r.height / scale, r.width / scale);
     const auto g2 = video_latent_grid(r.num_frames, r.height, r.width);
     text_act = std::max(text_act, text_activation_bytes(r.guided ? 2 : 1));
     s1 = std::max(s1, transformer_activation_bytes(int64_t{r.stage1_batch} * g1[0] * g1[1] * g1[2],
@@ -207,16 +210,18 @@ ResidencyPlan plan_residency(const ModelMemory& memory, const std::vector<Reques
     s2 = std::max(s2, transformer_activation_bytes(g2[0] * g2[1] * g2[2], kGemmaTokenizerMaxLength));
     decode = std::max(decode, decode_activation_bytes(r.height, r.width, r.num_frames));
     images = images || r.images;
+    refines = refines || r.refines;
   }
   std::vector<ModelPart> stage = {ModelPart::Transformer};
   if (images) stage.push_back(ModelPart::VideoEncoder);
   // The upsampler un-normalises with the video encoder's statistics.
-  plan.phases = {{"text encode", {ModelPart::Text}, text_act},
-                 {"stage 1", stage, s1},
-                 {"upsample", {ModelPart::Upsampler, ModelPart::VideoEncoder}, 1 * kGiB},
-                 {"stage 2", stage, s2 + stage_fused},
-                 {"decode", {ModelPart::VideoDecoder}, decode},
-                 {"audio", {ModelPart::Audio}, 1 * kGiB}};
+  plan.phases = {{"text encode", {ModelPart::Text}, text_act}, {"stage 1", stage, s1}};
+  if (refines) {
+    plan.phases.push_back({"upsample", {ModelPart::Upsampler, ModelPart::VideoEncoder}, 1 * kGiB});
+    plan.phases.push_back({"stage 2", stage, s2 + stage_fused});
+  }
+  plan.phases.push_back({"decode", {ModelPart::VideoDecoder}, decode});
+  plan.phases.push_back({"audio", {ModelPart::Audio}, 1 * kGiB});
 
   plan.resident.fill(true);
   // The transformer serves both stages with its LoRAs fused and the encoder's statistics serve the
@@ -270,13 +275,14 @@ uint64_t device_memory_budget(Device device, double cap_gib) {
 nlohmann::json to_json(const std::vector<RequestShape>& shapes) {
   nlohmann::json out = nlohmann::json::array();
   for (const RequestShape& r : shapes)
-    out.push_back({r.height, r.width, r.num_frames, r.images, r.guided, r.stage1_batch});
+    out.push_back({r.height, r.width, r.num_frames, r.images, r.guided, r.stage1_batch, r.refines});
   return out;
 }
 
 std::vector<RequestShape> request_shapes_from_json(const nlohmann::json& j) {
   std::vector<RequestShape> out;
-  for (const nlohmann::json& r : j) out.push_back({r.at(0), r.at(1), r.at(2), r.at(3), r.at(4), r.at(5)});
+  for (const nlohmann::json& r : j)
+    out.push_back({r.at(0), r.at(1), r.at(2), r.at(3), r.at(4), r.at(5), r.at(6)});
   return out;
 }
 

@@ -38,6 +38,7 @@ struct RequestShape {
   bool images = false;  // the video encoder runs (image conditioning)
   bool guided = false;  // a negative prompt goes through the text encoder too
   int stage1_batch = 1;  // samples per stage-1 transformer call (guided: --max-batch-size)
+  bool refines = true;   // stage 1 at half size, then upsample and stage 2 (else stage 1 at full size)
 };
 RequestShape request_shape(const GenerationRequest& r, PipelineKind kind);
 

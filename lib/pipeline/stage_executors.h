@@ -1,5 +1,5 @@
 // The seams through which a parallel strategy runs parts of a pipeline. The pipeline declares them
-// here, next to its stage plan (two_stage_flow.h), and gives each stage its own seat; lib/parallel
+// here, next to its stage plan (generation_flow.h), and gives each stage its own seat; lib/parallel
 // implements them (sequence parallel, tiled data parallel, Gemma on one rank); the fleet
 // (lib/runtime) builds them on every rank and carries their results across processes. An empty
 // seat runs that part in this process, as the single-process engine does.

@@ -1,9 +1,9 @@
-// The two-stage pipeline over the shared two-stage flow.
+// The two-stage pipeline over the shared generation flow.
 #include "pipeline/two_stage_pipeline.h"
 
 #include "io/lora.h"
+#include "pipeline/generation_flow.h"
 #include "pipeline/schedulers.h"
-#include "pipeline/two_stage_flow.h"
 
 namespace ltx2::pipeline {
 
@@ -20,7 +20,7 @@ void TwoStagePipeline::run(const GenerationRequest& request, const PipelineCallb
   plan.stage1_sigmas = ltx2_sigmas(request.num_inference_steps, 0);
   plan.stage2_loras = {distilled_lora_};
   plan.audio_from_stage1 = true;
-  run_two_stage_flow(*models_, request, plan, noise ? *noise : philox, callbacks);
+  run_generation_flow(*models_, request, plan, noise ? *noise : philox, callbacks);
 }
 
 }  // namespace ltx2::pipeline

@@ -1,6 +1,6 @@
-// The fleet engine: the pipeline runners every rank executes ("pipeline.distilled",
-// "pipeline.two_stage") and the driver-side engine that turns their streamed results into
-// PipelineCallbacks calls (see fleet_engine.h).
+// The fleet engine: the pipeline runners every rank executes ("pipeline.<name>" per pipeline kind:
+// pipeline.distilled, pipeline.two-stage, ...) and the driver-side engine that turns their streamed results
+// into PipelineCallbacks calls (see fleet_engine.h).
 //
 // Results a job streams (runner -> driver):
 //   "progress"   rank 0, {stage, step, steps}
@@ -48,8 +48,10 @@ namespace {
 
 using nlohmann::json;
 
-constexpr const char* kDistilledRunner = "pipeline.distilled";
-constexpr const char* kTwoStageRunner = "pipeline.two_stage";
+// The registered runner of a pipeline kind: "pipeline.<name>".
+std::string runner_name(PipelineKind kind) {
+  return std::string("pipeline.") + pipeline_name(kind);
+}
 constexpr size_t kMinTilePieceBytes = 1 << 10;
 
 // ---------------------------------------------------------------------------------------------
@@ -74,7 +76,7 @@ class PipelineRunner final : public Runner {
       options.load_text_encoder = ctx.rank == 0;
       ex.text_encode = std::make_shared<parallel::BroadcastTextEncoder>(*ctx.comm);
       ex.stage1 = ex.stage2 = std::make_shared<parallel::SequenceParallelExecutor>(*ctx.comm);
-      if (kind_ == PipelineKind::TwoStage && settings.stage2_parallel == Stage2Parallel::TiledData) {
+      if (pipeline_traits(kind_).distilled_lora && settings.stage2_parallel == Stage2Parallel::TiledData) {
         const auto [small, large] = tiling::balanced_tile_split(ctx.world_size);
         const int64_t h = settings.tdp_height_tiles, w = settings.tdp_width_tiles,
                       overlap = settings.tdp_overlap;
@@ -130,10 +132,12 @@ class PipelineRunner final : public Runner {
   std::unique_ptr<pipeline::LoadedPipeline> pipeline_;
 };
 
-const bool registered_distilled = register_runner(
-    kDistilledRunner, [] { return std::make_unique<PipelineRunner>(PipelineKind::Distilled); });
-const bool registered_two_stage =
-    register_runner(kTwoStageRunner, [] { return std::make_unique<PipelineRunner>(PipelineKind::TwoStage); });
+const bool registered_runners = [] {
+  for (PipelineKind kind :
+       {PipelineKind::Distilled, PipelineKind::TwoStage, PipelineKind::OneStage, PipelineKind::Keyframes})
+    register_runner(runner_name(kind), [kind] { return std::make_unique<PipelineRunner>(kind); });
+  return true;
+}();
 
 // ---------------------------------------------------------------------------------------------
 // Driver side.
@@ -478,7 +482,7 @@ std::unique_ptr<pipeline::GenerationEngine> make_fleet_engine(PipelineKind kind,
   validate_model_paths(paths, kind);
   FleetOptions fleet;
   fleet.devices = fleet_devices(opt);
-  fleet.runner = kind == PipelineKind::Distilled ? kDistilledRunner : kTwoStageRunner;
+  fleet.runner = runner_name(kind);
   fleet.setup_config = to_json(RankSetup{paths, opt});
   fleet.shm_prefix = opt.shm_prefix;
   fleet.ready_timeout = opt.ready_timeout;

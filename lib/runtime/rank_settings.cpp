@@ -86,7 +86,8 @@ fields::FieldList rank_setting_fields(RankSettings& s, PipelineKind kind) {
       [&s] { return tiles_text(s.tdp_height_tiles, s.tdp_width_tiles); }));
   out.push_back(
       overlap_field("tdp_overlap", "--tdp-overlap", "Stage-2 tile overlap in latent cells", s.tdp_overlap));
-  if (kind != PipelineKind::TwoStage)
+  // Stage-2 tiled data parallel: the stage the distilled LoRA refines (the reference's ti2vid runner).
+  if (!pipeline_traits(kind).distilled_lora)
     for (Field& f : out) f = fields::without_flag(std::move(f));
   out.push_back(text_form(
       "vae_tiles", "--vae-tiles",

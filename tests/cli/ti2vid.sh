@@ -53,7 +53,7 @@ check_invalid 1 "--video-stg-blocks: block 5 is not in the model" --prompt x --o
 check_invalid 1 "--video-cfg-guidance-scale must be a finite number >= 0" --prompt x --output-path "$o" \
   --video-cfg-guidance-scale -1
 check_invalid 1 "--max-batch-size must be between 1 and 4" --prompt x --output-path "$o" --max-batch-size 0
-check_invalid 1 "--num-inference-steps must be between 1 and 1000" --prompt x --output-path "$o" --num-inference-steps 0
+check_invalid 1 "--num-inference-steps must be between 2 and 1000" --prompt x --output-path "$o" --num-inference-steps 0
 check_invalid 1 "--image $case_dir/image.png: frame 9 is outside" --prompt x --output-path "$o" \
   --image "$case_dir/image.png" 9 1.0
 check_invalid 1 "--checkpoint-path (monolith) cannot be mixed" --prompt x --output-path "$o" \

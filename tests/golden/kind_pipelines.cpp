@@ -1,10 +1,12 @@
-// Check runners for "pipeline_distilled" and "pipeline_ti2vid" cases: the DistilledPipeline or
-// TwoStagePipeline loaded from the case folder runs the case's request with the recorded noise
-// draws; tokens, contexts, sigmas, latent states, every step, stage latents, the upsampled latent,
-// the frames and the waveform are compared.
+// Check runners for the end-to-end pipeline cases ("pipeline_distilled", "pipeline_ti2vid",
+// "pipeline_one_stage", "pipeline_keyframes"): the pipeline loaded from the case's model files runs the
+// case's request with the recorded noise draws; tokens, contexts, sigmas, latent states, every step, stage
+// latents, the upsampled latent, the frames and the waveform are compared.
 #include "golden/kinds.h"
 #include "golden/pipeline_case_util.h"
 #include "pipeline/distilled_pipeline.h"
+#include "pipeline/keyframe_pipeline.h"
+#include "pipeline/one_stage_pipeline.h"
 #include "pipeline/two_stage_pipeline.h"
 
 namespace ltx2::golden {
@@ -25,6 +27,10 @@ const bool registered_distilled =
     register_kind_runner("pipeline_distilled", &run_pipeline<pipeline::DistilledPipeline>);
 const bool registered_ti2vid =
     register_kind_runner("pipeline_ti2vid", &run_pipeline<pipeline::TwoStagePipeline>);
+const bool registered_one_stage =
+    register_kind_runner("pipeline_one_stage", &run_pipeline<pipeline::OneStagePipeline>);
+const bool registered_keyframes =
+    register_kind_runner("pipeline_keyframes", &run_pipeline<pipeline::KeyframePipeline>);
 
 }  // namespace
 }  // namespace ltx2::golden

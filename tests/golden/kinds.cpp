@@ -46,6 +46,8 @@ const std::vector<Kind>& kinds() {
       {"vae_tiles", "what", "Distributed VAE decoder tile split", nullptr},
       {"pipeline_distilled", "what", "DistilledPipeline", nullptr},
       {"pipeline_ti2vid", "what", "TI2VidTwoStagesPipeline", nullptr},
+      {"pipeline_one_stage", "what", "TI2VidOneStagePipeline", nullptr},
+      {"pipeline_keyframes", "what", "KeyframeInterpolationPipeline", nullptr},
   };
   static const std::vector<Kind> with_runners = [] {
     std::vector<Kind> t = table;

@@ -31,23 +31,31 @@ GenerationRequest pipeline_case_request(const GoldenCase& c) {
     r.video_guidance = guidance_from_json(s.at("guidance").at("video_guider_params"));
     r.audio_guidance = guidance_from_json(s.at("guidance").at("audio_guider_params"));
   }
+  // One image (the earlier cases' form) or a list of them under "images".
   if (s.contains("image_conditioning") && s.at("image_conditioning").is_object()) {
     const nlohmann::json& im = s.at("image_conditioning");
-    r.images.push_back({c.path(im.at("file").get<std::string>()), im.at("frame_idx").get<int>(),
-                        im.at("strength").get<double>(), im.at("crf").get<int>()});
+    for (const nlohmann::json& i : im.contains("images") ? im.at("images") : nlohmann::json::array({im}))
+      r.images.push_back({c.path(i.at("file").get<std::string>()), i.at("frame_idx").get<int>(),
+                          i.at("strength").get<double>(), i.at("crf").get<int>()});
   }
   r.output_path = c.path("output.mp4");
   return r;
 }
 
 ModelPaths pipeline_case_paths(const GoldenCase& c) {
-  ModelPaths p;
-  p.checkpoint = c.path("checkpoint.safetensors");
-  p.gemma_root = c.path("gemma");
-  p.spatial_upsampler = c.path("spatial_upsampler.safetensors");
   const nlohmann::json& s = c.spec();
+  // A case may run another case's model set ("models_from": that case's folder, a sibling).
+  const auto model_file = [&](const std::string& name) {
+    return s.contains("models_from") ? c.path("../" + s.at("models_from").get<std::string>() + "/" + name)
+                                     : c.path(name);
+  };
+  ModelPaths p;
+  p.checkpoint = model_file("checkpoint.safetensors");
+  p.gemma_root = model_file("gemma");
+  if (s.contains("stages") && s.at("stages").contains("stage2"))
+    p.spatial_upsampler = model_file("spatial_upsampler.safetensors");
   if (s.contains("lora") && s.at("lora").is_object())
-    p.distilled_lora = {c.path(s.at("lora").at("file").get<std::string>()),
+    p.distilled_lora = {model_file(s.at("lora").at("file").get<std::string>()),
                         s.at("lora").at("strength").get<double>()};
   return p;
 }

@@ -1,5 +1,6 @@
 // The distilled pipeline with PipelineOptions::device = cuda:0 on the golden pipeline_distilled
-// checkpoint (128x192, 9 frames, no image): the
+// checkpoint (128x192, 9 frames, no image), and the one-stage and keyframe pipelines on
+// pipeline_ti2vid's model set with two images (the guided stages, keyframe tokens): the
 // transformer runs on the GPU (float32, the options' default), the video VAE decoder, the
 // upsampler, the audio decoder and the vocoder there in bf16; the upsampled latent, the float
 // frames (the "video" probe) and the waveform come back to the host in float32, the frames for
@@ -12,6 +13,8 @@
 #include "ops/rgb8.h"
 #include "ops/shape.h"
 #include "pipeline/distilled_pipeline.h"
+#include "pipeline/keyframe_pipeline.h"
+#include "pipeline/one_stage_pipeline.h"
 #include "support/test_util.h"
 
 using namespace ltx2;
@@ -23,20 +26,13 @@ struct Outputs {
   Tensor rgb8;                         // video_chunk's frames
 };
 
-Outputs run(Device device, std::optional<DType> vae_dtype) {
-  const std::string golden = test::golden_dir("pipeline_distilled");
-  ModelPaths paths = test::fixture_model_paths(golden);
+template <typename Pipeline>
+Outputs run(const ModelPaths& paths, const GenerationRequest& r, Device device,
+            std::optional<DType> vae_dtype) {
   pipeline::PipelineOptions options;
   options.device = device;
   options.vae_dtype = vae_dtype;
-  pipeline::DistilledPipeline pipe(paths, options);
-  test::ScratchDir dir("gpu_pipeline");
-  GenerationRequest r;
-  r.prompt = "a fox";
-  r.height = 128;
-  r.width = 192;
-  r.num_frames = 9;
-  r.output_path = dir.file("out.mp4");
+  Pipeline pipe(paths, options);
   Outputs out;
   std::vector<Tensor> chunks, probed;
   pipeline::PipelineCallbacks cb;
@@ -52,6 +48,42 @@ Outputs run(Device device, std::optional<DType> vae_dtype) {
   return out;
 }
 
+GenerationRequest request(const test::ScratchDir& dir) {
+  GenerationRequest r;
+  r.prompt = "a fox";
+  r.height = 128;
+  r.width = 192;
+  r.num_frames = 9;
+  r.output_path = dir.file("out.mp4");
+  return r;
+}
+
+Outputs run_distilled(Device device, std::optional<DType> vae_dtype) {
+  test::ScratchDir dir("gpu_pipeline");
+  return run<pipeline::DistilledPipeline>(test::fixture_model_paths(test::golden_dir("pipeline_distilled")),
+                                          request(dir), device, vae_dtype);
+}
+
+// A guided request on pipeline_ti2vid's models: 2 steps, STG on the tiny model's blocks, an image at
+// frame 0 and one at frame 8 (which pipeline makes which a keyframe is the pipeline's business).
+template <typename Pipeline>
+Outputs run_guided(Device device, std::optional<DType> vae_dtype) {
+  test::ScratchDir dir("gpu_pipeline_guided");
+  const std::string models = test::golden_dir("pipeline_ti2vid"),
+                    images = test::golden_dir("pipeline_keyframes");
+  ModelPaths paths = test::fixture_model_paths(models);
+  paths.distilled_lora = {models + "/distilled_lora.safetensors", 1.0};
+  GenerationRequest r = request(dir);
+  r.negative_prompt = default_negative_prompt();
+  r.video_guidance = default_video_guidance();
+  r.audio_guidance = default_audio_guidance();
+  r.video_guidance.stg_blocks = {1};
+  r.audio_guidance.stg_blocks = {0};
+  r.num_inference_steps = 2;
+  r.images = {{images + "/image.png", 0, 1.0, 0}, {images + "/image_last.png", 8, 1.0, 0}};
+  return run<Pipeline>(paths, r, device, vae_dtype);
+}
+
 void require_host_f32(const Tensor& t) {
   REQUIRE(t.defined());
   REQUIRE(t.device().is_cpu());
@@ -61,9 +93,9 @@ void require_host_f32(const Tensor& t) {
 }  // namespace
 
 TEST_CASE("gpu: the distilled pipeline runs the VAE side on its GPU in bf16 (2x rule against the CPU)") {
-  const Outputs ref = run(Device::cpu(), std::nullopt);
-  const Outputs naive = run(Device::cpu(), DType::BF16);
-  const Outputs gpu = run(test::gpu(), std::nullopt);
+  const Outputs ref = run_distilled(Device::cpu(), std::nullopt);
+  const Outputs naive = run_distilled(Device::cpu(), DType::BF16);
+  const Outputs gpu = run_distilled(test::gpu(), std::nullopt);
   for (const Tensor* t : {&gpu.upsampled, &gpu.frames, &gpu.waveform}) require_host_f32(*t);
   test::check_bf16_rule("upsampled latent", gpu.upsampled, naive.upsampled, ref.upsampled);
   test::check_bf16_rule("frames", gpu.frames, naive.frames, ref.frames);
@@ -76,4 +108,28 @@ TEST_CASE("gpu: the distilled pipeline runs the VAE side on its GPU in bf16 (2x 
   size_t mismatches = 0;
   for (size_t i = 0; i < unit.size(); ++i) mismatches += bytes[i] != ops::unit_to_u8(unit[i]);
   REQUIRE(mismatches == 0);
+}
+
+namespace {
+
+template <typename Pipeline>
+void check_guided_pipeline(bool has_upsampler) {
+  const Outputs ref = run_guided<Pipeline>(Device::cpu(), std::nullopt);
+  const Outputs naive = run_guided<Pipeline>(Device::cpu(), DType::BF16);
+  const Outputs gpu = run_guided<Pipeline>(test::gpu(), std::nullopt);
+  for (const Tensor* t : {&gpu.frames, &gpu.waveform}) require_host_f32(*t);
+  REQUIRE(gpu.upsampled.defined() == has_upsampler);
+  if (has_upsampler) test::check_bf16_rule("upsampled latent", gpu.upsampled, naive.upsampled, ref.upsampled);
+  test::check_bf16_rule("frames", gpu.frames, naive.frames, ref.frames);
+  test::check_bf16_rule("waveform", gpu.waveform, naive.waveform, ref.waveform);
+}
+
+}  // namespace
+
+TEST_CASE("gpu: the one-stage pipeline on the GPU, VAE side in bf16 (2x rule against the CPU)") {
+  check_guided_pipeline<pipeline::OneStagePipeline>(false);
+}
+
+TEST_CASE("gpu: the keyframe pipeline on the GPU, VAE side in bf16 (2x rule against the CPU)") {
+  check_guided_pipeline<pipeline::KeyframePipeline>(true);
 }

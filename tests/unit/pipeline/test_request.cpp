@@ -73,6 +73,34 @@ TEST_CASE("request: a good request passes, each bad field is named") {
   REQUIRE_NOTHROW(validate_request(blocks, PipelineKind::TwoStage));  // facts unknown
 }
 
+TEST_CASE("request: each pipeline's size multiple, guidance checks and steps") {
+  test::ScratchDir dir("request_kinds");
+  GenerationRequest r = good(dir);
+  r.height = 96;  // a multiple of 32, not of 64: only the one-stage pipeline has no half-size stage
+  r.width = 160;
+  REQUIRE_NOTHROW(validate_request(r, PipelineKind::OneStage));
+  REQUIRE_THROWS_WITH(validate_request(r, PipelineKind::Keyframes),
+                      "--height must be a positive multiple of 64 for the keyframe pipeline, got 96");
+  r.height = 80;
+  REQUIRE_THROWS_WITH(validate_request(r, PipelineKind::OneStage),
+                      "--height must be a positive multiple of 32 for the one-stage pipeline, got 80");
+  // The guided pipelines check guidance and steps (1 step has no LTX2 schedule); the distilled one
+  // runs a fixed schedule and ignores them.
+  GenerationRequest steps = good(dir);
+  steps.num_inference_steps = 1;
+  for (PipelineKind k : {PipelineKind::TwoStage, PipelineKind::OneStage, PipelineKind::Keyframes})
+    REQUIRE_THROWS_WITH(validate_request(steps, k),
+                        "--num-inference-steps must be between 2 and 1000, got 1");
+  REQUIRE_NOTHROW(validate_request(steps, PipelineKind::Distilled));
+  steps.num_inference_steps = 2;
+  REQUIRE_NOTHROW(validate_request(steps, PipelineKind::OneStage));
+  // The keyframe pipeline takes an image at any frame, frame 0 included, as at the others.
+  GenerationRequest images = good(dir);
+  const std::string png = test::golden_dir("pipeline_ti2vid") + "/image.png";
+  images.images = {{png, 0, 1.0, 0}, {png, 8, 1.0, 0}};
+  REQUIRE_NOTHROW(validate_request(images, PipelineKind::Keyframes));
+}
+
 TEST_CASE("request: output kinds: .mp4, .y4m, .wav, a PNG sequence, --no-audio, each mistake named") {
   test::ScratchDir dir("request_outputs");
   GenerationRequest r = good(dir);
@@ -131,6 +159,21 @@ TEST_CASE("request: model paths: monolith xor split, required pieces, files exis
   REQUIRE_THROWS_WITH(validate_model_paths(p, PipelineKind::TwoStage), Contains("--distilled-lora is required"));
   p.distilled_lora = {dir.file("lora.safetensors"), 1.0};
   REQUIRE_NOTHROW(validate_model_paths(p, PipelineKind::TwoStage));
+
+  // The keyframe pipeline refines with the distilled LoRA as the two-stage one does; the one-stage
+  // pipeline needs neither it nor the upsampler.
+  REQUIRE_NOTHROW(validate_model_paths(p, PipelineKind::Keyframes));
+  ModelPaths one_stage = p;
+  one_stage.spatial_upsampler.clear();
+  one_stage.distilled_lora = {};
+  REQUIRE_NOTHROW(validate_model_paths(one_stage, PipelineKind::OneStage));
+  REQUIRE_THROWS_WITH(validate_model_paths(one_stage, PipelineKind::Distilled),
+                      Contains("--spatial-upsampler-path is empty"));
+  REQUIRE_THROWS_WITH(validate_model_paths(one_stage, PipelineKind::Keyframes),
+                      Contains("--spatial-upsampler-path is empty"));
+  one_stage.spatial_upsampler = p.spatial_upsampler;
+  REQUIRE_THROWS_WITH(validate_model_paths(one_stage, PipelineKind::Keyframes),
+                      "--distilled-lora is required for the keyframe pipeline");
 
   ModelPaths mixed = p;
   mixed.transformer = dir.file("t.safetensors");

@@ -100,6 +100,38 @@ TEST_CASE("residency: activation estimates grow with the job") {
   REQUIRE(back[1].images);
   REQUIRE(back[1].guided);
   REQUIRE_FALSE(back[0].guided);
+  REQUIRE(back[0].refines);
+  const std::vector<RequestShape> one_stage = {{64, 64, 9, false, true, 1, false}};
+  REQUIRE_FALSE(request_shapes_from_json(to_json(one_stage))[0].refines);
+}
+
+TEST_CASE("residency: the one-stage pipeline plans no upsample or stage 2, and stage 1 at full size") {
+  ModelPaths paths = fixture_paths();
+  paths.spatial_upsampler.clear();
+  const PipelineOptions options = PipelineOptions::on_device(Device::cuda(0));
+  GenerationRequest r;
+  r.height = 1024;
+  r.width = 1536;
+  r.num_frames = 121;
+  const RequestShape one = request_shape(r, PipelineKind::OneStage);
+  REQUIRE_FALSE(one.refines);
+  REQUIRE(one.guided);
+  REQUIRE(request_shape(r, PipelineKind::Keyframes).refines);
+  const ResidencyPlan plan = plan_residency(paths, options, {one}, 200 * kGiB);
+  REQUIRE(plan.weights(ModelPart::Upsampler) == 0);
+  std::vector<std::string> phases;
+  uint64_t stage1 = 0;
+  for (const PhaseMemory& phase : plan.phases) {
+    phases.push_back(phase.phase);
+    if (phase.phase == "stage 1") stage1 = phase.activation_bytes;
+  }
+  REQUIRE(phases == std::vector<std::string>{"text encode", "stage 1", "decode", "audio"});
+  // 24,576 full-size video tokens, not the quarter of them a half-size stage 1 has.
+  REQUIRE(stage1 == transformer_activation_bytes(24576, 1024));
+  RequestShape two = one;
+  two.refines = true;
+  for (const PhaseMemory& phase : plan_residency(fixture_paths(), options, {two}, 200 * kGiB).phases)
+    if (phase.phase == "stage 1") REQUIRE(phase.activation_bytes == transformer_activation_bytes(6144, 1024));
 }
 
 TEST_CASE("residency: per-phase models give the same video and are gone between phases") {

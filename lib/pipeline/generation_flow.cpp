@@ -1,5 +1,5 @@
-// The shared two-stage flow (see two_stage_flow.h).
-#include "pipeline/two_stage_flow.h"
+// The flow shared by every pipeline (see generation_flow.h).
+#include "pipeline/generation_flow.h"
 
 #include "core/cuda/events.h"
 #include "core/error.h"
@@ -66,6 +66,7 @@ struct StageResult {
 struct StageSetup {
   std::string name;
   int64_t height, width;
+  bool images_as_keyframes;
   Tensor video_initial, audio_initial;  // undefined: zeros
   float noise_scale;
   NoiseDraw video_draw, audio_draw;
@@ -91,7 +92,8 @@ StageResult run_stage(PipelineModels& m, const GenerationRequest& r, StageSetup 
   for (size_t i = 0; i < r.images.size(); ++i) {
     const ImageCondition& image = r.images[i];
     const Tensor pixels = load_conditioning_image(image, s.height, s.width, m.model_version);
-    const VideoConditioning item = image_conditioning_item(*m.video_encoder, pixels, image);
+    const VideoConditioning item =
+        image_conditioning_item(*m.video_encoder, pixels, image, s.images_as_keyframes);
     const std::string prefix = "image_conditioning." + s.name + ".item" + std::to_string(i) + ".";
     probe(cb, prefix + "pixels", pixels);
     if (cb.probe)
@@ -179,6 +181,37 @@ void decode_audio(const PipelineModels& m, const Tensor& latent, const PipelineC
   if (cb.audio) cb.audio(wave.select(0, 0).contiguous(), m.vocoder->output_sampling_rate());
 }
 
+// Upsamples stage 1's video latent and refines it at full size: stage 2, re-noised at its first
+// sigma, with the plan's stage-2 LoRAs fused for the stage only.
+StageResult refine(PipelineModels& m, const GenerationRequest& r, const StagePlan& plan,
+                   const StageResult& stage1, const StageContexts& positive, LatentNoiseSource& noise,
+                   const PipelineCallbacks& cb) {
+  m.acquire(ModelPart::Upsampler);
+  const Tensor upsampled = to_host_f32(
+      upsampler::upsample_video(*m.upsampler, stage1.video_latent, m.video_encoder->statistics()));
+  m.release(ModelPart::Upsampler);
+  probe(cb, "upsampled_video_latent", upsampled);
+  end_phase(m, cb, "upsample");
+
+  const StageExecutors& ex = m.options.executors;
+  const std::vector<float>& sigmas2 = ex.stage2_sigmas.empty() ? stage2_distilled_sigmas() : ex.stage2_sigmas;
+  StageSetup s2{"stage2",
+                r.height,
+                r.width,
+                plan.images_as_keyframes,
+                upsampled,
+                stage1.audio_latent,
+                sigmas2.front(),
+                NoiseDraw::Stage2Video,
+                NoiseDraw::Stage2Audio,
+                {}};
+  s2.denoise.sigmas = sigmas2;
+  s2.denoise.executor = ex.stage2.get();
+  s2.denoise.positive = positive;
+  const StageLoras loras(m, plan.stage2_loras);
+  return run_stage(m, r, std::move(s2), noise, cb);
+}
+
 }  // namespace
 
 Tensor to_frames(const Tensor& decoded) {
@@ -187,8 +220,8 @@ Tensor to_frames(const Tensor& decoded) {
   return x.permute({1, 2, 3, 0}).contiguous();
 }
 
-void run_two_stage_flow(PipelineModels& m, const GenerationRequest& r, const StagePlan& plan,
-                        LatentNoiseSource& noise, const PipelineCallbacks& cb) {
+void run_generation_flow(PipelineModels& m, const GenerationRequest& r, const StagePlan& plan,
+                         LatentNoiseSource& noise, const PipelineCallbacks& cb) {
   for (const ImageCondition& image : r.images) check_image_crf(image, m.model_version);
   std::vector<std::string> prompts = {r.prompt};
   if (plan.guided_stage1) prompts.push_back(r.negative_prompt);
@@ -214,8 +247,18 @@ void run_two_stage_flow(PipelineModels& m, const GenerationRequest& r, const Sta
   // Phase boundaries for the apps' progress and timings (each a one-step "stage").
   end_phase(m, cb, "text_encode");
 
-  StageSetup s1{
-      "stage1", r.height / 2, r.width / 2, {}, {}, 1.0f, NoiseDraw::Stage1Video, NoiseDraw::Stage1Audio, {}};
+  // Stage 1 runs at half size when stage 2 refines it, else at full size.
+  const int scale = plan.refine ? 2 : 1;
+  StageSetup s1{"stage1",
+                r.height / scale,
+                r.width / scale,
+                plan.images_as_keyframes,
+                {},
+                {},
+                1.0f,
+                NoiseDraw::Stage1Video,
+                NoiseDraw::Stage1Audio,
+                {}};
   s1.denoise.sigmas = plan.stage1_sigmas;
   s1.denoise.executor = m.options.executors.stage1.get();
   s1.denoise.positive = positive;
@@ -226,44 +269,21 @@ void run_two_stage_flow(PipelineModels& m, const GenerationRequest& r, const Sta
                                         {encoded[1].video_context, encoded[1].audio_context},
                                         r.max_batch_size};
   const StageResult stage1 = run_stage(m, r, std::move(s1), noise, cb);
-
-  m.acquire(ModelPart::Upsampler);
-  const Tensor upsampled = to_host_f32(
-      upsampler::upsample_video(*m.upsampler, stage1.video_latent, m.video_encoder->statistics()));
-  m.release(ModelPart::Upsampler);
-  probe(cb, "upsampled_video_latent", upsampled);
-  end_phase(m, cb, "upsample");
-
-  const StageExecutors& ex = m.options.executors;
-  const std::vector<float>& sigmas2 = ex.stage2_sigmas.empty() ? stage2_distilled_sigmas() : ex.stage2_sigmas;
-  StageSetup s2{"stage2",
-                r.height,
-                r.width,
-                upsampled,
-                stage1.audio_latent,
-                sigmas2.front(),
-                NoiseDraw::Stage2Video,
-                NoiseDraw::Stage2Audio,
-                {}};
-  s2.denoise.sigmas = sigmas2;
-  s2.denoise.executor = ex.stage2.get();
-  s2.denoise.positive = positive;
   StageResult stage2;
-  {
-    const StageLoras loras(m, plan.stage2_loras);
-    stage2 = run_stage(m, r, std::move(s2), noise, cb);
-  }
+  if (plan.refine) stage2 = refine(m, r, plan, stage1, positive, noise, cb);
+  const StageResult& last = plan.refine ? stage2 : stage1;
+
   // An output without video (a .wav) or without audio (--no-audio) skips that decode: the decoder
   // noise is a draw of its own (noise_source.h), so nothing else changes.
   if (output_has_video(r)) {
     m.acquire(ModelPart::VideoDecoder);
-    decode_video(m, stage2.video_latent, noise, cb);
+    decode_video(m, last.video_latent, noise, cb);
     m.release(ModelPart::VideoDecoder);
     end_phase(m, cb, "video_decode");
   }
   if (output_has_audio(r)) {
     m.acquire(ModelPart::Audio);
-    decode_audio(m, plan.audio_from_stage1 ? stage1.audio_latent : stage2.audio_latent, cb);
+    decode_audio(m, plan.audio_from_stage1 ? stage1.audio_latent : last.audio_latent, cb);
     m.release(ModelPart::Audio);
   }
 }

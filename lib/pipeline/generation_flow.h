@@ -1,7 +1,8 @@
-// The flow shared by the distilled and the two-stage pipelines (the reference's DistilledPipeline
-// and TI2VidTwoStagesPipeline __call__): prompt encoding, stage 1 at half resolution from pure
-// noise, spatial upsampling, stage 2 at full resolution re-noised at its first sigma, tiled video
-// decode and audio decode. What differs is described by a StagePlan.
+// The flow shared by every pipeline (the reference's DistilledPipeline, TI2VidTwoStagesPipeline,
+// TI2VidOneStagePipeline and KeyframeInterpolationPipeline __call__): prompt encoding, stage 1 from
+// pure noise (at half resolution when the pipeline refines), then, when it refines, spatial
+// upsampling and stage 2 at full resolution re-noised at its first sigma; tiled video decode and
+// audio decode. What differs is described by a StagePlan.
 #pragma once
 
 #include <vector>
@@ -16,15 +17,17 @@ namespace ltx2::pipeline {
 struct StagePlan {
   bool guided_stage1 = false;                  // negative prompt + MultiModalGuider in stage 1
   std::vector<float> stage1_sigmas;            // stage 2 always uses the distilled 3-step list
+  bool refine = true;                          // stage 1 at half size, upsample, stage 2 (else one stage)
   std::vector<LoraWithStrength> stage2_loras;  // fused on top of the user LoRAs for stage 2 only
   bool audio_from_stage1 = false;              // decode the stage-1 audio latent (two-stage) or stage 2's
   bool ancestral_stage1 = false;               // Euler-ancestral stage 1 (distilled, model_version >= 2.5)
+  bool images_as_keyframes = false;            // every image a guiding keyframe (the keyframe pipeline)
 };
 
 // Runs one request (already validated) on loaded models. The transformer's weights are back to
 // base + user LoRAs when it returns or throws.
-void run_two_stage_flow(PipelineModels& models, const GenerationRequest& request, const StagePlan& plan,
-                        LatentNoiseSource& noise, const PipelineCallbacks& callbacks);
+void run_generation_flow(PipelineModels& models, const GenerationRequest& request, const StagePlan& plan,
+                         LatentNoiseSource& noise, const PipelineCallbacks& callbacks);
 
 // Decoded video [1, 3, n, H, W] in [-1, 1] -> float frames [n, H, W, 3] in [0, 1] (the "video"
 // probe; video_chunk receives ops::decoded_to_rgb8 of the same chunk).
