@@ -124,23 +124,26 @@ Loaded load_models(PipelineKind kind, const ModelPaths& paths, const pipeline::P
   return out;
 }
 
+// --pipeline's values: the generation programs' names without "ltx2-".
+const std::map<std::string, PipelineKind>& bench_pipelines() {
+  static const std::map<std::string, PipelineKind> names = {{"distilled", PipelineKind::Distilled},
+                                                            {"ti2vid", PipelineKind::TwoStage},
+                                                            {"ti2vid-hq", PipelineKind::Hq},
+                                                            {"one-stage", PipelineKind::OneStage},
+                                                            {"keyframes", PipelineKind::Keyframes}};
+  return names;
+}
+
 GenerationRequest bench_request(const BenchPipelineOptions& opt, PipelineKind kind, bool tiny,
                                 const fs::path& dir) {
-  GenerationRequest r;
+  GenerationRequest r = default_request(kind);  // the guided pipelines' negative prompt and guidance
   r.prompt = "A calm forest with mist, birds calling in the distance";
   r.height = opt.height;
   r.width = opt.width;
   r.num_frames = opt.num_frames;
   r.num_inference_steps = opt.steps;
-  if (kind == PipelineKind::TwoStage) {
-    r.negative_prompt = default_negative_prompt();
-    r.video_guidance = default_video_guidance();
-    r.audio_guidance = default_audio_guidance();
-    if (tiny) {  // the tiny transformer has 2 blocks
-      r.video_guidance.stg_blocks = {1};
-      r.audio_guidance.stg_blocks = {0};
-    }
-  }
+  for (GuidanceParams* g : {&r.video_guidance, &r.audio_guidance})
+    if (tiny && !g->stg_blocks.empty()) g->stg_blocks = {g == &r.video_guidance ? 1 : 0};  // 2 blocks
   r.output_path = (dir / ("out." + opt.output)).string();
   return r;
 }
@@ -161,15 +164,20 @@ CLI::App* add_bench_pipeline_command(CLI::App* bench, BenchPipelineOptions* opt)
       "pipeline",
       "A whole job per phase (load, text encode, stage 1, upsample, stage 2, decode, audio, file), with the "
       "GPU memory peak of each, on the model files given or the embedded tiny model");
-  cmd->add_option("--pipeline", opt->pipeline, "distilled or ti2vid")
-      ->check(CLI::IsMember({"distilled", "ti2vid"}))
+  std::vector<std::string> names;
+  for (const auto& [name, kind] : bench_pipelines()) names.push_back(name);
+  cmd->add_option("--pipeline", opt->pipeline, "distilled, ti2vid, ti2vid-hq, one-stage or keyframes")
+      ->check(CLI::IsMember(names))
       ->capture_default_str();
   ModelPaths help_only;
   cli::add_field_flags(*cmd, bench_model_path_fields(help_only), *opt->model_flags);
-  cmd->add_option("--height", opt->height, "Height (multiple of 64)")->capture_default_str();
-  cmd->add_option("--width", opt->width, "Width (multiple of 64)")->capture_default_str();
+  cmd->add_option("--height", opt->height, "Height (multiple of 64; of 32 for one-stage)")
+      ->capture_default_str();
+  cmd->add_option("--width", opt->width, "Width (multiple of 64; of 32 for one-stage)")
+      ->capture_default_str();
   cmd->add_option("--num-frames", opt->num_frames, "Frames (8k+1)")->capture_default_str();
-  cmd->add_option("--num-inference-steps", opt->steps, "Stage-1 steps (ti2vid)")->capture_default_str();
+  cmd->add_option("--num-inference-steps", opt->steps, "Stage-1 steps (the guided pipelines)")
+      ->capture_default_str();
   cmd->add_option("--repeat", opt->repeat, "Jobs after the load (the first pays nothing extra either)")
       ->check(CLI::Range(1, 100))
       ->capture_default_str();
@@ -190,7 +198,7 @@ CLI::App* add_bench_pipeline_command(CLI::App* bench, BenchPipelineOptions* opt)
 }
 
 int run_bench_pipeline(const BenchPipelineOptions& opt) {
-  const PipelineKind kind = opt.pipeline == "distilled" ? PipelineKind::Distilled : PipelineKind::TwoStage;
+  const PipelineKind kind = bench_pipelines().at(opt.pipeline);
   ModelPaths paths;
   cli::set_fields_from_flags(bench_model_path_fields(paths), *opt.model_flags);
   const bool tiny = model_sets::use_tiny_model_when_unset(paths, kind);
@@ -216,7 +224,7 @@ int run_bench_pipeline(const BenchPipelineOptions& opt) {
   json doc = {{"bench", "pipeline"},       {"pipeline", opt.pipeline}, {"device", device.str()},
               {"tiny_model", tiny},        {"height", r.height},       {"width", r.width},
               {"num_frames", r.num_frames}};
-  if (kind == PipelineKind::TwoStage) doc["num_inference_steps"] = r.num_inference_steps;
+  if (pipeline_traits(kind).guided) doc["num_inference_steps"] = r.num_inference_steps;
   std::printf("ltx2 bench pipeline: %s, %s, %dx%d, %d frames, on %s\n", opt.pipeline.c_str(),
               tiny            ? "tiny model"
               : paths.split() ? paths.transformer.c_str()

@@ -16,7 +16,7 @@
 namespace ltx2 {
 
 struct BenchPipelineOptions {
-  std::string pipeline = "distilled";  // or "ti2vid"
+  std::string pipeline = "distilled";  // or ti2vid, ti2vid-hq, one-stage, keyframes
   int height = 128, width = 192, num_frames = 9, steps = 4;
   int repeat = 3;  // jobs run after the load; the median is over jobs 2..repeat (all of them if 1)
   // Model files (none: the tiny model): the generation programs' model-path flags

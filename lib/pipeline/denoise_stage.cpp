@@ -5,6 +5,7 @@
 
 #include "core/cuda/events.h"
 #include "core/error.h"
+#include "ops/elementwise.h"
 #include "ops/shape.h"
 #include "pipeline/diffusion_steps.h"
 
@@ -91,11 +92,18 @@ class StageDenoiser {
                    on(stage.guidance->negative.audio, stage.device)};
   }
 
+  // The prediction at the schedule's step `step` for the stage's states.
   Prediction operator()(int step) {
-    const float sigma = stage_.sigmas[static_cast<size_t>(step)];
-    const Tensor sigma_on_device = sigmas_.narrow(0, step, 1);
-    tr::Modality v = modality(video_, sigma, sigma_on_device, positive_.video);
-    tr::Modality a = modality(audio_, sigma, sigma_on_device, positive_.audio);
+    return (*this)(video_, audio_, stage_.sigmas[static_cast<size_t>(step)], sigmas_.narrow(0, step, 1), step,
+                   "step" + std::to_string(step));
+  }
+
+  // The prediction for these states at `sigma` (sigma_on_device: it as [1] on the device);
+  // `step` is what the guiders' skip_step counts, `label` names the probes.
+  Prediction operator()(const LatentState& video, const LatentState& audio, float sigma,
+                        const Tensor& sigma_on_device, int step, const std::string& label) {
+    tr::Modality v = modality(video, sigma, sigma_on_device, positive_.video);
+    tr::Modality a = modality(audio, sigma, sigma_on_device, positive_.audio);
     if (!stage_.guidance) return predict(stage_, v, a, {});
 
     const StageGuidance& g = *stage_.guidance;
@@ -132,7 +140,7 @@ class StageDenoiser {
     const std::vector<Prediction> predictions = run_passes(list, g.max_batch_size, blocks);
     std::map<std::string, Prediction> by_name;
     for (size_t i = 0; i < list.size(); ++i) {
-      record(step, list[i].name, predictions[i]);
+      record(label, list[i].name, predictions[i]);
       by_name[list[i].name] = predictions[i];
     }
     const Prediction cond = by_name["cond"], uncond = by_name["uncond"], ptb = by_name["ptb"],
@@ -189,9 +197,9 @@ class StageDenoiser {
     return out;
   }
 
-  void record(int step, const char* pass, const Prediction& p) const {
+  void record(const std::string& label, const char* pass, const Prediction& p) const {
     if (!cb_.probe) return;
-    const std::string prefix = stage_.name + ".step" + std::to_string(step) + ".";
+    const std::string prefix = stage_.name + "." + label + ".";
     probe(cb_, prefix + "video.pass_" + pass, p.video);
     probe(cb_, prefix + "audio.pass_" + pass, p.audio);
   }
@@ -205,6 +213,147 @@ class StageDenoiser {
   Prediction previous_;
 };
 
+// The prediction blended with the clean latent where the mask keeps it.
+Prediction blended(const Prediction& x0, const LatentState& video, const LatentState& audio) {
+  return {blend_with_clean(x0.video, video.clean_latent, video.denoise_mask),
+          blend_with_clean(x0.audio, audio.clean_latent, audio.denoise_mask)};
+}
+
+void probe_step(const PipelineCallbacks& cb, const std::string& prefix, const Prediction& x0,
+                const LatentState& video, const LatentState& audio) {
+  if (!cb.probe) return;
+  probe(cb, prefix + "video.denoised", x0.video);
+  probe(cb, prefix + "audio.denoised", x0.audio);
+  probe(cb, prefix + "video.latent", video.latent);
+  probe(cb, prefix + "audio.latent", audio.latent);
+}
+
+// Nothing in a step waits for the GPU, so the step is done when the device says so: progress (and
+// Ctrl-C, and the phase clock) then follow the GPU, one wait per step.
+void end_step(const DenoiseStage& stage, const PipelineCallbacks& cb, int step, int steps) {
+  if (stage.device.is_cuda()) cuda_synchronize(stage.device.index);
+  if (cb.progress) cb.progress(stage.name, step, steps);
+}
+
+void run_euler_loop(const DenoiseStage& stage, StageDenoiser& denoiser, LatentState& video,
+                    LatentState& audio, const PipelineCallbacks& callbacks) {
+  const EulerStep euler;
+  const EulerAncestralStep ancestral{1.0f, 1.0f};
+  const bool with_noise = stage.sampler == Sampler::EulerAncestral;
+  LTX2_CHECK(!with_noise || stage.step_noise, "{}: the Euler-ancestral loop needs a noise source",
+             stage.name);
+  const int steps = static_cast<int>(stage.sigmas.size()) - 1;
+  for (int i = 0; i < steps; ++i) {
+    const Prediction x0 = denoiser(i);
+    const Prediction x0_kept = blended(x0, video, audio);
+    const bool last = stage.sigmas[static_cast<size_t>(i) + 1] == 0.0f;
+    if (!with_noise) {
+      video.latent = euler.step(video.latent, x0_kept.video, stage.sigmas, i);
+      audio.latent = euler.step(audio.latent, x0_kept.audio, stage.sigmas, i);
+    } else if (last) {
+      video.latent = x0_kept.video;
+      audio.latent = x0_kept.audio;
+    } else {
+      const Tensor video_noise =
+          on(stage.step_noise->draw(ancestral_draw(i, 0), video.latent.shape()), stage.device);
+      const Tensor audio_noise =
+          on(stage.step_noise->draw(ancestral_draw(i, 1), audio.latent.shape()), stage.device);
+      video.latent =
+          blend_with_clean(ancestral.step(video.latent, x0_kept.video, stage.sigmas, i, video_noise),
+                           video.clean_latent, video.denoise_mask);
+      audio.latent =
+          blend_with_clean(ancestral.step(audio.latent, x0_kept.audio, stage.sigmas, i, audio_noise),
+                           audio.clean_latent, audio.denoise_mask);
+    }
+    probe_step(callbacks, stage.name + ".step" + std::to_string(i) + ".", x0, video, audio);
+    end_step(stage, callbacks, i, steps);
+  }
+}
+
+// The reference's res2s_audio_video_denoising_loop (eta 0.5, c2 0.5, legacy noise injection, the
+// anchor refinement on). Per step from sigma s to s': x0 at the step's start, a midpoint x at
+// sqrt(s s') from the Runge-Kutta coefficient a21 and re-noised there, x0 at the midpoint, the
+// second-order combination, re-noised at the step's end. The reference computes in float64; this
+// in float32.
+void run_res2s_loop(const DenoiseStage& stage, StageDenoiser& denoiser, LatentState& video,
+                    LatentState& audio, const PipelineCallbacks& callbacks) {
+  LTX2_CHECK(stage.step_noise, "{}: the res_2s loop needs a noise source", stage.name);
+  std::vector<float> sigmas = stage.sigmas;
+  const int steps = static_cast<int>(sigmas.size()) - 1;
+  // A final sigma of 0 would make the last step's size infinite: the loop ends at 0.0011 instead
+  // and one more evaluation removes the rest.
+  const bool final_denoise = sigmas.back() == 0.0f;
+  if (final_denoise) sigmas.insert(sigmas.end() - 1, 0.0011f);
+  std::vector<float> midpoints;
+  for (int i = 0; i < steps; ++i) midpoints.push_back(std::sqrt(sigmas[i] * sigmas[i + 1]));
+  const auto on_device = [&](const std::vector<float>& v) {
+    return Tensor::from_vector(v, {static_cast<int64_t>(v.size())}).to(stage.device);
+  };
+  const Tensor sigmas_on_device = on_device(sigmas), midpoints_on_device = on_device(midpoints);
+  const Res2sStep sde;
+  // One modality's SDE re-noising from `anchor` to `x` over sigmas[i] -> sigmas[i + 1], then the
+  // clean tokens put back.
+  const auto renoise = [&](const LatentState& s, const Tensor& anchor, const Tensor& x,
+                           const std::vector<float>& span, int i, NoiseDraw draw) {
+    const Tensor noise = on(res2s_sde_noise(stage.step_noise->draw(draw, s.latent.shape())), stage.device);
+    return blend_with_clean(sde.step(anchor, x, span, i, noise, 0.5f), s.clean_latent, s.denoise_mask);
+  };
+  LatentState* states[2] = {&video, &audio};
+  const int total = steps + (final_denoise ? 1 : 0);
+  for (int i = 0; i < steps; ++i) {
+    const double h = -std::log(static_cast<double>(sigmas[i + 1]) / sigmas[i]);
+    const Res2sCoefficients k = res2s_coefficients(h);
+    const std::string label = "step" + std::to_string(i);
+    const Prediction x0 = denoiser(video, audio, sigmas[i], sigmas_on_device.narrow(0, i, 1), i, label);
+    const Prediction d1 = blended(x0, video, audio);
+    const std::vector<float> to_midpoint = {sigmas[i], midpoints[i]};
+    Tensor anchor[2], eps1[2], mid[2];
+    const Tensor* first[2] = {&d1.video, &d1.audio};
+    for (int m = 0; m < 2; ++m) {
+      anchor[m] = states[m]->latent;
+      eps1[m] = ops::sub(*first[m], anchor[m]);
+      const Tensor x = ops::add(anchor[m], ops::mul(eps1[m], static_cast<float>(h * k.a21)));
+      mid[m] = renoise(*states[m], anchor[m], x, to_midpoint, 0, res2s_draw(stage.stage_index, i, false, m));
+    }
+    // The reference's anchor refinement (bong iteration): anchor = mid - h a21 (d1 - anchor),
+    // iterated 100 times, a contraction (h a21 < 1/4 where it runs) that has converged to its
+    // fixed point; that point directly.
+    if (h < 0.5 && sigmas[i] > 0.03f) {
+      const auto c = static_cast<float>(h * k.a21);
+      for (int m = 0; m < 2; ++m) {
+        anchor[m] = ops::mul(ops::sub(mid[m], ops::mul(*first[m], c)), 1.0f / (1.0f - c));
+        eps1[m] = ops::sub(*first[m], anchor[m]);
+      }
+    }
+    LatentState mid_video = video, mid_audio = audio;
+    mid_video.latent = mid[0];
+    mid_audio.latent = mid[1];
+    const Prediction d2 = blended(
+        denoiser(mid_video, mid_audio, midpoints[i], midpoints_on_device.narrow(0, i, 1), 0, label + ".mid"),
+        video, audio);
+    const Tensor* second[2] = {&d2.video, &d2.audio};
+    for (int m = 0; m < 2; ++m) {
+      const Tensor eps2 = ops::sub(*second[m], anchor[m]);
+      const Tensor x = ops::add(anchor[m], ops::add(ops::mul(eps1[m], static_cast<float>(h * k.b1)),
+                                                    ops::mul(eps2, static_cast<float>(h * k.b2))));
+      states[m]->latent =
+          renoise(*states[m], anchor[m], x, sigmas, i, res2s_draw(stage.stage_index, i, true, m));
+    }
+    probe_step(callbacks, stage.name + "." + label + ".", x0, video, audio);
+    end_step(stage, callbacks, i, total);
+  }
+  if (final_denoise) {
+    const std::string label = "step" + std::to_string(steps);
+    const Prediction x0 =
+        denoiser(video, audio, sigmas[steps], sigmas_on_device.narrow(0, steps, 1), steps, label);
+    const Prediction d = blended(x0, video, audio);
+    video.latent = d.video;
+    audio.latent = d.audio;
+    probe_step(callbacks, stage.name + "." + label + ".", x0, video, audio);
+    end_step(stage, callbacks, steps, total);
+  }
+}
+
 }  // namespace
 
 void run_denoise_stage(const DenoiseStage& stage, LatentState& video, LatentState& audio,
@@ -216,42 +365,10 @@ void run_denoise_stage(const DenoiseStage& stage, LatentState& video, LatentStat
   move_state(video, stage.device);
   move_state(audio, stage.device);
   StageDenoiser denoiser(stage, video, audio, callbacks);
-  const EulerStep euler;
-  const EulerAncestralStep ancestral{1.0f, 1.0f};
-  const int steps = static_cast<int>(stage.sigmas.size()) - 1;
-  for (int i = 0; i < steps; ++i) {
-    const Prediction x0 = denoiser(i);
-    const Tensor video_x0 = blend_with_clean(x0.video, video.clean_latent, video.denoise_mask);
-    const Tensor audio_x0 = blend_with_clean(x0.audio, audio.clean_latent, audio.denoise_mask);
-    const bool last = stage.sigmas[static_cast<size_t>(i) + 1] == 0.0f;
-    if (!stage.ancestral_noise) {
-      video.latent = euler.step(video.latent, video_x0, stage.sigmas, i);
-      audio.latent = euler.step(audio.latent, audio_x0, stage.sigmas, i);
-    } else if (last) {
-      video.latent = video_x0;
-      audio.latent = audio_x0;
-    } else {
-      const Tensor video_noise =
-          on(stage.ancestral_noise->draw(ancestral_draw(i, 0), video.latent.shape()), stage.device);
-      const Tensor audio_noise =
-          on(stage.ancestral_noise->draw(ancestral_draw(i, 1), audio.latent.shape()), stage.device);
-      video.latent = blend_with_clean(ancestral.step(video.latent, video_x0, stage.sigmas, i, video_noise),
-                                      video.clean_latent, video.denoise_mask);
-      audio.latent = blend_with_clean(ancestral.step(audio.latent, audio_x0, stage.sigmas, i, audio_noise),
-                                      audio.clean_latent, audio.denoise_mask);
-    }
-    if (callbacks.probe) {
-      const std::string prefix = stage.name + ".step" + std::to_string(i) + ".";
-      probe(callbacks, prefix + "video.denoised", x0.video);
-      probe(callbacks, prefix + "audio.denoised", x0.audio);
-      probe(callbacks, prefix + "video.latent", video.latent);
-      probe(callbacks, prefix + "audio.latent", audio.latent);
-    }
-    // Nothing in a step waits for the GPU, so the step is done when the device says so: progress
-    // (and Ctrl-C, and the phase clock) then follow the GPU, one wait per step.
-    if (stage.device.is_cuda()) cuda_synchronize(stage.device.index);
-    if (callbacks.progress) callbacks.progress(stage.name, i, steps);
-  }
+  if (stage.sampler == Sampler::Res2s)
+    run_res2s_loop(stage, denoiser, video, audio, callbacks);
+  else
+    run_euler_loop(stage, denoiser, video, audio, callbacks);
 }
 
 }  // namespace ltx2::pipeline

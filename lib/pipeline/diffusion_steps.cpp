@@ -133,6 +133,31 @@ Res2sCoefficients res2s_coefficients(double h, double c2) {
 
 namespace {
 
+// x standardized in place over [first, first + n): mean 0, unbiased standard deviation 1.
+void standardize(std::vector<float>& x, size_t first, size_t n) {
+  double sum = 0;
+  for (size_t i = first; i < first + n; ++i) sum += x[i];
+  const double mean = sum / static_cast<double>(n);
+  double squares = 0;
+  for (size_t i = first; i < first + n; ++i) squares += (x[i] - mean) * (x[i] - mean);
+  const double std = std::sqrt(squares / static_cast<double>(n - 1));
+  for (size_t i = first; i < first + n; ++i) x[i] = static_cast<float>((x[i] - mean) / std);
+}
+
+}  // namespace
+
+Tensor res2s_sde_noise(const Tensor& draw) {
+  LTX2_CHECK(draw.dim() >= 2 && draw.numel() >= 2, "res2s noise: a draw of shape {} has no last two axes",
+             shape_str(draw.shape()));
+  std::vector<float> x = draw.to(Device::cpu()).to(DType::F32).contiguous().to_vector();
+  standardize(x, 0, x.size());
+  const size_t per_item = static_cast<size_t>(draw.size(draw.dim() - 2) * draw.size(draw.dim() - 1));
+  for (size_t first = 0; first < x.size(); first += per_item) standardize(x, first, per_item);
+  return Tensor::from_vector(x, draw.shape());
+}
+
+namespace {
+
 std::vector<Tensor> predict(const std::vector<DenoiseState>& states, const Denoiser& denoiser, int step) {
   std::vector<Tensor> latents;
   for (const auto& st : states) latents.push_back(st.latent);

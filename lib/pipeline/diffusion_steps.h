@@ -48,6 +48,10 @@ struct Res2sCoefficients {
   double a21, b1, b2;
 };
 Res2sCoefficients res2s_coefficients(double h, double c2 = 0.5);
+// The res_2s loop's SDE noise from a standard normal draw (_get_new_noise): standardized over all
+// its elements, then over each batch item's last two axes (mean 0, unbiased std 1 each time).
+// Host float32 in and out (accumulated in double).
+Tensor res2s_sde_noise(const Tensor& draw);
 
 // One modality's state through a loop: the latent being denoised, its clean (conditioning) latent
 // and the per-token denoise mask (1 = generate, 0 = keep clean), shapes broadcastable.

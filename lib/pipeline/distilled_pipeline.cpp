@@ -14,7 +14,7 @@ void DistilledPipeline::run(const GenerationRequest& request, const PipelineCall
   PhiloxNoiseSource philox(static_cast<uint64_t>(request.seed));
   StagePlan plan;
   plan.stage1_sigmas = distilled_sigmas();
-  plan.ancestral_stage1 = models_->model_version >= std::vector<int>{2, 5};
+  if (models_->model_version >= std::vector<int>{2, 5}) plan.stage1_sampler = Sampler::EulerAncestral;
   run_generation_flow(*models_, request, plan, noise ? *noise : philox, callbacks);
 }
 

@@ -2,6 +2,7 @@
 
 #include "core/error.h"
 #include "pipeline/distilled_pipeline.h"
+#include "pipeline/hq_pipeline.h"
 #include "pipeline/keyframe_pipeline.h"
 #include "pipeline/one_stage_pipeline.h"
 #include "pipeline/two_stage_pipeline.h"
@@ -56,6 +57,7 @@ std::unique_ptr<LoadedPipeline> load_pipeline(PipelineKind kind, const ModelPath
     case PipelineKind::OneStage: return std::make_unique<Loaded<OneStagePipeline>>(paths, std::move(options));
     case PipelineKind::Keyframes:
       return std::make_unique<Loaded<KeyframePipeline>>(paths, std::move(options));
+    case PipelineKind::Hq: return std::make_unique<Loaded<HqPipeline>>(paths, std::move(options));
   }
   LTX2_FAIL("unknown pipeline kind {}", static_cast<int>(kind));
 }

@@ -208,6 +208,9 @@ StageResult refine(PipelineModels& m, const GenerationRequest& r, const StagePla
   s2.denoise.sigmas = sigmas2;
   s2.denoise.executor = ex.stage2.get();
   s2.denoise.positive = positive;
+  s2.denoise.sampler = plan.stage2_sampler;
+  s2.denoise.step_noise = &noise;
+  s2.denoise.stage_index = 1;
   const StageLoras loras(m, plan.stage2_loras);
   return run_stage(m, r, std::move(s2), noise, cb);
 }
@@ -262,13 +265,18 @@ void run_generation_flow(PipelineModels& m, const GenerationRequest& r, const St
   s1.denoise.sigmas = plan.stage1_sigmas;
   s1.denoise.executor = m.options.executors.stage1.get();
   s1.denoise.positive = positive;
-  if (plan.ancestral_stage1) s1.denoise.ancestral_noise = &noise;
+  s1.denoise.sampler = plan.stage1_sampler;
+  s1.denoise.step_noise = &noise;
   if (plan.guided_stage1)
     s1.denoise.guidance = StageGuidance{MultiModalGuiderFactory::constant(guider_params(r.video_guidance)),
                                         MultiModalGuiderFactory::constant(guider_params(r.audio_guidance)),
                                         {encoded[1].video_context, encoded[1].audio_context},
                                         r.max_batch_size};
-  const StageResult stage1 = run_stage(m, r, std::move(s1), noise, cb);
+  StageResult stage1;
+  {
+    const StageLoras loras(m, plan.stage1_loras);
+    stage1 = run_stage(m, r, std::move(s1), noise, cb);
+  }
   StageResult stage2;
   if (plan.refine) stage2 = refine(m, r, plan, stage1, positive, noise, cb);
   const StageResult& last = plan.refine ? stage2 : stage1;

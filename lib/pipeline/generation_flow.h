@@ -7,6 +7,7 @@
 
 #include <vector>
 
+#include "pipeline/denoise_stage.h"
 #include "pipeline/lora_fuse.h"
 #include "pipeline/noise_source.h"
 #include "pipeline/pipeline_models.h"
@@ -17,10 +18,13 @@ namespace ltx2::pipeline {
 struct StagePlan {
   bool guided_stage1 = false;                  // negative prompt + MultiModalGuider in stage 1
   std::vector<float> stage1_sigmas;            // stage 2 always uses the distilled 3-step list
+  // Euler-ancestral stage 1: the distilled pipeline on model_version >= 2.5; res_2s: the HQ
+  // pipeline's stages.
+  Sampler stage1_sampler = Sampler::Euler, stage2_sampler = Sampler::Euler;
+  std::vector<LoraWithStrength> stage1_loras;  // fused on top of the user LoRAs for stage 1 only (HQ)
   bool refine = true;                          // stage 1 at half size, upsample, stage 2 (else one stage)
   std::vector<LoraWithStrength> stage2_loras;  // fused on top of the user LoRAs for stage 2 only
   bool audio_from_stage1 = false;              // decode the stage-1 audio latent (two-stage) or stage 2's
-  bool ancestral_stage1 = false;               // Euler-ancestral stage 1 (distilled, model_version >= 2.5)
   bool images_as_keyframes = false;            // every image a guiding keyframe (the keyframe pipeline)
 };
 

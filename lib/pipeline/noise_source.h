@@ -1,6 +1,7 @@
 // Where a pipeline run's Gaussian noise comes from. Draws are numbered (0: stage-1 video,
 // 1: stage-1 audio, 2: stage-2 video, 3: stage-2 audio, 4: the decoder's noise when it is timestep
-// conditioned, 16 + 2 * step + stream: the ancestral sampler's per-step draws, video then audio)
+// conditioned, 16 + 2 * step + stream: the ancestral sampler's per-step draws, video then audio;
+// 2^20 + 2^16 * stage + 4 * step + 2 * (0 midpoint, 1 step) + stream: the res_2s loop's SDE draws)
 // and made in the pipelines' order, each a standard normal float32 tensor of the patchified state.
 #pragma once
 
@@ -22,6 +23,14 @@ enum class NoiseDraw : uint64_t {
 // The ancestral loop's draw for `step` and stream (0 video, 1 audio).
 inline NoiseDraw ancestral_draw(int step, int stream) {
   return static_cast<NoiseDraw>(16 + 2 * static_cast<uint64_t>(step) + static_cast<uint64_t>(stream));
+}
+
+// The res_2s loop's SDE draw of stage `stage` (0, 1), `step`, at its midpoint or at the step's end,
+// for stream 0 (video) or 1 (audio).
+inline NoiseDraw res2s_draw(int stage, int step, bool at_step_end, int stream) {
+  return static_cast<NoiseDraw>((uint64_t{1} << 20) + (static_cast<uint64_t>(stage) << 16) +
+                                4 * static_cast<uint64_t>(step) + (at_step_end ? 2 : 0) +
+                                static_cast<uint64_t>(stream));
 }
 
 class LatentNoiseSource {

@@ -16,16 +16,18 @@ namespace ltx2 {
 namespace fs = std::filesystem;
 
 const PipelineTraits& pipeline_traits(PipelineKind k) {
-  //                                       name         guided refines lora   keyframes multiple
-  static const PipelineTraits distilled{"distilled", false, true, false, false, 64};
-  static const PipelineTraits two_stage{"two-stage", true, true, true, false, 64};
-  static const PipelineTraits one_stage{"one-stage", true, false, false, false, 32};
-  static const PipelineTraits keyframes{"keyframe", true, true, true, true, 64};
+  //                                     name     guided refines lora  lora in s1 keyframes multiple
+  static const PipelineTraits distilled{"distilled", false, true, false, false, false, 64};
+  static const PipelineTraits two_stage{"two-stage", true, true, true, false, false, 64};
+  static const PipelineTraits one_stage{"one-stage", true, false, false, false, false, 32};
+  static const PipelineTraits keyframes{"keyframe", true, true, true, false, true, 64};
+  static const PipelineTraits hq{"HQ", true, true, true, true, false, 64};
   switch (k) {
     case PipelineKind::Distilled: return distilled;
     case PipelineKind::TwoStage: return two_stage;
     case PipelineKind::OneStage: return one_stage;
     case PipelineKind::Keyframes: return keyframes;
+    case PipelineKind::Hq: return hq;
   }
   LTX2_FAIL("unknown pipeline kind {}", static_cast<int>(k));
 }
@@ -65,6 +67,13 @@ GenerationRequest default_request(PipelineKind kind) {
     r.negative_prompt = default_negative_prompt();
     r.video_guidance = default_video_guidance();
     r.audio_guidance = default_audio_guidance();
+  }
+  if (kind == PipelineKind::Hq) {
+    r.num_inference_steps = 15;
+    r.height = 1088;
+    r.width = 1920;
+    r.video_guidance = {3.0, 0.0, 0.45, 3.0, 0, {}};
+    r.audio_guidance = {7.0, 0.0, 1.0, 3.0, 0, {}};
   }
   return r;
 }
@@ -121,13 +130,17 @@ void validate_request(const GenerationRequest& r, PipelineKind kind, const Model
   LTX2_CHECK(!blank, "--prompt is empty");
   LTX2_CHECK(r.num_frames >= 1 && (r.num_frames - 1) % 8 == 0,
              "--num-frames must be 8k+1 (1, 9, 17, ..., 121, ...), got {}", r.num_frames);
+  // At least 64 pixels a side whatever the multiple: the video decoder's reflect padding needs a
+  // latent of 2 x 2 (32 pixels a latent cell).
+  constexpr int kMinSide = 64;
   const int multiple = pipeline_traits(kind).size_multiple;
-  LTX2_CHECK(r.height >= multiple && r.height % multiple == 0,
-             "--height must be a positive multiple of {} for the {} pipeline, got {}", multiple,
-             pipeline_name(kind), r.height);
-  LTX2_CHECK(r.width >= multiple && r.width % multiple == 0,
-             "--width must be a positive multiple of {} for the {} pipeline, got {}", multiple,
-             pipeline_name(kind), r.width);
+  const std::string sizes = multiple >= kMinSide
+                                ? fmt::format("a positive multiple of {}", multiple)
+                                : fmt::format("a multiple of {} of at least {}", multiple, kMinSide);
+  LTX2_CHECK(r.height >= kMinSide && r.height % multiple == 0,
+             "--height must be {} for the {} pipeline, got {}", sizes, pipeline_name(kind), r.height);
+  LTX2_CHECK(r.width >= kMinSide && r.width % multiple == 0, "--width must be {} for the {} pipeline, got {}",
+             sizes, pipeline_name(kind), r.width);
   LTX2_CHECK(r.num_frames <= kMaxNumFrames, "--num-frames must be at most {}, got {}", kMaxNumFrames,
              r.num_frames);
   LTX2_CHECK(r.height <= kMaxVideoSide, "--height must be at most {}, got {}", kMaxVideoSide, r.height);
@@ -150,6 +163,10 @@ void validate_request(const GenerationRequest& r, PipelineKind kind, const Model
     LTX2_CHECK(r.max_batch_size >= 1 && r.max_batch_size <= 4,
                "--max-batch-size must be between 1 and 4 (a step has at most 4 guidance passes), got {}",
                r.max_batch_size);
+    for (const auto& [flag, strength] :
+         {std::pair{"--distilled-lora-strength-stage-1", r.distilled_lora_strength_stage_1},
+          std::pair{"--distilled-lora-strength-stage-2", r.distilled_lora_strength_stage_2}})
+      LTX2_CHECK(std::isfinite(strength), "{} must be a finite number, got {}", flag, strength);
     for (const auto& [modality, g] :
          {std::pair{"video", &r.video_guidance}, std::pair{"audio", &r.audio_guidance}})
       for (int b : g->stg_blocks)

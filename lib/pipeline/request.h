@@ -10,10 +10,10 @@
 
 namespace ltx2 {
 
-// The pipelines (each is a program of its own: README, "Programs"): the reference's
-// DistilledPipeline, TI2VidTwoStagesPipeline, TI2VidOneStagePipeline and
-// KeyframeInterpolationPipeline.
-enum class PipelineKind { Distilled, TwoStage, OneStage, Keyframes };
+// The pipelines (each is a program of its own: README, "Commands"): the reference's
+// DistilledPipeline, TI2VidTwoStagesPipeline, TI2VidOneStagePipeline,
+// KeyframeInterpolationPipeline and TI2VidTwoStagesHQPipeline.
+enum class PipelineKind { Distilled, TwoStage, OneStage, Keyframes, Hq };
 
 // What a pipeline's kind decides about its request, its model files and its stages, in one place.
 struct PipelineTraits {
@@ -21,6 +21,7 @@ struct PipelineTraits {
   bool guided;               // stage 1 with the negative prompt and MultiModalGuider guidance
   bool refines;              // stage 1 at half size, upsampled, refined by stage 2 (needs the upsampler)
   bool distilled_lora;       // stage 2 with the distilled LoRA on top (--distilled-lora required)
+  bool lora_in_stage1;       // the distilled LoRA on top in stage 1 too (HQ)
   bool images_as_keyframes;  // every --image a guiding keyframe (frame 0 too), not frame 0 replaced
   int size_multiple;         // --height and --width: 64 when stage 1 runs at half size, else 32
 };
@@ -67,6 +68,8 @@ struct GenerationRequest {
   int num_inference_steps = 30;
   GuidanceParams video_guidance, audio_guidance;
   int max_batch_size = 1;  // guidance passes per transformer call (denoise_stage.h)
+  // The HQ pipeline's distilled LoRA strength in each stage (the reference's defaults).
+  double distilled_lora_strength_stage_1 = 0.25, distilled_lora_strength_stage_2 = 0.5;
   std::vector<ImageCondition> images;
   // The output (media/clip_writer.h): .mp4, .y4m (+ .wav), .wav (the audio only) or a PNG
   // sequence's frame pattern (frames/%05d.png, + frames/audio.wav).
@@ -86,7 +89,8 @@ const std::string& default_negative_prompt();
 GuidanceParams default_video_guidance();
 GuidanceParams default_audio_guidance();
 // The request a pipeline runs when no flag or field says otherwise: for the guided pipelines the
-// reference's negative prompt and guidance.
+// reference's negative prompt and guidance; for the HQ pipeline its LTX_2_3_HQ_PARAMS (15 steps,
+// no STG, rescale 0.45 / 1.0, 1088 x 1920).
 GenerationRequest default_request(PipelineKind kind);
 
 // What a checkpoint's model_version (parse_model_version) decides, as the reference's detect_params

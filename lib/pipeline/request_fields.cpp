@@ -1,6 +1,7 @@
 #include "pipeline/request_fields.h"
 
 #include <limits>
+#include <tuple>
 
 #include "core/error.h"
 #include "io/json_value.h"
@@ -142,6 +143,13 @@ void add_guidance_fields(FieldList& out, GuidanceParams& g, const std::string& m
   for (Field& f : guidance_fields(g, m)) out.push_back(fields::in_group(m + "_guidance", std::move(f)));
 }
 
+// The STG blocks' default as --help says it: by the checkpoint's version, or the HQ parameters'.
+void describe_stg_default(FieldList& out, PipelineKind kind) {
+  if (kind != PipelineKind::Hq) return;
+  for (Field& f : out)
+    if (f.key == "stg_blocks") f.default_text = "none (the reference's HQ parameters)";
+}
+
 }  // namespace
 
 FieldList request_fields(GenerationRequest& r, PipelineKind kind) {
@@ -164,11 +172,10 @@ FieldList request_fields(GenerationRequest& r, PipelineKind kind) {
                                        "not decoded)",
                                        r.no_audio));
   out.push_back(fields::integer("seed", "--seed", "Random seed", r.seed));
-  const std::string multiple = std::to_string(pipeline_traits(kind).size_multiple);
-  out.push_back(
-      fields::integer("height", "--height", "Height in pixels (multiple of " + multiple + ")", r.height));
-  out.push_back(
-      fields::integer("width", "--width", "Width in pixels (multiple of " + multiple + ")", r.width));
+  const int multiple = pipeline_traits(kind).size_multiple;
+  const std::string sizes = multiple == 64 ? " (multiple of 64)" : " (multiple of 32, at least 64)";
+  out.push_back(fields::integer("height", "--height", "Height in pixels" + sizes, r.height));
+  out.push_back(fields::integer("width", "--width", "Width in pixels" + sizes, r.width));
   out.push_back(fields::integer("num_frames", "--num-frames", "Frames (8k+1)", r.num_frames));
   out.push_back(fields::number("frame_rate", "--frame-rate", "Frames per second", r.frame_rate));
   out.push_back(images_field(r.images, pipeline_traits(kind).images_as_keyframes));
@@ -179,12 +186,14 @@ FieldList request_fields(GenerationRequest& r, PipelineKind kind) {
                              "What to steer away from (default: the reference's list)", r.negative_prompt));
   Field steps = fields::integer("num_inference_steps", "--num-inference-steps", "Stage-1 denoising steps",
                                 r.num_inference_steps);
-  steps.default_text =
-      "by the checkpoint's version: 40 for LTX-2 (19B) and a checkpoint without one, 30 for LTX-2.3 and "
-      "later";
+  steps.default_text = kind == PipelineKind::Hq
+                           ? "15 (the reference's HQ parameters)"
+                           : "by the checkpoint's version: 40 for LTX-2 (19B) and a checkpoint without one, "
+                             "30 for LTX-2.3 and later";
   out.push_back(std::move(steps));
   add_guidance_fields(out, r.video_guidance, "video");
   add_guidance_fields(out, r.audio_guidance, "audio");
+  describe_stg_default(out, kind);
   out.push_back(fields::integer(
       "max_batch_size", "--max-batch-size",
       "Guidance passes per transformer call (a step runs up to 4: conditional, negative prompt, STG, "
@@ -192,6 +201,17 @@ FieldList request_fields(GenerationRequest& r, PipelineKind kind) {
       r.max_batch_size));
   if (!pipeline_traits(kind).guided)
     for (size_t i = guided_from; i < out.size(); ++i) out[i] = fields::without_flag(std::move(out[i]));
+  // The HQ pipeline's: the distilled LoRA in both stages, at a strength per stage.
+  for (auto [key, flag, help, value] :
+       {std::tuple{"distilled_lora_strength_stage_1", "--distilled-lora-strength-stage-1",
+                   "Strength of the distilled LoRA in stage 1 (the --distilled-lora file's own STRENGTH is "
+                   "not used)",
+                   &r.distilled_lora_strength_stage_1},
+        std::tuple{"distilled_lora_strength_stage_2", "--distilled-lora-strength-stage-2",
+                   "Strength of the distilled LoRA in stage 2", &r.distilled_lora_strength_stage_2}}) {
+    Field f = fields::number(key, flag, help, *value);
+    out.push_back(kind == PipelineKind::Hq ? std::move(f) : fields::without_flag(std::move(f)));
+  }
   return out;
 }
 

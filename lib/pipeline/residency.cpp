@@ -96,8 +96,9 @@ const char* model_part_name(ModelPart part) {
 
 RequestShape request_shape(const GenerationRequest& r, PipelineKind kind) {
   const PipelineTraits& t = pipeline_traits(kind);
-  return {r.height, r.width, r.num_frames, !r.images.empty(), t.guided, t.guided ? r.max_batch_size : 1,
-          t.refines};
+  return {r.height,          r.width,         r.num_frames,
+          !r.images.empty(), t.guided,        t.guided ? r.max_batch_size : 1,
+          t.refines,         t.lora_in_stage1};
 }
 
 // From the H200 (docs/performance.md, "End to end"): the 19B forward alone takes ~0.165 MiB of
@@ -199,7 +200,7 @@ ResidencyPlan plan_residency(const ModelMemory& memory, const std::vector<Reques
 
   // Each phase's activations for the largest request.
   uint64_t text_act = 0, s1 = 0, s2 = 0, decode = 0;
-  bool images = false, refines = false;
+  bool images = false, refines = false, lora_in_stage1 = false;
   for (const RequestShape& r : shapes) {
     const int scale = r.refines ? 2 : 1;
     const auto g1 = video_latent_grid(r.num_frames, r.height / scale, r.width / scale);
@@ -211,11 +212,13 @@ ResidencyPlan plan_residency(const ModelMemory& memory, const std::vector<Reques
     decode = std::max(decode, decode_activation_bytes(r.height, r.width, r.num_frames));
     images = images || r.images;
     refines = refines || r.refines;
+    lora_in_stage1 = lora_in_stage1 || r.lora_in_stage1;
   }
   std::vector<ModelPart> stage = {ModelPart::Transformer};
   if (images) stage.push_back(ModelPart::VideoEncoder);
   // The upsampler un-normalises with the video encoder's statistics.
-  plan.phases = {{"text encode", {ModelPart::Text}, text_act}, {"stage 1", stage, s1}};
+  plan.phases = {{"text encode", {ModelPart::Text}, text_act},
+                 {"stage 1", stage, s1 + (lora_in_stage1 ? stage_fused : 0)}};
   if (refines) {
     plan.phases.push_back({"upsample", {ModelPart::Upsampler, ModelPart::VideoEncoder}, 1 * kGiB});
     plan.phases.push_back({"stage 2", stage, s2 + stage_fused});
@@ -275,14 +278,15 @@ uint64_t device_memory_budget(Device device, double cap_gib) {
 nlohmann::json to_json(const std::vector<RequestShape>& shapes) {
   nlohmann::json out = nlohmann::json::array();
   for (const RequestShape& r : shapes)
-    out.push_back({r.height, r.width, r.num_frames, r.images, r.guided, r.stage1_batch, r.refines});
+    out.push_back(
+        {r.height, r.width, r.num_frames, r.images, r.guided, r.stage1_batch, r.refines, r.lora_in_stage1});
   return out;
 }
 
 std::vector<RequestShape> request_shapes_from_json(const nlohmann::json& j) {
   std::vector<RequestShape> out;
   for (const nlohmann::json& r : j)
-    out.push_back({r.at(0), r.at(1), r.at(2), r.at(3), r.at(4), r.at(5), r.at(6)});
+    out.push_back({r.at(0), r.at(1), r.at(2), r.at(3), r.at(4), r.at(5), r.at(6), r.at(7)});
   return out;
 }
 

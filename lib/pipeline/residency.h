@@ -39,6 +39,7 @@ struct RequestShape {
   bool guided = false;  // a negative prompt goes through the text encoder too
   int stage1_batch = 1;  // samples per stage-1 transformer call (guided: --max-batch-size)
   bool refines = true;   // stage 1 at half size, then upsample and stage 2 (else stage 1 at full size)
+  bool lora_in_stage1 = false;  // stage 1 fuses the distilled LoRA too (HQ)
 };
 RequestShape request_shape(const GenerationRequest& r, PipelineKind kind);
 

@@ -133,8 +133,8 @@ class PipelineRunner final : public Runner {
 };
 
 const bool registered_runners = [] {
-  for (PipelineKind kind :
-       {PipelineKind::Distilled, PipelineKind::TwoStage, PipelineKind::OneStage, PipelineKind::Keyframes})
+  for (PipelineKind kind : {PipelineKind::Distilled, PipelineKind::TwoStage, PipelineKind::OneStage,
+                            PipelineKind::Keyframes, PipelineKind::Hq})
     register_runner(runner_name(kind), [kind] { return std::make_unique<PipelineRunner>(kind); });
   return true;
 }();

@@ -44,6 +44,15 @@ for phase in "text encode" "stage 1" "upsample" "stage 2" "decode" "write output
   echo "$out" | grep -q "^  $phase " || fail "bench pipeline printed no '$phase': $out"
   grep -q "\"$phase\": {" "$tmp/bench.json" || fail "bench pipeline JSON lacks '$phase'"
 done
+# Every pipeline: the HQ one has both stages; the one-stage one neither upsample nor stage 2.
+out=$(LTX2_CACHE_DIR="$tmp/cache" "$bin" bench pipeline --pipeline ti2vid-hq --height 64 --width 64 --num-frames 1 \
+      --num-inference-steps 2 --repeat 1 2>&1) || fail "bench pipeline --pipeline ti2vid-hq failed: $out"
+echo "$out" | grep -q "^  stage 2 " || fail "bench pipeline --pipeline ti2vid-hq printed no 'stage 2': $out"
+out=$(LTX2_CACHE_DIR="$tmp/cache" "$bin" bench pipeline --pipeline one-stage --height 64 --width 96 --num-frames 1 \
+      --num-inference-steps 2 --repeat 1 --json "$tmp/one.json" 2>&1) || fail "bench pipeline --pipeline one-stage failed: $out"
+echo "$out" | grep -q "^  stage 1 " || fail "bench pipeline --pipeline one-stage printed no 'stage 1': $out"
+grep -q '"stage 2": {' "$tmp/one.json" && fail "bench pipeline --pipeline one-stage has a stage 2"
+grep -q '"pipeline": "one-stage"' "$tmp/one.json" || fail "bench pipeline JSON does not name the one-stage pipeline"
 # Its model flags are the generation programs' (the same fields, the same checks).
 out=$("$bin" bench pipeline --pipeline ti2vid --distilled-lora "$tmp/l.safetensors" x 2>&1); rc=$?
 [ "$rc" -eq 1 ] && echo "$out" | grep -q -- "--distilled-lora STRENGTH: 'x' is not a number" ||

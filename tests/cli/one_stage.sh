@@ -43,7 +43,7 @@ check_invalid() {  # EXIT_CODE EXPECTED_TEXT ARGS...
   expect_contains "$text"
   expect_no_output "$o"
 }
-check_invalid 1 "--height must be a positive multiple of 32 for the one-stage pipeline, got 80" --prompt x \
+check_invalid 1 "--height must be a multiple of 32 of at least 64 for the one-stage pipeline, got 80" --prompt x \
   --output-path "$o" --height 80
 check_invalid 2 "--distilled-lora" --prompt x --output-path "$o" --distilled-lora "$models/distilled_lora.safetensors"
 check_invalid 2 "--spatial-upsampler-path" --prompt x --output-path "$o" \

@@ -1,10 +1,11 @@
 // Check runners for the end-to-end pipeline cases ("pipeline_distilled", "pipeline_ti2vid",
-// "pipeline_one_stage", "pipeline_keyframes"): the pipeline loaded from the case's model files runs the
-// case's request with the recorded noise draws; tokens, contexts, sigmas, latent states, every step, stage
-// latents, the upsampled latent, the frames and the waveform are compared.
+// "pipeline_one_stage", "pipeline_keyframes", "pipeline_hq"): the pipeline loaded from the case's model files
+// runs the case's request with the recorded noise draws; tokens, contexts, sigmas, latent states, every step,
+// stage latents, the upsampled latent, the frames and the waveform are compared.
 #include "golden/kinds.h"
 #include "golden/pipeline_case_util.h"
 #include "pipeline/distilled_pipeline.h"
+#include "pipeline/hq_pipeline.h"
 #include "pipeline/keyframe_pipeline.h"
 #include "pipeline/one_stage_pipeline.h"
 #include "pipeline/two_stage_pipeline.h"
@@ -31,6 +32,7 @@ const bool registered_one_stage =
     register_kind_runner("pipeline_one_stage", &run_pipeline<pipeline::OneStagePipeline>);
 const bool registered_keyframes =
     register_kind_runner("pipeline_keyframes", &run_pipeline<pipeline::KeyframePipeline>);
+const bool registered_hq = register_kind_runner("pipeline_hq", &run_pipeline<pipeline::HqPipeline>);
 
 }  // namespace
 }  // namespace ltx2::golden

@@ -48,6 +48,7 @@ const std::vector<Kind>& kinds() {
       {"pipeline_ti2vid", "what", "TI2VidTwoStagesPipeline", nullptr},
       {"pipeline_one_stage", "what", "TI2VidOneStagePipeline", nullptr},
       {"pipeline_keyframes", "what", "KeyframeInterpolationPipeline", nullptr},
+      {"pipeline_hq", "what", "TI2VidTwoStagesHQPipeline", nullptr},
   };
   static const std::vector<Kind> with_runners = [] {
     std::vector<Kind> t = table;

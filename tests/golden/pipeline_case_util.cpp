@@ -38,6 +38,11 @@ GenerationRequest pipeline_case_request(const GoldenCase& c) {
       r.images.push_back({c.path(i.at("file").get<std::string>()), i.at("frame_idx").get<int>(),
                           i.at("strength").get<double>(), i.at("crf").get<int>()});
   }
+  // The HQ pipeline's distilled LoRA strengths per stage.
+  if (s.contains("lora") && s.at("lora").contains("strength_stage_1")) {
+    r.distilled_lora_strength_stage_1 = s.at("lora").at("strength_stage_1").get<double>();
+    r.distilled_lora_strength_stage_2 = s.at("lora").at("strength_stage_2").get<double>();
+  }
   r.output_path = c.path("output.mp4");
   return r;
 }

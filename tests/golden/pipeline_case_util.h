@@ -1,6 +1,7 @@
 // Shared by the check runners of the end-to-end pipeline cases (pipeline_distilled,
-// pipeline_ti2vid, pipeline_one_stage, pipeline_keyframes): the request and model paths a case describes, a
-// run's recorded outputs, and their stage-by-stage comparison with the case's out.* / mid.* tensors.
+// pipeline_ti2vid, pipeline_one_stage, pipeline_keyframes, pipeline_hq): the request and model paths a case
+// describes, a run's recorded outputs, and their stage-by-stage comparison with the case's out.* / mid.*
+// tensors.
 #pragma once
 
 #include <map>
@@ -16,8 +17,8 @@
 namespace ltx2::golden {
 
 // Request from case.json (prompt, negative_prompt, seed, size, frames, fps, steps from the
-// stage-1 sigma list, guidance, image_conditioning: one image, or a list under "images"); the
-// output path is output.mp4 in the case.
+// stage-1 sigma list, guidance, image_conditioning: one image, or a list under "images"; the
+// lora section's strength_stage_1 / _2 when there); the output path is output.mp4 in the case.
 GenerationRequest pipeline_case_request(const GoldenCase& c);
 // Monolith layout of the case folder, or of the folder case.json's "models_from" names:
 // checkpoint.safetensors, gemma/, spatial_upsampler.safetensors (when the case has a stage 2) and,

@@ -5,7 +5,8 @@
 source "$(dirname "$0")/../lib.bash"
 export LTX2_CACHE_DIR="$scratch/cache"
 small=(--height 64 --width 64 --num-frames 9)
-for exe in "$LTX2_BIN/ltx2-distilled" "$LTX2_BIN/ltx2-ti2vid" "$LTX2_BIN/ltx2-one-stage" "$LTX2_BIN/ltx2-keyframes"; do
+for exe in "$LTX2_BIN/ltx2-distilled" "$LTX2_BIN/ltx2-ti2vid" "$LTX2_BIN/ltx2-one-stage" "$LTX2_BIN/ltx2-keyframes" \
+  "$LTX2_BIN/ltx2-ti2vid-hq"; do
   name=$(basename "$exe")
   expect_exit 0 "$exe" --prompt "a cat" --output-path "$scratch/$name.y4m" "${small[@]}"
   first=$(echo "$out" | head -1)

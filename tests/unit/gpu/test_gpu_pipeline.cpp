@@ -1,6 +1,7 @@
 // The distilled pipeline with PipelineOptions::device = cuda:0 on the golden pipeline_distilled
-// checkpoint (128x192, 9 frames, no image), and the one-stage and keyframe pipelines on
-// pipeline_ti2vid's model set with two images (the guided stages, keyframe tokens): the
+// checkpoint (128x192, 9 frames, no image), and the one-stage, keyframe and HQ pipelines on
+// pipeline_ti2vid's model set with two images (the guided stages, keyframe tokens, the res_2s
+// loop): the
 // transformer runs on the GPU (float32, the options' default), the video VAE decoder, the
 // upsampler, the audio decoder and the vocoder there in bf16; the upsampled latent, the float
 // frames (the "video" probe) and the waveform come back to the host in float32, the frames for
@@ -13,6 +14,7 @@
 #include "ops/rgb8.h"
 #include "ops/shape.h"
 #include "pipeline/distilled_pipeline.h"
+#include "pipeline/hq_pipeline.h"
 #include "pipeline/keyframe_pipeline.h"
 #include "pipeline/one_stage_pipeline.h"
 #include "support/test_util.h"
@@ -132,4 +134,8 @@ TEST_CASE("gpu: the one-stage pipeline on the GPU, VAE side in bf16 (2x rule aga
 
 TEST_CASE("gpu: the keyframe pipeline on the GPU, VAE side in bf16 (2x rule against the CPU)") {
   check_guided_pipeline<pipeline::KeyframePipeline>(true);
+}
+
+TEST_CASE("gpu: the HQ pipeline (res_2s) on the GPU, VAE side in bf16 (2x rule against the CPU)") {
+  check_guided_pipeline<pipeline::HqPipeline>(true);
 }

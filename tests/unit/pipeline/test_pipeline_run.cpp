@@ -372,7 +372,8 @@ TEST_CASE("denoise stage: the ancestral loop draws video then audio per step and
   stage.sigmas = {1.0f, 0.5f, 0.0f};
   stage.transformer = &transformer;
   stage.positive = {test::random_tensor({1, 8, ctx}, 3), test::random_tensor({1, 8, ctx}, 4)};
-  stage.ancestral_noise = &noise;
+  stage.sampler = pipeline::Sampler::EulerAncestral;
+  stage.step_noise = &noise;
   Tensor last_x0;
   PipelineCallbacks cb;
   cb.probe = [&](const std::string& name, const Tensor& t) {

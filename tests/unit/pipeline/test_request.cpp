@@ -73,6 +73,25 @@ TEST_CASE("request: a good request passes, each bad field is named") {
   REQUIRE_NOTHROW(validate_request(blocks, PipelineKind::TwoStage));  // facts unknown
 }
 
+TEST_CASE("request: the HQ pipeline's defaults are the reference's LTX_2_3_HQ_PARAMS") {
+  const GenerationRequest hq = default_request(PipelineKind::Hq);
+  REQUIRE(hq.num_inference_steps == 15);
+  REQUIRE(hq.height == 1088);
+  REQUIRE(hq.width == 1920);
+  REQUIRE(hq.negative_prompt == default_negative_prompt());
+  REQUIRE(hq.video_guidance.cfg_scale == 3.0);
+  REQUIRE(hq.video_guidance.stg_scale == 0.0);
+  REQUIRE(hq.video_guidance.rescale_scale == 0.45);
+  REQUIRE(hq.audio_guidance.cfg_scale == 7.0);
+  REQUIRE(hq.audio_guidance.rescale_scale == 1.0);
+  REQUIRE(hq.video_guidance.stg_blocks.empty());
+  REQUIRE(hq.audio_guidance.stg_blocks.empty());
+  REQUIRE(hq.distilled_lora_strength_stage_1 == 0.25);
+  REQUIRE(hq.distilled_lora_strength_stage_2 == 0.5);
+  // The two-stage pipeline keeps the LTX-2.3 guidance.
+  REQUIRE(default_request(PipelineKind::TwoStage).video_guidance.rescale_scale == 0.7);
+}
+
 TEST_CASE("request: each pipeline's size multiple, guidance checks and steps") {
   test::ScratchDir dir("request_kinds");
   GenerationRequest r = good(dir);
@@ -83,7 +102,11 @@ TEST_CASE("request: each pipeline's size multiple, guidance checks and steps") {
                       "--height must be a positive multiple of 64 for the keyframe pipeline, got 96");
   r.height = 80;
   REQUIRE_THROWS_WITH(validate_request(r, PipelineKind::OneStage),
-                      "--height must be a positive multiple of 32 for the one-stage pipeline, got 80");
+                      "--height must be a multiple of 32 of at least 64 for the one-stage pipeline, got 80");
+  r.height = 96;
+  r.width = 32;  // a 1-cell-wide latent, which the video decoder cannot pad
+  REQUIRE_THROWS_WITH(validate_request(r, PipelineKind::OneStage),
+                      "--width must be a multiple of 32 of at least 64 for the one-stage pipeline, got 32");
   // The guided pipelines check guidance and steps (1 step has no LTX2 schedule); the distilled one
   // runs a fixed schedule and ignores them.
   GenerationRequest steps = good(dir);
@@ -94,6 +117,13 @@ TEST_CASE("request: each pipeline's size multiple, guidance checks and steps") {
   REQUIRE_NOTHROW(validate_request(steps, PipelineKind::Distilled));
   steps.num_inference_steps = 2;
   REQUIRE_NOTHROW(validate_request(steps, PipelineKind::OneStage));
+  // The HQ pipeline's LoRA strengths per stage must be numbers (any sign, as the reference's).
+  GenerationRequest hq = good(dir);
+  hq.distilled_lora_strength_stage_1 = -0.5;
+  REQUIRE_NOTHROW(validate_request(hq, PipelineKind::Hq));
+  hq.distilled_lora_strength_stage_2 = NAN;
+  REQUIRE_THROWS_WITH(validate_request(hq, PipelineKind::Hq),
+                      "--distilled-lora-strength-stage-2 must be a finite number, got nan");
   // The keyframe pipeline takes an image at any frame, frame 0 included, as at the others.
   GenerationRequest images = good(dir);
   const std::string png = test::golden_dir("pipeline_ti2vid") + "/image.png";

@@ -37,6 +37,7 @@ from PIL import Image
 from safetensors.torch import save_file
 
 import ltx_pipelines.utils.blocks as blocks
+import ltx_pipelines.utils.samplers as samplers
 from ltx_core.components.guiders import MultiModalGuiderParams
 from ltx_core.components.noisers import GaussianNoiser
 from ltx_core.loader import LTXV_LORA_COMFY_RENAMING_MAP, LoraPathStrengthAndSDOps
@@ -51,6 +52,11 @@ VIDEO_GUIDANCE = dict(cfg_scale=3.0, stg_scale=1.0, rescale_scale=0.7, modality_
                       stg_blocks=[1])
 AUDIO_GUIDANCE = dict(cfg_scale=7.0, stg_scale=1.0, rescale_scale=0.7, modality_scale=3.0, skip_step=0,
                       stg_blocks=[0])
+
+HQ_VIDEO_GUIDANCE = dict(cfg_scale=3.0, stg_scale=0.0, rescale_scale=0.45, modality_scale=3.0, skip_step=0,
+                         stg_blocks=[])
+HQ_AUDIO_GUIDANCE = dict(cfg_scale=7.0, stg_scale=0.0, rescale_scale=1.0, modality_scale=3.0, skip_step=0,
+                         stg_blocks=[])
 
 
 class Recorder:
@@ -139,6 +145,26 @@ class Recorder:
                 return items
             return f
 
+        # The res_2s loop's SDE noise: its torch.randn draws (float64, before the loop normalises
+        # them) are recorded as they are made, through a proxy of torch in the samplers module.
+        def sde_randn(*args, **kwargs):
+            noise = torch.randn(*args, **kwargs)
+            key = f"in.noise.{len(rec.noise_draws)}"
+            rec.noise_draws.append({"key": key, "role": f"stage{rec.stage}.res2s_sde", "shape": list(noise.shape),
+                                    "dtype_drawn": str(noise.dtype).replace("torch.", "")})
+            rec.put(key, noise)
+            return noise
+
+        # The res_2s loop keeps its latents in model_dtype, a bfloat16 default argument: a float32
+        # run needs it float32 (else the float32 transformer gets a bfloat16 latent and stops).
+        loop = samplers.res2s_audio_video_denoising_loop
+        saved.append((loop, "__defaults__", loop.__defaults__))
+        loop.__defaults__ = tuple(torch.float32 if d is torch.bfloat16 else d for d in loop.__defaults__)
+        samplers_torch = types.ModuleType("torch_recording_proxy")
+        samplers_torch.__dict__.update(torch.__dict__)
+        samplers_torch.randn = sde_randn
+        saved.append((samplers, "torch", samplers.torch))
+        samplers.torch = samplers_torch
         wrap(GaussianNoiser, "_sample_noise", sample_noise)
         wrap(blocks.DiffusionStage, "__call__", stage_call)
         wrap(blocks, "_build_state", build_state)
@@ -158,7 +184,8 @@ def guider(params):
     return MultiModalGuiderParams(**params)
 
 
-def run_case(golden, name, module_name, class_name, images, two_stage, what):
+def run_case(golden, name, module_name, class_name, images, two_stage, what, guidance=None, lora_strengths=None):
+    video_guidance, audio_guidance = guidance or (VIDEO_GUIDANCE, AUDIO_GUIDANCE)
     models = os.path.join(golden, MODELS)
     out_dir = os.path.join(golden, name)
     os.makedirs(out_dir, exist_ok=True)
@@ -179,12 +206,14 @@ def run_case(golden, name, module_name, class_name, images, two_stage, what):
                 kwargs["distilled_lora"] = [LoraPathStrengthAndSDOps(os.path.join(models, lora["file"]), lora["strength"],
                                                                      LTXV_LORA_COMFY_RENAMING_MAP)]
                 kwargs["spatial_upsampler_path"] = os.path.join(models, "spatial_upsampler.safetensors")
+            if lora_strengths:
+                kwargs["distilled_lora_strength_stage_1"], kwargs["distilled_lora_strength_stage_2"] = lora_strengths
             pipe = cls(**kwargs)
             inputs = [ImageConditioningInput(os.path.join(out_dir, im["file"]), frame_idx=im["frame_idx"],
                                              strength=im["strength"], crf=im["crf"]) for im in images]
             result = pipe(prompt=prompt, negative_prompt=negative, seed=SEED, height=HEIGHT, width=WIDTH,
                           num_frames=FRAMES, frame_rate=FPS, num_inference_steps=STEPS,
-                          video_guider_params=guider(VIDEO_GUIDANCE), audio_guider_params=guider(AUDIO_GUIDANCE),
+                          video_guider_params=guider(video_guidance), audio_guider_params=guider(audio_guidance),
                           images=inputs, vae_dtype=torch.float32, tiling_config=AUTO_TILING, max_batch_size=1)
             video, audio = result[0], result[1]  # then the tiling (and, in some pipelines, the frames)
             rec.put("out.video", torch.cat(list(video), dim=0))
@@ -200,7 +229,8 @@ def run_case(golden, name, module_name, class_name, images, two_stage, what):
         "models_from": MODELS,
         "reference": "Lightricks/LTX-2 at 400fd31",
         "how_run": {"device": "cpu", "dtype": "float32: the pipeline module's torch.bfloat16 reads as torch.float32; "
-                    "vae_dtype=float32", "grad": "torch.inference_mode()",
+                    "vae_dtype=float32; the res_2s loop's model_dtype default (bfloat16) is float32 (its float64 "
+                    "arithmetic is kept)", "grad": "torch.inference_mode()",
                     "versions": {"torch": torch.__version__,
                                  "transformers": importlib.import_module("transformers").__version__}},
         "python_call": f"{class_name}({', '.join(sorted(k for k in kwargs if k != 'model_paths'))}, model_paths="
@@ -216,7 +246,7 @@ def run_case(golden, name, module_name, class_name, images, two_stage, what):
         "frame_rate": FPS,
         "stages": {f"stage{i + 1}": {"sigmas": s} for i, s in enumerate(rec.stage_sigmas)},
         "noise_draws": rec.noise_draws,
-        "guidance": {"video_guider_params": VIDEO_GUIDANCE, "audio_guider_params": AUDIO_GUIDANCE},
+        "guidance": {"video_guider_params": video_guidance, "audio_guider_params": audio_guidance},
         "image_conditioning": {"images": images},
         "tolerance": source_case["tolerance"],
         "tensors": {k: {"shape": list(v.shape), "dtype": str(v.dtype).replace("torch.", "")}
@@ -224,6 +254,8 @@ def run_case(golden, name, module_name, class_name, images, two_stage, what):
     }
     if two_stage:
         case["lora"] = {"file": lora["file"], "strength": lora["strength"]}
+    if lora_strengths:
+        case["lora"]["strength_stage_1"], case["lora"]["strength_stage_2"] = lora_strengths
     with open(os.path.join(out_dir, "case.json"), "w") as f:
         json.dump(case, f, indent=1)
         f.write("\n")
@@ -264,7 +296,7 @@ def main():
     # same size).
     first_path = os.path.join(golden, MODELS, "image.png")
     first = Image.open(first_path).convert("RGB")
-    for name in ["pipeline_one_stage", "pipeline_keyframes"]:
+    for name in ["pipeline_one_stage", "pipeline_keyframes", "pipeline_hq"]:
         os.makedirs(os.path.join(golden, name), exist_ok=True)
         shutil.copyfile(first_path, os.path.join(golden, name, "image.png"))
         first.transpose(Image.FLIP_LEFT_RIGHT).save(os.path.join(golden, name, "image_last.png"))
@@ -280,6 +312,13 @@ def main():
              two_stage=True,
              what="end-to-end reference run of ltx_pipelines.keyframe_interpolation.KeyframeInterpolationPipeline on "
                   "the tiny model set of pipeline_ti2vid")
+    # The HQ pipeline with LTX_2_3_HQ_PARAMS' guidance (no STG) and its default LoRA strengths.
+    run_case(golden, "pipeline_hq", "ltx_pipelines.ti2vid_two_stages_hq", "TI2VidTwoStagesHQPipeline",
+             [{"file": "image.png", "frame_idx": 0, "strength": 1.0, "crf": 0}],
+             two_stage=True,
+             what="end-to-end reference run of ltx_pipelines.ti2vid_two_stages_hq.TI2VidTwoStagesHQPipeline (res_2s "
+                  "sampler) on the tiny model set of pipeline_ti2vid",
+             guidance=(HQ_VIDEO_GUIDANCE, HQ_AUDIO_GUIDANCE), lora_strengths=(0.25, 0.5))
 
 
 if __name__ == "__main__":
