@@ -41,9 +41,10 @@ constexpr double kGB = 1e9, kGiB = 1073741824.0;
 // Every file the paths name (a Gemma folder's safetensors shards included).
 std::vector<std::string> model_files(const ModelPaths& p) {
   std::vector<std::string> out;
-  for (const std::string* f : {&p.checkpoint, &p.transformer, &p.text_encoder, &p.video_vae, &p.audio_vae,
-                               &p.spatial_upsampler, &p.distilled_lora.path})
+  for (const std::string* f :
+       {&p.checkpoint, &p.transformer, &p.text_encoder, &p.video_vae, &p.audio_vae, &p.spatial_upsampler})
     if (!f->empty()) out.push_back(*f);
+  for (const LoraFile& l : p.distilled_loras) out.push_back(l.path);
   if (!p.gemma_root.empty())
     for (const auto& e : fs::directory_iterator(p.gemma_root))
       if (e.is_regular_file() && e.path().extension() == ".safetensors") out.push_back(e.path().string());

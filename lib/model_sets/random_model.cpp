@@ -272,7 +272,7 @@ void plan_lora(const RandomModelOptions& o, const Names& names, const Shapes& ch
   std::sort(f.tensors.begin(), f.tensors.end(),
             [](const RandomTensor& a, const RandomTensor& b) { return a.spec.name < b.spec.name; });
   set->files.push_back(std::move(f));
-  set->paths.distilled_lora = {names.lora, 1.0};
+  set->paths.distilled_loras = {{names.lora, 1.0}};
 }
 
 void plan_upsampler(const RandomModelOptions& o, const Names& names, RandomModelSet* set) {
@@ -433,8 +433,9 @@ ModelPaths write_random_model_set(const std::string& dir, const RandomModelSet& 
   }
   ModelPaths p = set.paths;
   for (std::string* s : {&p.checkpoint, &p.transformer, &p.text_encoder, &p.video_vae, &p.audio_vae,
-                         &p.spatial_upsampler, &p.gemma_root, &p.distilled_lora.path})
+                         &p.spatial_upsampler, &p.gemma_root})
     *s = under(root, *s);
+  for (LoraFile& l : p.distilled_loras) l.path = under(root, l.path);
   return p;
 }
 

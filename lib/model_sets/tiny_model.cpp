@@ -210,8 +210,8 @@ bool use_tiny_model_when_unset(ModelPaths& paths, PipelineKind kind) {
   if (paths.gemma_root.empty()) paths.gemma_root = tiny.gemma;
   if (pipeline_traits(kind).refines && paths.spatial_upsampler.empty())
     paths.spatial_upsampler = tiny.upsampler;
-  if (pipeline_traits(kind).distilled_lora && paths.distilled_lora.path.empty())
-    paths.distilled_lora = {tiny.lora, 1.0};
+  if (pipeline_traits(kind).distilled_lora && paths.distilled_loras.empty())
+    paths.distilled_loras = {{tiny.lora, 1.0}};
   return true;
 }
 

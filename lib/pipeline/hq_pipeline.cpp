@@ -10,7 +10,7 @@ namespace ltx2::pipeline {
 
 HqPipeline::HqPipeline(const ModelPaths& paths, PipelineOptions options)
     : models_(PipelineModels::load(paths, PipelineKind::Hq, std::move(options))),
-      distilled_lora_(read_lora_file(paths.distilled_lora.path)) {}
+      distilled_lora_(read_lora_file(paths.distilled_loras.front().path)) {}
 
 void HqPipeline::run(const GenerationRequest& request, const PipelineCallbacks& callbacks,
                      LatentNoiseSource* noise) {

@@ -16,7 +16,7 @@ namespace ltx2::pipeline {
 
 class HqPipeline {
  public:
-  // paths.distilled_lora is required (its strength is not used: the request gives one per stage).
+  // paths.distilled_loras holds one (its strength is not used: the request gives one per stage).
   explicit HqPipeline(const ModelPaths& paths, PipelineOptions options = {});
 
   // Runs a request that passed validate_request (see TwoStagePipeline::run). `noise` null: Philox

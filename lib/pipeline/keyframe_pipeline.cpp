@@ -9,8 +9,7 @@ namespace ltx2::pipeline {
 
 KeyframePipeline::KeyframePipeline(const ModelPaths& paths, PipelineOptions options)
     : models_(PipelineModels::load(paths, PipelineKind::Keyframes, std::move(options))),
-      distilled_lora_{read_lora_file(paths.distilled_lora.path),
-                      static_cast<float>(paths.distilled_lora.strength)} {}
+      distilled_loras_(read_loras(paths.distilled_loras)) {}
 
 void KeyframePipeline::run(const GenerationRequest& request, const PipelineCallbacks& callbacks,
                            LatentNoiseSource* noise) {
@@ -18,7 +17,7 @@ void KeyframePipeline::run(const GenerationRequest& request, const PipelineCallb
   StagePlan plan;
   plan.guided_stage1 = true;
   plan.stage1_sigmas = ltx2_sigmas(request.num_inference_steps, 0);
-  plan.stage2_loras = {distilled_lora_};
+  plan.stage2_loras = distilled_loras_;
   plan.images_as_keyframes = true;
   run_generation_flow(*models_, request, plan, noise ? *noise : philox, callbacks);
 }

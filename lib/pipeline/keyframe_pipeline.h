@@ -15,7 +15,7 @@ namespace ltx2::pipeline {
 
 class KeyframePipeline {
  public:
-  // paths.distilled_lora is required.
+  // paths.distilled_loras must not be empty.
   explicit KeyframePipeline(const ModelPaths& paths, PipelineOptions options = {});
 
   // Runs a request that passed validate_request (see TwoStagePipeline::run). `noise` null: Philox
@@ -27,7 +27,7 @@ class KeyframePipeline {
 
  private:
   std::unique_ptr<PipelineModels> models_;
-  LoraWithStrength distilled_lora_;
+  std::vector<LoraWithStrength> distilled_loras_;
 };
 
 }  // namespace ltx2::pipeline

@@ -55,6 +55,12 @@ PipelineOptions PipelineOptions::on_device(Device device) {
   return o;
 }
 
+std::vector<LoraWithStrength> read_loras(const std::vector<LoraFile>& files) {
+  std::vector<LoraWithStrength> out;
+  for (const LoraFile& l : files) out.push_back({read_lora_file(l.path), static_cast<float>(l.strength)});
+  return out;
+}
+
 std::unique_ptr<PipelineModels> PipelineModels::load(const ModelPaths& paths, PipelineKind kind,
                                                      PipelineOptions options) {
   validate_model_paths(paths, kind);
@@ -78,8 +84,7 @@ std::unique_ptr<PipelineModels> PipelineModels::load(const ModelPaths& paths, Pi
       tr::TransformerWeights::load(view, m->transformer_config, m->options.transformer_dtype,
                                    m->options.device, m->options.quantization),
       m->options.quantization);
-  for (const LoraFile& l : paths.loras)
-    m->user_loras.push_back({read_lora_file(l.path), static_cast<float>(l.strength)});
+  m->user_loras = read_loras(paths.loras);
   if (!m->user_loras.empty()) m->transformer_weights->fuse(m->user_loras);
 
   const Device device = m->options.device;

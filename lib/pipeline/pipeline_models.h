@@ -87,6 +87,9 @@ std::vector<int> parse_model_version(const std::string& text);
 // transformer and audio VAE files (split layout); paths already validated. Loads no weight.
 ModelFacts read_model_facts(const ModelPaths& paths);
 
+// The LoRA files' weights, each with its strength, in order.
+std::vector<LoraWithStrength> read_loras(const std::vector<LoraFile>& files);
+
 // The models of a pipeline. The transformer and the video encoder are loaded once; the text
 // encoder, the upsampler, the video decoder and the audio decoder + vocoder are too unless the
 // residency plan makes them per-phase: then a phase calls acquire() before it runs them (null until

@@ -248,10 +248,17 @@ void validate_model_paths(const ModelPaths& p, PipelineKind kind) {
     LTX2_CHECK(std::isfinite(l.strength), "--lora {}: strength is not finite", l.path);
   }
   if (pipeline_traits(kind).distilled_lora) {
-    LTX2_CHECK(!p.distilled_lora.path.empty(), "--distilled-lora is required for the {} pipeline",
+    LTX2_CHECK(!p.distilled_loras.empty(), "--distilled-lora is required for the {} pipeline",
                pipeline_name(kind));
-    check_readable_file(p.distilled_lora.path, "--distilled-lora");
-    LTX2_CHECK(std::isfinite(p.distilled_lora.strength), "--distilled-lora: strength is not finite");
+    // The reference's HQ pipeline uses only the first and drops the others unsaid: refuse them.
+    LTX2_CHECK(kind != PipelineKind::Hq || p.distilled_loras.size() == 1,
+               "--distilled-lora: the HQ pipeline takes one (its strength per stage is "
+               "--distilled-lora-strength-stage-1/-2), got {}",
+               p.distilled_loras.size());
+    for (const LoraFile& l : p.distilled_loras) {
+      check_readable_file(l.path, "--distilled-lora");
+      LTX2_CHECK(std::isfinite(l.strength), "--distilled-lora {}: strength is not finite", l.path);
+    }
   }
 }
 

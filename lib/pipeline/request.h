@@ -55,7 +55,9 @@ struct ModelPaths {
   std::string transformer, text_encoder, video_vae, audio_vae;
   std::string spatial_upsampler;
   std::vector<LoraFile> loras;
-  LoraFile distilled_lora;  // the pipelines with pipeline_traits().distilled_lora only
+  // --distilled-lora (repeatable): fused on top of the user LoRAs for the refining stage, by the
+  // pipelines with pipeline_traits().distilled_lora only (the HQ one takes exactly one).
+  std::vector<LoraFile> distilled_loras;
   bool split() const { return !transformer.empty() || !text_encoder.empty() || !audio_vae.empty(); }
 };
 

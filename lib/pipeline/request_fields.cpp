@@ -94,21 +94,15 @@ Field lora_list_field(std::vector<LoraFile>& loras) {
       lora_json);
 }
 
-Field distilled_lora_field(LoraFile& lora) {
-  Field f;
-  f.key = "distilled_lora";
-  f.flags = {"--distilled-lora"};
-  f.help = "LoRA fused into stage 2 (strength 1.0); with no checkpoint: the tiny model's";
-  f.type_name = "PATH [STRENGTH]";
-  f.words = fields::Words::Group;
-  f.min_words = 1;
-  f.max_words = 2;
-  f.set_words = [&lora](const std::vector<std::string>& w) {
-    lora = {w.at(0), w.size() > 1 ? fields::number_from_text(w[1], "--distilled-lora STRENGTH") : 1.0};
-  };
-  f.set_json = [&lora](const json& j, const std::string& name) { lora = lora_from_json(j, name); };
-  f.get_json = [&lora] { return lora_json(lora); };
-  return f;
+Field distilled_lora_field(std::vector<LoraFile>& loras) {
+  return fields::repeated_group<LoraFile>(
+      "distilled_loras", "--distilled-lora",
+      "LoRA fused into the refining stage (strength 1.0; repeatable, as the reference's); with no "
+      "checkpoint: "
+      "the tiny model's",
+      "PATH [STRENGTH]", 1, 2, loras,
+      [](const std::vector<std::string>& w) { return lora_from_words(w, "--distilled-lora"); },
+      lora_from_json, lora_json);
 }
 
 // ---- guidance --------------------------------------------------------------------------------
@@ -230,7 +224,7 @@ FieldList model_path_fields(ModelPaths& p, PipelineKind kind) {
     path("checkpoint", "--checkpoint-path",
          "Monolith checkpoint (.safetensors); none: the embedded tiny model", p.checkpoint);
   }
-  Field distilled = distilled_lora_field(p.distilled_lora);
+  Field distilled = distilled_lora_field(p.distilled_loras);
   out.push_back(pipeline_traits(kind).distilled_lora ? std::move(distilled)
                                                      : fields::without_flag(std::move(distilled)));
   path("gemma_root", "--gemma-root",

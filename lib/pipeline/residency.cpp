@@ -162,10 +162,10 @@ ModelMemory model_memory(const ModelPaths& paths, const PipelineOptions& options
   std::vector<std::string> user_loras;
   for (const LoraFile& l : paths.loras) user_loras.push_back(l.path);
   std::vector<std::string> stage_loras = user_loras;
-  if (!paths.distilled_lora.path.empty()) stage_loras.push_back(paths.distilled_lora.path);
+  for (const LoraFile& l : paths.distilled_loras) stage_loras.push_back(l.path);
   const DType dt = options.transformer_dtype;
   const uint64_t user_fused = user_loras.empty() ? 0 : lora_target_bytes(*ltx, user_loras, dt);
-  m.stage2_lora_bytes = paths.distilled_lora.path.empty() ? 0 : lora_target_bytes(*ltx, stage_loras, dt);
+  m.stage2_lora_bytes = paths.distilled_loras.empty() ? 0 : lora_target_bytes(*ltx, stage_loras, dt);
   w[index_of(ModelPart::Transformer)] = device_bytes(*ltx, {Component::Transformer}, dt) + user_fused;
   // On the CPU the text encoder's memory is host memory: it takes nothing on the device.
   if (options.load_text_encoder && (options.text_encoder_on_device || !options.device.is_cuda()))

@@ -16,7 +16,7 @@ namespace ltx2::pipeline {
 
 class TwoStagePipeline {
  public:
-  // paths.distilled_lora is required.
+  // paths.distilled_loras must not be empty.
   explicit TwoStagePipeline(const ModelPaths& paths, PipelineOptions options = {});
 
   // Runs a request that passed validate_request (GenerationEngine::generate runs it: the pipeline
@@ -29,7 +29,7 @@ class TwoStagePipeline {
 
  private:
   std::unique_ptr<PipelineModels> models_;
-  LoraWithStrength distilled_lora_;
+  std::vector<LoraWithStrength> distilled_loras_;
 };
 
 }  // namespace ltx2::pipeline

@@ -55,7 +55,7 @@ grep -q '"stage 2": {' "$tmp/one.json" && fail "bench pipeline --pipeline one-st
 grep -q '"pipeline": "one-stage"' "$tmp/one.json" || fail "bench pipeline JSON does not name the one-stage pipeline"
 # Its model flags are the generation programs' (the same fields, the same checks).
 out=$("$bin" bench pipeline --pipeline ti2vid --distilled-lora "$tmp/l.safetensors" x 2>&1); rc=$?
-[ "$rc" -eq 1 ] && echo "$out" | grep -q -- "--distilled-lora STRENGTH: 'x' is not a number" ||
+[ "$rc" -eq 1 ] && echo "$out" | grep -q -- "--distilled-lora $tmp/l.safetensors STRENGTH: 'x' is not a number" ||
   fail "bench pipeline --distilled-lora PATH x: $rc $out"
 out=$("$bin" bench pipeline --lora "$tmp/none.safetensors" 2>&1); rc=$?
 [ "$rc" -eq 1 ] && echo "$out" | grep -q -- "--lora $tmp/none.safetensors: no such file" ||

@@ -56,4 +56,6 @@ check_invalid 1 "--height must be a positive multiple of 64 for the HQ pipeline,
   --output-path "$o" --height 96
 check_invalid 1 "--num-inference-steps must be between 2 and 1000" --prompt x --output-path "$o" \
   --num-inference-steps 1
+check_invalid 1 "--distilled-lora: the HQ pipeline takes one" --prompt x --output-path "$o" \
+  --distilled-lora "$models/distilled_lora.safetensors" --distilled-lora "$models/distilled_lora.safetensors"
 finish

@@ -47,7 +47,7 @@ check_invalid() {  # EXIT_CODE EXPECTED_TEXT ARGS...
 ckpt="$case_dir/checkpoint.safetensors"
 check_invalid 1 "--distilled-lora $scratch/none.safetensors: no such file" --prompt x --output-path "$o" \
   --distilled-lora "$scratch/none.safetensors"
-check_invalid 2 "--distilled-lora STRENGTH: 'x' is not a number" --prompt x --output-path "$o" \
+check_invalid 2 "--distilled-lora $case_dir/distilled_lora.safetensors STRENGTH: 'x' is not a number" --prompt x --output-path "$o" \
   --distilled-lora "$case_dir/distilled_lora.safetensors" x
 check_invalid 1 "--video-stg-blocks: block 5 is not in the model" --prompt x --output-path "$o" --video-stg-blocks 5
 check_invalid 1 "--video-cfg-guidance-scale must be a finite number >= 0" --prompt x --output-path "$o" \
@@ -71,4 +71,15 @@ check_invalid 1 "--audio-stg-blocks: block 29 is not in the model" --prompt x --
   "${fixture_models[@]}" --video-stg-blocks
 expect_exit 0 "$exe" --prompt "a cat" --output-path "$scratch/no_stg.y4m" --height 64 --width 64 --num-frames 9 \
   --num-inference-steps 2 --video-stg-blocks --audio-stg-blocks
+# --distilled-lora is repeatable: a second one is fused on top of the first (the same file at 0.5
+# after 1.0 here), which changes the video.
+lora="$case_dir/distilled_lora.safetensors"
+fixture_small=(--checkpoint-path "$ckpt" --gemma-root "$case_dir/gemma" --spatial-upsampler-path
+  "$case_dir/spatial_upsampler.safetensors" --prompt "a cat" --height 64 --width 64 --num-frames 9
+  --num-inference-steps 2 --video-stg-blocks 1 --audio-stg-blocks 0)
+expect_exit 0 "$exe" "${fixture_small[@]}" --output-path "$scratch/one_lora.y4m" --distilled-lora "$lora" 1.0
+expect_exit 0 "$exe" "${fixture_small[@]}" --output-path "$scratch/two_loras.y4m" --distilled-lora "$lora" 1.0 \
+  --distilled-lora "$lora" 0.5
+[[ -s "$scratch/two_loras.y4m" ]] || fail "two --distilled-lora wrote nothing"
+cmp -s "$scratch/one_lora.y4m" "$scratch/two_loras.y4m" && fail "a second --distilled-lora changed nothing"
 finish

@@ -31,7 +31,7 @@ ModelPaths tiny_paths(PipelineKind kind) {
   p.checkpoint = t.checkpoint;
   p.gemma_root = t.gemma;
   p.spatial_upsampler = t.upsampler;
-  if (kind == PipelineKind::TwoStage) p.distilled_lora = {t.lora, 1.0};
+  if (kind == PipelineKind::TwoStage) p.distilled_loras = {{t.lora, 1.0}};
   return p;
 }
 

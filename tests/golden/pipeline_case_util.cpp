@@ -60,8 +60,8 @@ ModelPaths pipeline_case_paths(const GoldenCase& c) {
   if (s.contains("stages") && s.at("stages").contains("stage2"))
     p.spatial_upsampler = model_file("spatial_upsampler.safetensors");
   if (s.contains("lora") && s.at("lora").is_object())
-    p.distilled_lora = {model_file(s.at("lora").at("file").get<std::string>()),
-                        s.at("lora").at("strength").get<double>()};
+    p.distilled_loras = {
+        {model_file(s.at("lora").at("file").get<std::string>()), s.at("lora").at("strength").get<double>()}};
   return p;
 }
 

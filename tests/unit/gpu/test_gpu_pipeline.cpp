@@ -74,7 +74,7 @@ Outputs run_guided(Device device, std::optional<DType> vae_dtype) {
   const std::string models = test::golden_dir("pipeline_ti2vid"),
                     images = test::golden_dir("pipeline_keyframes");
   ModelPaths paths = test::fixture_model_paths(models);
-  paths.distilled_lora = {models + "/distilled_lora.safetensors", 1.0};
+  paths.distilled_loras = {{models + "/distilled_lora.safetensors", 1.0}};
   GenerationRequest r = request(dir);
   r.negative_prompt = default_negative_prompt();
   r.video_guidance = default_video_guidance();

@@ -240,7 +240,7 @@ namespace {
 ModelPaths ti2vid_fixture_paths() {
   const std::string dir = test::golden_dir("pipeline_ti2vid");
   ModelPaths paths = test::fixture_model_paths(dir);
-  paths.distilled_lora = {dir + "/distilled_lora.safetensors", 1.0};
+  paths.distilled_loras = {{dir + "/distilled_lora.safetensors", 1.0}};
   return paths;
 }
 

@@ -187,7 +187,7 @@ TEST_CASE("request: model paths: monolith xor split, required pieces, files exis
   p.spatial_upsampler = dir.file("up.safetensors");
   REQUIRE_NOTHROW(validate_model_paths(p, PipelineKind::Distilled));
   REQUIRE_THROWS_WITH(validate_model_paths(p, PipelineKind::TwoStage), Contains("--distilled-lora is required"));
-  p.distilled_lora = {dir.file("lora.safetensors"), 1.0};
+  p.distilled_loras = {{dir.file("lora.safetensors"), 1.0}};
   REQUIRE_NOTHROW(validate_model_paths(p, PipelineKind::TwoStage));
 
   // The keyframe pipeline refines with the distilled LoRA as the two-stage one does; the one-stage
@@ -195,7 +195,7 @@ TEST_CASE("request: model paths: monolith xor split, required pieces, files exis
   REQUIRE_NOTHROW(validate_model_paths(p, PipelineKind::Keyframes));
   ModelPaths one_stage = p;
   one_stage.spatial_upsampler.clear();
-  one_stage.distilled_lora = {};
+  one_stage.distilled_loras = {};
   REQUIRE_NOTHROW(validate_model_paths(one_stage, PipelineKind::OneStage));
   REQUIRE_THROWS_WITH(validate_model_paths(one_stage, PipelineKind::Distilled),
                       Contains("--spatial-upsampler-path is empty"));

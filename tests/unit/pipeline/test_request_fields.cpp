@@ -132,9 +132,14 @@ TEST_CASE("model path fields: flags by pipeline, LoRAs from words and JSON, the 
   const auto names = flags_of(distilled);
   CHECK(std::count(names.begin(), names.end(), "--distilled-lora") == 0);
   const fields::FieldList two_stage = model_path_fields(p, PipelineKind::TwoStage);
+  // --distilled-lora is repeatable, as the reference's.
   by_flag(two_stage, "--distilled-lora").set_words({"d.safetensors", "0.8"});
-  CHECK(p.distilled_lora.path == "d.safetensors");
-  CHECK(p.distilled_lora.strength == 0.8);
+  by_flag(two_stage, "--distilled-lora").set_words({"e.safetensors"});
+  REQUIRE(p.distilled_loras.size() == 2);
+  CHECK(p.distilled_loras[0].path == "d.safetensors");
+  CHECK(p.distilled_loras[0].strength == 0.8);
+  CHECK(p.distilled_loras[1].path == "e.safetensors");
+  CHECK(p.distilled_loras[1].strength == 1.0);
   CHECK(to_json(model_paths_from_json(to_json(p))) == to_json(p));
   json wire = to_json(p);
   wire["loras"] = json::array({{{"path", "a"}}});

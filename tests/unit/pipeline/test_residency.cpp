@@ -192,13 +192,13 @@ TEST_CASE("residency: stage 2 counts the copies the distilled LoRA fuses, user L
     return uint64_t{0};
   };
   const ResidencyPlan plain = plan_residency(p, options, {kFull}, 200 * kGiB);
-  p.distilled_lora = {dir + "/distilled_lora.safetensors", 1.0};
+  p.distilled_loras = {{dir + "/distilled_lora.safetensors", 1.0}};
   const ResidencyPlan staged = plan_residency(p, options, {kFull}, 200 * kGiB);
   REQUIRE(stage2(staged) > stage2(plain));
   REQUIRE(staged.weights(ModelPart::Transformer) == plain.weights(ModelPart::Transformer));
   // The same file as a user LoRA: fused at load, so its copies count as resident transformer bytes.
   p.loras = {{dir + "/distilled_lora.safetensors", 0.5}};
-  p.distilled_lora = {};
+  p.distilled_loras = {};
   const ResidencyPlan user = plan_residency(p, options, {kFull}, 200 * kGiB);
   REQUIRE(user.weights(ModelPart::Transformer) - plain.weights(ModelPart::Transformer) ==
           stage2(staged) - stage2(plain));

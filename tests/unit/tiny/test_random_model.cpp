@@ -274,7 +274,7 @@ TEST_CASE("random model: the one-layer LoRA and upsampler files load with their 
                                             "ltx-2.3-22b-distilled-lora-384.safetensors"});
   for (const RandomModelFile& f : set.files) CHECK(fs::file_size(dir.path() + "/" + f.path) == f.bytes());
 
-  const auto lora = read_lora_file(paths.distilled_lora.path);
+  const auto lora = read_lora_file(paths.distilled_loras.at(0).path);
   CHECK(lora->ignored_keys.empty());
   CHECK(lora->pairs.size() * 2 ==
         file_named(set, "ltx-2.3-22b-distilled-lora-384.safetensors").tensors.size());

@@ -244,7 +244,8 @@ TEST_CASE("tiny model set: the cache folder is made once, atomically, also when 
     CHECK(paths.checkpoint == a.checkpoint);
     CHECK(paths.gemma_root == a.gemma);
     CHECK(paths.spatial_upsampler == a.upsampler);
-    CHECK(paths.distilled_lora.path == (kind == PipelineKind::TwoStage ? a.lora : ""));
+    CHECK(paths.distilled_loras.size() == (kind == PipelineKind::TwoStage ? 1u : 0u));
+    if (kind == PipelineKind::TwoStage) CHECK(paths.distilled_loras[0].path == a.lora);
     CHECK_NOTHROW(validate_model_paths(paths, kind));
   }
   ModelPaths own;
