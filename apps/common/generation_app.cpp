@@ -18,6 +18,7 @@
 #include "core/log.h"
 #include "model_sets/tiny_model.h"
 #include "pipeline/residency.h"
+#include "runtime/rank_settings.h"
 #include "runtime/stop_signal.h"
 
 namespace ltx2::cli {
@@ -95,8 +96,11 @@ Plan validate(const CLI::App& app, GenerationFlags& flags, PipelineKind kind, Ru
   plan.facts = pipeline::read_model_facts(flags.paths);
   // The checkpoint's version decides the defaults the flags leave, before the jobs inherit them.
   if (!plan.tiny) apply_model_version_defaults(app, flags.request, kind, plan.facts.model_version);
+  // A fleet's stage-2 tiles must fit each request (one rank runs no tiles).
+  const int world = plan.placement.fleet ? static_cast<int>(plan.placement.devices.size()) : 1;
   if (flags.jobs_file.empty()) {
     validate_request(flags.request, kind, plan.facts);
+    runtime::check_tdp_tiling(flags.settings, world, flags.request);
     check_output_available(flags.request.output_path);
   } else {
     plan.jobs = read_jobs_file(flags.jobs_file, flags.request, kind, plan.facts);
@@ -108,6 +112,7 @@ Plan validate(const CLI::App& app, GenerationFlags& flags, PipelineKind kind, Ru
   for (JobLine& job : plan.jobs) {
     if (!job.error.empty() || !job.skipped.empty()) continue;
     try {
+      runtime::check_tdp_tiling(flags.settings, world, job.request);
       check_output_available(job.request.output_path);
     } catch (const std::exception& e) {  // ltx2::Error, or e.g. bad_alloc: this line's failure only
       job.error = e.what();

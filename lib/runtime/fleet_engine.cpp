@@ -77,13 +77,8 @@ class PipelineRunner final : public Runner {
       ex.text_encode = std::make_shared<parallel::BroadcastTextEncoder>(*ctx.comm);
       ex.stage1 = ex.stage2 = std::make_shared<parallel::SequenceParallelExecutor>(*ctx.comm);
       if (pipeline_traits(kind_).distilled_lora && settings.stage2_parallel == Stage2Parallel::TiledData) {
-        const auto [small, large] = tiling::balanced_tile_split(ctx.world_size);
-        const int64_t h = settings.tdp_height_tiles, w = settings.tdp_width_tiles,
-                      overlap = settings.tdp_overlap;
-        tdp_ = std::make_shared<parallel::TiledDataParallelExecutor>(
-            *ctx.comm, tiling::GridTiling{tiling::AxisTiling::by_count(1, 0),
-                                          tiling::AxisTiling::by_count(h > 0 ? h : small, overlap),
-                                          tiling::AxisTiling::by_count(w > 0 ? w : large, overlap)});
+        tdp_ = std::make_shared<parallel::TiledDataParallelExecutor>(*ctx.comm,
+                                                                     tdp_tiling(settings, ctx.world_size));
         ex.stage2 = tdp_;
         ex.stage2_sigmas = {0.625f, 0.4f, 0.0f};
       }
@@ -398,9 +393,10 @@ class ResultAssembler {
 
 class FleetEngine final : public pipeline::GenerationEngine {
  public:
-  FleetEngine(PipelineKind kind, ModelFacts facts, FleetOptions options)
+  FleetEngine(PipelineKind kind, ModelFacts facts, FleetOptions options, RankSettings settings)
       : GenerationEngine(kind, std::move(facts)),
         world_(static_cast<int>(options.devices.size())),
+        settings_(std::move(settings)),
         controller_(std::move(options)) {
     controller_.start();
   }
@@ -414,6 +410,7 @@ class FleetEngine final : public pipeline::GenerationEngine {
 
  private:
   void run(const GenerationRequest& request, const pipeline::PipelineCallbacks& callbacks) override {
+    check_tdp_tiling(settings_, world_, request);  // a job the ranks cannot tile fails before it starts
     if (!controller_.running()) controller_.start();
     controller_.submit({{"request", to_json(request)}});
     ResultAssembler assembler(callbacks, world_, {request.num_frames, request.height, request.width},
@@ -453,6 +450,7 @@ class FleetEngine final : public pipeline::GenerationEngine {
   }
 
   int world_;
+  RankSettings settings_;  // the checks a request needs against the ranks' settings
   Controller controller_;
 };
 
@@ -491,7 +489,7 @@ std::unique_ptr<pipeline::GenerationEngine> make_fleet_engine(PipelineKind kind,
   fleet.job_timeout = opt.job_timeout;
   fleet.progress_timeout = opt.progress_timeout;
   fleet.max_retries = opt.retries;
-  return std::make_unique<FleetEngine>(kind, pipeline::read_model_facts(paths), std::move(fleet));
+  return std::make_unique<FleetEngine>(kind, pipeline::read_model_facts(paths), std::move(fleet), opt);
 }
 
 }  // namespace ltx2::runtime

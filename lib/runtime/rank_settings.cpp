@@ -8,7 +8,9 @@
 
 #include "core/error.h"
 #include "io/json_value.h"
+#include "pipeline/latent_tools.h"
 #include "pipeline/request_fields.h"
+#include "tiling/axis_split.h"
 
 namespace ltx2::runtime {
 
@@ -65,6 +67,27 @@ Field overlap_field(std::string key, const std::string& flag, std::string help, 
 }
 
 }  // namespace
+
+tiling::GridTiling tdp_tiling(const RankSettings& s, int world_size) {
+  const auto [small, large] = tiling::balanced_tile_split(world_size);
+  return {tiling::AxisTiling::by_count(1, 0),
+          tiling::AxisTiling::by_count(s.tdp_height_tiles > 0 ? s.tdp_height_tiles : small, s.tdp_overlap),
+          tiling::AxisTiling::by_count(s.tdp_width_tiles > 0 ? s.tdp_width_tiles : large, s.tdp_overlap)};
+}
+
+void check_tdp_tiling(const RankSettings& s, int world_size, const GenerationRequest& r) {
+  if (s.stage2_parallel != Stage2Parallel::TiledData || world_size <= 1) return;
+  const auto grid = pipeline::video_latent_grid(r.num_frames, r.height, r.width);
+  const tiling::GridTiling t = tdp_tiling(s, world_size);
+  try {
+    tiling::plan_tiles(grid, t, {});
+  } catch (const Error& e) {
+    LTX2_FAIL(
+        "--tdp-tiles {}x{} --tdp-overlap {} on {} ranks: {}x{} pixels make a stage-2 latent grid of {}x{}, "
+        "which cannot be cut so ({})",
+        t[1].value, t[2].value, s.tdp_overlap, world_size, r.height, r.width, grid[1], grid[2], e.what());
+  }
+}
 
 fields::FieldList rank_setting_fields(RankSettings& s, PipelineKind kind) {
   fields::FieldList out;

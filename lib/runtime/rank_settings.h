@@ -14,6 +14,7 @@
 #include "io/quantization.h"
 #include "pipeline/request.h"
 #include "pipeline/residency.h"
+#include "tiling/tile_plan.h"
 
 namespace ltx2::runtime {
 
@@ -48,9 +49,18 @@ struct RankSettings {
   Quantization quantization = Quantization::None;  // of every rank's transformer
 };
 
-// The fields (io/fields.h): flags --stage2-parallel and --tdp-tiles/--tdp-overlap (the two-stage
-// pipeline's), --vae-tiles, --vae-overlap, --gpu-memory, --quantization; tile_piece_bytes and
-// plan_shapes only travel in the setup. Tiles are "HxW" in flags and JSON alike ("" the default;
+// The stage-2 tiled-data-parallel tiling of a fleet of `world_size` ranks: frames untiled, the
+// asked tile counts or balanced_tile_split(world_size), the overlap.
+tiling::GridTiling tdp_tiling(const RankSettings& s, int world_size);
+// Throws, naming --tdp-tiles and --tdp-overlap, when stage 2 runs tiled data parallel on more than
+// one rank and the request's stage-2 latent grid cannot be cut into that tiling (tiles no longer
+// than their overlap, more tiles than cells): before any work, not after stage 1.
+void check_tdp_tiling(const RankSettings& s, int world_size, const GenerationRequest& r);
+
+// The fields (io/fields.h): flags --stage2-parallel and --tdp-tiles/--tdp-overlap (the pipelines
+// whose stage 2 the distilled LoRA refines), --vae-tiles, --vae-overlap, --gpu-memory, --quantization;
+// tile_piece_bytes and plan_shapes only travel in the setup. Tiles are "HxW" in flags and JSON alike ("" the
+// default;
 // --vae-tiles also takes "ranks": vae_rank_split).
 fields::FieldList rank_setting_fields(RankSettings& s, PipelineKind kind);
 

@@ -51,6 +51,9 @@ check_invalid 1 "--distilled-lora $scratch/none.safetensors: no such file" --pro
 check_invalid 1 "--distilled-lora is required for the keyframe pipeline" --prompt x --output-path "$o" \
   --checkpoint-path "$models/checkpoint.safetensors" --gemma-root "$models/gemma" \
   --spatial-upsampler-path "$models/spatial_upsampler.safetensors"
+# Stage-2 tiles that cannot fit the request are refused before any model loads, not after stage 1.
+check_invalid 1 "--tdp-tiles 1x2 --tdp-overlap 5 on 2 ranks: 64x128 pixels make a stage-2 latent grid of 2x4" \
+  --prompt x --output-path "$o" --height 64 --width 128 --ranks 2 --stage2-parallel tdp
 check_invalid 1 "--image $case_dir/image.png: strength must be in [0, 1]" --prompt x --output-path "$o" \
   --image "$case_dir/image.png" 0 1.5
 finish

@@ -70,3 +70,35 @@ TEST_CASE(
   CHECK_THROWS_WITH(runtime::rank_setup_from_json(setup),
                     "malformed rank setup: field 'vae_overlap' is missing");
 }
+
+TEST_CASE(
+    "rank settings: a request whose stage-2 grid cannot take the TDP tiles is refused naming the flags") {
+  runtime::RankSettings s;
+  GenerationRequest r;
+  r.height = 64;
+  r.width = 128;  // a 2 x 4 stage-2 latent grid
+  r.num_frames = 9;
+  // Sequence parallel, or one rank: no tiles, nothing to check.
+  REQUIRE_NOTHROW(runtime::check_tdp_tiling(s, 2, r));
+  s.stage2_parallel = runtime::Stage2Parallel::TiledData;
+  REQUIRE_NOTHROW(runtime::check_tdp_tiling(s, 1, r));
+  // Two ranks: 1 x 2 tiles of 4 cells cannot overlap by the default 5.
+  REQUIRE_THROWS_WITH(
+      runtime::check_tdp_tiling(s, 2, r),
+      Contains("--tdp-tiles 1x2 --tdp-overlap 5 on 2 ranks: 64x128 pixels make a stage-2 latent "
+               "grid of 2x4, which cannot be cut so"));
+  s.tdp_overlap = 1;
+  REQUIRE_NOTHROW(runtime::check_tdp_tiling(s, 2, r));
+  s.tdp_width_tiles = 5;  // more tiles than cells
+  s.tdp_height_tiles = 1;
+  REQUIRE_THROWS_WITH(runtime::check_tdp_tiling(s, 2, r), Contains("--tdp-tiles 1x5"));
+  // The tiling the ranks run is the one checked: the asked counts, or the balanced split.
+  const tiling::GridTiling asked = runtime::tdp_tiling(s, 2);
+  CHECK(asked[1].value == 1);
+  CHECK(asked[2].value == 5);
+  s.tdp_height_tiles = s.tdp_width_tiles = 0;
+  const tiling::GridTiling balanced = runtime::tdp_tiling(s, 8);
+  CHECK(balanced[0].value == 1);
+  CHECK(balanced[1].value == 2);
+  CHECK(balanced[2].value == 4);
+}
