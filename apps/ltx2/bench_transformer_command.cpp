@@ -3,7 +3,9 @@
 // shares: the FLOPs and the activations are the full model's, the weight memory is one block's.
 // Inputs are random bf16 latents/contexts at the pipeline's shapes, per-token timesteps (so the
 // AdaLN tables are per token, as in the reference pipeline), no masks. The FLOPs are counted from
-// the loaded weight shapes (every linear) and the attention shapes (4·Tq·Tk·inner).
+// the loaded weight shapes (every linear) and the attention shapes (4·Tq·Tk·inner). Each shape's
+// roofline: its linears' FLOPs at the best GEMM rate measured in the same run plus attention's
+// measured time, next to the forward's.
 #include "bench_transformer_command.h"
 
 #include <fmt/format.h>
@@ -54,6 +56,7 @@ struct Workload {
   size_t block_linears = 0;
   std::vector<AttentionUse> attentions;
   double flops = 0;
+  double linear_flops = 0;  // the part of `flops` the linears do
 };
 
 Workload workload(const tr::TransformerWeights& w, int64_t layers, int64_t tv, int64_t ta, int64_t s) {
@@ -88,8 +91,9 @@ Workload workload(const tr::TransformerWeights& w, int64_t layers, int64_t tv, i
   auto linear_flops = [](const LinearUse& u) {
     return u.w->weight.defined() ? 2.0 * u.rows * u.w->weight.size(0) * u.w->weight.size(1) : 0.0;
   };
-  for (const LinearUse& u : block) out.flops += layers * linear_flops(u);
-  for (const LinearUse& u : top) out.flops += linear_flops(u);
+  for (const LinearUse& u : block) out.linear_flops += layers * linear_flops(u);
+  for (const LinearUse& u : top) out.linear_flops += linear_flops(u);
+  out.flops = out.linear_flops;
   for (const AttentionUse& a : out.attentions) out.flops += layers * 4.0 * a.tq * a.tk * a.inner;
   out.linears = block;
   out.block_linears = block.size();
@@ -239,6 +243,8 @@ int run_bench_transformer(const BenchTransformerOptions& opt) {
     attention->timing = false;
     const Workload work = workload(weights, config.num_layers, tv, kAudioTokens, kTextTokens);
     double attention_ms = 0, linear_ms = 0;
+    double best_linear_tflops = 0;  // the fastest linear of this forward, alone at its shape
+    std::string best_linear_shape;
     json sites = json::object();
     for (const auto& [site, t] : attention->ms) {
       sites[tr::attention_site_name(site)] = t;
@@ -250,6 +256,11 @@ int run_bench_transformer(const BenchTransformerOptions& opt) {
       const Tensor x = random_bf16({u.rows, u.w->weight.size(1)}, 5, 1.f, device);
       const double one = median(cuda_time_each(device.index, 3, [&] { tr::apply_linear(x, *u.w); }));
       linear_ms += (i < work.block_linears ? config.num_layers : 1) * one;
+      const double rate = 2.0 * u.rows * u.w->weight.size(0) * u.w->weight.size(1) / (one * 1e-3) / 1e12;
+      if (rate > best_linear_tflops) {
+        best_linear_tflops = rate;
+        best_linear_shape = fmt::format("{}x{}x{}", u.rows, u.w->weight.size(1), u.w->weight.size(0));
+      }
     }
 
     const double rope_ms = video_rope_ms(config, video.positions, device.index);
@@ -261,6 +272,17 @@ int run_bench_transformer(const BenchTransformerOptions& opt) {
         "  breakdown: attention %.1f ms (in the forward), linears %.1f ms (each alone at its shape), "
         "rest %.1f ms; %.1f TFLOP\n",
         attention_ms, linear_ms, ms - attention_ms - linear_ms, work.flops / 1e12);
+    // The roofline of this forward on this GPU: every linear at the best GEMM rate measured here,
+    // attention at its kernel's measured time, nothing else; what the forward takes beyond it is the
+    // linears' shape losses and the memory-bound passes between them.
+    const double linear_bound_ms = work.linear_flops / (best_linear_tflops * 1e12) * 1e3;
+    const double roofline_ms = linear_bound_ms + attention_ms;
+    std::printf(
+        "  roofline: linears %.1f ms at the best GEMM rate measured here (%.0f TFLOP/s, %s) + attention "
+        "%.1f ms = %.1f ms; the forward is %.2fx it (%.1f ms over: %.1f in the linears' shapes, %.1f "
+        "between the ops)\n",
+        linear_bound_ms, best_linear_tflops, best_linear_shape.c_str(), attention_ms, roofline_ms,
+        ms / roofline_ms, ms - roofline_ms, linear_ms - linear_bound_ms, ms - attention_ms - linear_ms);
     std::printf("  the video RoPE tables take %.2f ms on the device per forward\n", rope_ms);
     for (const auto& [name, t] : sites.items())
       std::printf("    %-28s %8.1f ms\n", name.c_str(), t.get<double>());
@@ -284,6 +306,10 @@ int run_bench_transformer(const BenchTransformerOptions& opt) {
                     {"attention_ms", attention_ms},
                     {"attention_ms_by_site", sites},
                     {"linear_ms_isolated", linear_ms},
+                    {"linear_flops", work.linear_flops},
+                    {"best_linear_tflops", best_linear_tflops},
+                    {"best_linear_shape", best_linear_shape},
+                    {"roofline_ms", roofline_ms},
                     {"device_video_rope_ms", rope_ms},
                     {"op_profile", profile}});
   }
