@@ -1,11 +1,6 @@
 #include "pipeline/generation_engine.h"
 
-#include "core/error.h"
-#include "pipeline/distilled_pipeline.h"
-#include "pipeline/hq_pipeline.h"
-#include "pipeline/keyframe_pipeline.h"
-#include "pipeline/one_stage_pipeline.h"
-#include "pipeline/two_stage_pipeline.h"
+#include "pipeline/pipeline.h"
 
 namespace ltx2::pipeline {
 
@@ -20,47 +15,21 @@ OutputFormat GenerationEngine::output_format(const GenerationRequest& request) c
 
 namespace {
 
-template <typename Pipeline>
-class Loaded : public LoadedPipeline {
+// The engine in this process: its pipeline runs what the engine's check passed.
+class LocalEngine : public GenerationEngine {
  public:
-  Loaded(const ModelPaths& paths, PipelineOptions options) : pipeline_(paths, std::move(options)) {}
+  LocalEngine(PipelineKind kind, const ModelPaths& paths, PipelineOptions options)
+      : GenerationEngine(kind, read_model_facts(paths)), pipeline_(kind, paths, std::move(options)) {}
+
+ private:
   void run(const GenerationRequest& request, const PipelineCallbacks& callbacks) override {
     pipeline_.run(request, callbacks);
   }
 
- private:
   Pipeline pipeline_;
 };
 
-class LocalEngine : public GenerationEngine {
- public:
-  LocalEngine(PipelineKind kind, const ModelPaths& paths, PipelineOptions options)
-      : GenerationEngine(kind, read_model_facts(paths)),
-        pipeline_(load_pipeline(kind, paths, std::move(options))) {}
-
- private:
-  void run(const GenerationRequest& request, const PipelineCallbacks& callbacks) override {
-    pipeline_->run(request, callbacks);
-  }
-
-  std::unique_ptr<LoadedPipeline> pipeline_;
-};
-
 }  // namespace
-
-std::unique_ptr<LoadedPipeline> load_pipeline(PipelineKind kind, const ModelPaths& paths,
-                                              PipelineOptions options) {
-  switch (kind) {
-    case PipelineKind::Distilled:
-      return std::make_unique<Loaded<DistilledPipeline>>(paths, std::move(options));
-    case PipelineKind::TwoStage: return std::make_unique<Loaded<TwoStagePipeline>>(paths, std::move(options));
-    case PipelineKind::OneStage: return std::make_unique<Loaded<OneStagePipeline>>(paths, std::move(options));
-    case PipelineKind::Keyframes:
-      return std::make_unique<Loaded<KeyframePipeline>>(paths, std::move(options));
-    case PipelineKind::Hq: return std::make_unique<Loaded<HqPipeline>>(paths, std::move(options));
-  }
-  LTX2_FAIL("unknown pipeline kind {}", static_cast<int>(kind));
-}
 
 std::unique_ptr<GenerationEngine> make_local_engine(PipelineKind kind, const ModelPaths& paths,
                                                     PipelineOptions options) {

@@ -1,5 +1,5 @@
 // The seam between the command-line programs and whatever runs a generation: in this process
-// (make_local_engine, over DistilledPipeline / TwoStagePipeline) or on a fleet of worker processes
+// (make_local_engine, over a Pipeline) or on a fleet of worker processes
 // (lib/runtime's fleet engine, with sequence parallel, tiled data parallel and distributed decode).
 // An engine loads its models once and then runs requests one after another; both kinds give the
 // same frames and waveform for the same request and seed.
@@ -37,17 +37,6 @@ class GenerationEngine {
   PipelineKind kind_;
   ModelFacts facts_;
 };
-
-// A pipeline of either kind, its models loaded in this process. It runs what validate_request
-// passed: the engine in this process runs it after its check, and each of a fleet's ranks after
-// the driver's.
-class LoadedPipeline {
- public:
-  virtual ~LoadedPipeline() = default;
-  virtual void run(const GenerationRequest& request, const PipelineCallbacks& callbacks) = 0;
-};
-std::unique_ptr<LoadedPipeline> load_pipeline(PipelineKind kind, const ModelPaths& paths,
-                                              PipelineOptions options = {});
 
 // Loads the models of `kind` from `paths` into this process.
 std::unique_ptr<GenerationEngine> make_local_engine(PipelineKind kind, const ModelPaths& paths,

@@ -34,6 +34,7 @@
 #include "parallel/text_broadcast.h"
 #include "parallel/vae_tile_plan.h"
 #include "pipeline/latent_tools.h"
+#include "pipeline/pipeline.h"
 #include "pipeline/pipeline_models.h"
 #include "pipeline/request_fields.h"
 #include "runtime/controller.h"
@@ -93,7 +94,7 @@ class PipelineRunner final : public Runner {
       options.residency =
           pipeline::plan_residency(setup.paths, options, settings.plan_shapes,
                                    pipeline::device_memory_budget(ctx.device, settings.gpu_memory_gib));
-    pipeline_ = pipeline::load_pipeline(kind_, setup.paths, std::move(options));
+    pipeline_ = std::make_unique<pipeline::Pipeline>(kind_, setup.paths, std::move(options));
   }
 
   json run(const Job& job, ResultSink& out) override {
@@ -124,7 +125,7 @@ class PipelineRunner final : public Runner {
   std::shared_ptr<parallel::TiledDataParallelExecutor> tdp_;  // stage 2's, when it runs TDP
   std::shared_ptr<parallel::DistributedDecode> decode_;
   size_t tile_piece_bytes_ = 0;
-  std::unique_ptr<pipeline::LoadedPipeline> pipeline_;
+  std::unique_ptr<pipeline::Pipeline> pipeline_;
 };
 
 const bool registered_runners = [] {

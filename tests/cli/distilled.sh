@@ -94,13 +94,6 @@ printf 'not an image' > "$scratch/text.png"
 png="$golden/pipeline_ti2vid/image.png"
 ckpt="$golden/pipeline_ti2vid/checkpoint.safetensors"
 o="$scratch/bad.mp4"
-check_invalid() {  # EXIT_CODE EXPECTED_TEXT ARGS...
-  local code=$1 text=$2; shift 2
-  expect_exit "$code" "$exe" "$@"
-  expect_one_line
-  expect_contains "$text"
-  expect_no_output "$o"
-}
 check_invalid 1 "--num-frames must be 8k+1" --prompt x --output-path "$o" --num-frames 10
 check_invalid 1 "--height must be a positive multiple of 64" --prompt x --output-path "$o" --height 100
 check_invalid 1 "--width must be a positive multiple of 64" --prompt x --output-path "$o" --width 70

@@ -42,13 +42,6 @@ grep -q "embedded tiny model" "$scratch/fixture.log" && fail "the fixture run us
 expect_mp4 "$scratch/fixture.mp4" 9 192 128 24
 
 o="$scratch/bad.mp4"
-check_invalid() {  # EXIT_CODE EXPECTED_TEXT ARGS...
-  local code=$1 text=$2; shift 2
-  expect_exit "$code" "$exe" "$@"
-  expect_one_line
-  expect_contains "$text"
-  expect_no_output "$o"
-}
 check_invalid 2 "--distilled-lora-strength-stage-1" --prompt x --output-path "$o" --distilled-lora-strength-stage-1 x
 check_invalid 2 "--distilled-lora-strength-stage-2: 'inf' is not a number" --prompt x --output-path "$o" \
   --distilled-lora-strength-stage-2 inf

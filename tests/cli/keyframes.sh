@@ -37,13 +37,6 @@ grep -q "embedded tiny model" "$scratch/fixture.log" && fail "the fixture run us
 expect_mp4 "$scratch/fixture.mp4" 9 192 128 24
 
 o="$scratch/bad.mp4"
-check_invalid() {  # EXIT_CODE EXPECTED_TEXT ARGS...
-  local code=$1 text=$2; shift 2
-  expect_exit "$code" "$exe" "$@"
-  expect_one_line
-  expect_contains "$text"
-  expect_no_output "$o"
-}
 check_invalid 1 "--height must be a positive multiple of 64 for the keyframe pipeline, got 96" --prompt x \
   --output-path "$o" --height 96
 check_invalid 1 "--distilled-lora $scratch/none.safetensors: no such file" --prompt x --output-path "$o" \

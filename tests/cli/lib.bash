@@ -71,3 +71,14 @@ expect_no_output() {
   left=$(ls "$1"* 2>/dev/null)
   [ -z "$left" ] || fail "left behind: $left"
 }
+
+# A mistake the generation program $exe must refuse: exit EXIT_CODE, one line holding EXPECTED_TEXT,
+# and nothing written at $o.
+check_invalid() {  # EXIT_CODE EXPECTED_TEXT ARGS...
+  local code=$1 text=$2
+  shift 2
+  expect_exit "$code" "$exe" "$@"
+  expect_one_line
+  expect_contains "$text"
+  expect_no_output "$o"
+}

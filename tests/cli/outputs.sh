@@ -86,22 +86,15 @@ cmp -s "$scratch/full.y4m" "$scratch/j.y4m" || fail "--jobs: j.y4m differs from 
 
 # Bad values: one line naming the flag, before any work, nothing written.
 o="$scratch/bad.wav"
-check_invalid() {  # EXPECTED_TEXT ARGS...
-  local text=$1; shift
-  expect_exit 1 "$exe" "$@"
-  expect_one_line
-  expect_contains "$text"
-  expect_no_output "$o"
-}
-check_invalid "--no-audio: --output-path $o is the audio alone; drop one of them" --prompt x --output-path "$o" --no-audio
-check_invalid "--output-path $scratch/x.ogg: must end in .mp4, .y4m" --prompt x --output-path "$scratch/x.ogg"
-check_invalid "--output-path %05d.png: a PNG sequence needs a folder of its own" --prompt x --output-path "%05d.png"
-check_invalid "--output-path $scratch/f/%5d.png: bad frame number" --prompt x --output-path "$scratch/f/%5d.png"
-check_invalid "--output-path $scratch/f/%05d.jpg: a frame pattern must end in .png" --prompt x \
+check_invalid 1 "--no-audio: --output-path $o is the audio alone; drop one of them" --prompt x --output-path "$o" --no-audio
+check_invalid 1 "--output-path $scratch/x.ogg: must end in .mp4, .y4m" --prompt x --output-path "$scratch/x.ogg"
+check_invalid 1 "--output-path %05d.png: a PNG sequence needs a folder of its own" --prompt x --output-path "%05d.png"
+check_invalid 1 "--output-path $scratch/f/%5d.png: bad frame number" --prompt x --output-path "$scratch/f/%5d.png"
+check_invalid 1 "--output-path $scratch/f/%05d.jpg: a frame pattern must end in .png" --prompt x \
   --output-path "$scratch/f/%05d.jpg"
-check_invalid "--output-path $scratch/f/%d_%d.png: more than one '%'" --prompt x --output-path "$scratch/f/%d_%d.png"
+check_invalid 1 "--output-path $scratch/f/%d_%d.png: more than one '%'" --prompt x --output-path "$scratch/f/%d_%d.png"
 mkdir "$scratch/photos" && touch "$scratch/photos/holiday.png"
-check_invalid "--output-path $scratch/photos/%05d.png: folder $scratch/photos holds holiday.png" --prompt x \
+check_invalid 1 "--output-path $scratch/photos/%05d.png: folder $scratch/photos holds holiday.png" --prompt x \
   --output-path "$scratch/photos/%05d.png"
 [ "$(ls "$scratch/photos")" = holiday.png ] || fail "photos was changed: $(ls "$scratch/photos")"
 finish

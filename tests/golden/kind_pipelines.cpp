@@ -4,11 +4,7 @@
 // stage latents, the upsampled latent, the frames and the waveform are compared.
 #include "golden/kinds.h"
 #include "golden/pipeline_case_util.h"
-#include "pipeline/distilled_pipeline.h"
-#include "pipeline/hq_pipeline.h"
-#include "pipeline/keyframe_pipeline.h"
-#include "pipeline/one_stage_pipeline.h"
-#include "pipeline/two_stage_pipeline.h"
+#include "pipeline/pipeline.h"
 
 namespace ltx2::golden {
 namespace {

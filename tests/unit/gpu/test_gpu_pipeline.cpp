@@ -13,10 +13,7 @@
 #include "gpu_compare.h"
 #include "ops/rgb8.h"
 #include "ops/shape.h"
-#include "pipeline/distilled_pipeline.h"
-#include "pipeline/hq_pipeline.h"
-#include "pipeline/keyframe_pipeline.h"
-#include "pipeline/one_stage_pipeline.h"
+#include "pipeline/pipeline.h"
 #include "support/test_util.h"
 
 using namespace ltx2;

@@ -5,7 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
-#include "pipeline/distilled_pipeline.h"
+#include "pipeline/pipeline.h"
 #include "pipeline/residency.h"
 #include "support/catch.h"
 #include "support/test_util.h"
