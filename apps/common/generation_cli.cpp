@@ -167,7 +167,6 @@ void apply_tiny_model_defaults(const CLI::App& app, GenerationRequest& r, Pipeli
   if (app.count("--num-frames") == 0) r.num_frames = kTinyNumFrames;
   if (!pipeline_traits(kind).guided) return;
   if (app.count("--num-inference-steps") == 0) r.num_inference_steps = kTinyInferenceSteps;
-  if (kind == PipelineKind::Hq) return;  // no STG in its parameters
   // The tiny transformer has 2 blocks; STG skips the last one for video and the first for audio.
   if (app.count("--video-stg-blocks") == 0) r.video_guidance.stg_blocks = {1};
   if (app.count("--audio-stg-blocks") == 0) r.audio_guidance.stg_blocks = {0};
