@@ -15,6 +15,7 @@
 #include "pipeline/latent_state.h"
 #include "pipeline/noise_source.h"
 #include "pipeline/pipeline.h"
+#include "pipeline/schedulers.h"
 #include "pipeline/transformer_loras.h"
 #include "support/catch.h"
 #include "support/test_util.h"
@@ -474,4 +475,50 @@ TEST_CASE("distilled pipeline: a bf16 VAE side (vae_dtype) gives float32 host re
                            << test::max_abs_diff(bf16.upsampled, f32.upsampled));
   CHECK(frames_diff > 0.f);
   CHECK(frames_diff < 0.1f);
+}
+
+TEST_CASE("pipelines: each kind's stages are the reference's (stage_plan)") {
+  GenerationRequest r;  // 1024 x 1536 x 121: stage 1 at 16 x 16 x 24 = 6,144 tokens
+  r.num_inference_steps = 15;
+  const auto lora = std::make_shared<const LoraWeights>();
+  const std::vector<LoraWithStrength> one = {{lora, 1.0f}};
+
+  const StagePlan distilled = stage_plan(PipelineKind::Distilled, r, {2, 3}, {});
+  CHECK(distilled.stage1_sigmas == distilled_sigmas());
+  CHECK_FALSE(distilled.guided_stage1);
+  CHECK(distilled.refine);
+  CHECK(distilled.stage1_sampler == Sampler::Euler);
+  CHECK(stage_plan(PipelineKind::Distilled, r, {2, 5}, {}).stage1_sampler == Sampler::EulerAncestral);
+  CHECK_FALSE(distilled.audio_from_stage1);
+
+  const StagePlan two = stage_plan(PipelineKind::TwoStage, r, {2, 3}, one);
+  CHECK(two.guided_stage1);
+  CHECK(two.stage1_sigmas == ltx2_sigmas(15, 0));  // the 4096-token shift
+  CHECK(two.stage1_loras.empty());
+  CHECK(two.stage2_loras.size() == 1);
+  CHECK(two.audio_from_stage1);
+  CHECK(two.stage2_sampler == Sampler::Euler);
+
+  const StagePlan keyframes = stage_plan(PipelineKind::Keyframes, r, {2, 3}, one);
+  CHECK(keyframes.images_as_keyframes);
+  CHECK(keyframes.stage2_loras.size() == 1);
+  CHECK_FALSE(keyframes.audio_from_stage1);
+
+  const StagePlan one_stage = stage_plan(PipelineKind::OneStage, r, {2, 3}, {});
+  CHECK_FALSE(one_stage.refine);
+  CHECK(one_stage.guided_stage1);
+  CHECK(one_stage.stage2_loras.empty());
+
+  const StagePlan hq = stage_plan(PipelineKind::Hq, r, {2, 3}, one);
+  CHECK(hq.stage1_sampler == Sampler::Res2s);
+  CHECK(hq.stage2_sampler == Sampler::Res2s);
+  CHECK(hq.stage1_sigmas == ltx2_sigmas(15, 6144));  // shifted for stage 1's own tokens
+  CHECK(hq.stage1_sigmas != two.stage1_sigmas);
+  REQUIRE(hq.stage1_loras.size() == 1);
+  REQUIRE(hq.stage2_loras.size() == 1);
+  CHECK(hq.stage1_loras[0].strength == 0.25f);
+  CHECK(hq.stage2_loras[0].strength == 0.5f);
+  CHECK(hq.audio_from_stage1);
+  CHECK_THROWS_WITH(stage_plan(PipelineKind::Hq, r, {2, 3}, {one[0], one[0]}),
+                    Catch::Matchers::Contains("the HQ pipeline takes one distilled LoRA, got 2"));
 }

@@ -203,3 +203,20 @@ TEST_CASE("residency: stage 2 counts the copies the distilled LoRA fuses, user L
   REQUIRE(user.weights(ModelPart::Transformer) - plain.weights(ModelPart::Transformer) ==
           stage2(staged) - stage2(plain));
 }
+
+TEST_CASE("residency: the HQ pipeline's stage 1 counts the distilled LoRA's copies too") {
+  const std::string dir = test::golden_dir("pipeline_ti2vid");
+  ModelPaths p = test::fixture_model_paths(dir);
+  p.distilled_loras = {{dir + "/distilled_lora.safetensors", 1.0}};
+  const PipelineOptions options = PipelineOptions::on_device(Device::cuda(0));
+  GenerationRequest r;
+  const auto stage1 = [&](PipelineKind kind) {
+    for (const PhaseMemory& phase : plan_residency(p, options, {request_shape(r, kind)}, 200 * kGiB).phases)
+      if (phase.phase == "stage 1") return phase.activation_bytes;
+    FAIL("no stage 1");
+    return uint64_t{0};
+  };
+  REQUIRE(request_shape(r, PipelineKind::Hq).lora_in_stage1);
+  REQUIRE_FALSE(request_shape(r, PipelineKind::TwoStage).lora_in_stage1);
+  REQUIRE(stage1(PipelineKind::Hq) > stage1(PipelineKind::TwoStage));
+}

@@ -144,3 +144,27 @@ TEST_CASE("diffusion steps: Euler reaches x0 at sigma 0, ancestral needs noise, 
   REQUIRE(draws == 7);
   REQUIRE(test::max_abs_diff(anc[0].latent, expected) == 0.0f);
 }
+
+TEST_CASE("diffusion steps: the res_2s noise is standardised over the draw, then per batch item") {
+  // Two batch items of different scale and offset: after the global pass each item is still off,
+  // after the per-item pass each has mean 0 and unbiased std 1.
+  std::vector<float> v;
+  for (int i = 0; i < 12; ++i) v.push_back(static_cast<float>(i * i % 7));
+  for (int i = 0; i < 12; ++i) v.push_back(100.0f + 3.0f * static_cast<float>(i % 5));
+  const Tensor draw = Tensor::from_vector(v, {2, 3, 4});
+  const std::vector<float> out = pipeline::res2s_sde_noise(draw).to_vector();
+  REQUIRE(out.size() == 24);
+  for (int item = 0; item < 2; ++item) {
+    double sum = 0, squares = 0;
+    for (int i = 0; i < 12; ++i) sum += out[item * 12 + i];
+    const double mean = sum / 12;
+    for (int i = 0; i < 12; ++i) squares += (out[item * 12 + i] - mean) * (out[item * 12 + i] - mean);
+    CHECK(std::fabs(mean) < 1e-6);
+    CHECK(std::fabs(std::sqrt(squares / 11) - 1.0) < 1e-5);
+  }
+  // Within an item the order of the values is kept (a positive affine map).
+  CHECK(out[12 + 4] > out[12 + 3]);
+  CHECK(out[0] < out[1]);
+  REQUIRE_THROWS_WITH(pipeline::res2s_sde_noise(Tensor::from_vector({1.0f, 2.0f}, {2})),
+                      Contains("has no last two axes"));
+}
