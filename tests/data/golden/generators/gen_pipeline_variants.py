@@ -299,7 +299,8 @@ def main():
     for name in ["pipeline_one_stage", "pipeline_keyframes", "pipeline_hq"]:
         os.makedirs(os.path.join(golden, name), exist_ok=True)
         shutil.copyfile(first_path, os.path.join(golden, name, "image.png"))
-        first.transpose(Image.FLIP_LEFT_RIGHT).save(os.path.join(golden, name, "image_last.png"))
+        if name != "pipeline_hq":  # the HQ case conditions on the first image only
+            first.transpose(Image.FLIP_LEFT_RIGHT).save(os.path.join(golden, name, "image_last.png"))
     run_case(golden, "pipeline_one_stage", "ltx_pipelines.ti2vid_one_stage", "TI2VidOneStagePipeline",
              [{"file": "image.png", "frame_idx": 0, "strength": 1.0, "crf": 0},
               {"file": "image_last.png", "frame_idx": 8, "strength": 0.5, "crf": 0}],
