@@ -1,4 +1,5 @@
-// The flags shared by ltx2-distilled and ltx2-ti2vid: the request's, the model paths' and the rank
+// The flags of the generation programs (which of them a program has follows its pipeline kind):
+// the request's, the model paths' and the rank
 // settings' fields as declared once (pipeline/request_fields.h, runtime/rank_settings.h), spelled
 // as the reference's CLIs spell them, plus the programs' own (--device, --gpus, --ranks, --jobs,
 // --log-format, --retries, --job-timeout).

@@ -149,7 +149,7 @@ GenerationRequest bench_request(const BenchPipelineOptions& opt, PipelineKind ki
   return r;
 }
 
-// The generation programs' model-path fields, both pipelines' flags at once (--pipeline picks one
+// The generation programs' model-path fields, every pipeline's flags at once (--pipeline picks one
 // after parsing): the two-stage pipeline's and the distilled one's checkpoint alias.
 fields::FieldList bench_model_path_fields(ModelPaths& paths) {
   fields::FieldList list = model_path_fields(paths, PipelineKind::TwoStage);

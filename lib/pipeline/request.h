@@ -96,9 +96,10 @@ GuidanceParams default_audio_guidance();
 GenerationRequest default_request(PipelineKind kind);
 
 // What a checkpoint's model_version (parse_model_version) decides, as the reference's detect_params
-// gives it: the two-stage pipeline's stage-1 steps and STG blocks (video and audio alike) and the
-// H.264 CRF a conditioning image is re-compressed at. LTX-2.0, and a checkpoint that declares no
-// version: 40 steps, block 29, CRF 33; 2.3 and later: 30 steps, block 28; 2.4 and later: CRF 18.
+// gives it: the guided pipelines' stage-1 steps and STG blocks (video and audio alike; the HQ
+// pipeline has its own, default_request) and the H.264 CRF a conditioning image is re-compressed
+// at. LTX-2.0, and a checkpoint that declares no version: 40 steps, block 29, CRF 33; 2.3 and later:
+// 30 steps, block 28; 2.4 and later: CRF 18.
 struct VersionDefaults {
   int num_inference_steps = 30;
   std::vector<int> stg_blocks;

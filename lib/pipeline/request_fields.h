@@ -3,8 +3,9 @@
 // wire format of a job (to_json / request_from_json, request.h) all read these lists; checks across
 // fields are validate_request's and validate_model_paths'.
 //
-// The keys are the same for both pipelines (a job's JSON has every field); `kind` only decides which
-// fields have a flag (the guidance and step fields are the two-stage pipeline's) and the help.
+// The keys are the same for every pipeline (a job's JSON has every field); `kind` only decides which
+// fields have a flag (the guidance and step fields are the guided pipelines', the per-stage LoRA
+// strengths the HQ one's, the upsampler and the distilled LoRA those that refine) and the help.
 #pragma once
 
 #include "io/fields.h"

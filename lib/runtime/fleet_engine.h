@@ -4,9 +4,11 @@
 // Every rank loads the models once (runner setup) and runs each request in SPMD lockstep:
 // - transformer calls run sequence parallel over all ranks (the stages' executors,
 //   pipeline/stage_executors.h);
-//   the two-stage pipeline's stage 2 runs tiled data parallel instead when stage2_parallel is
-//   TiledData, as the reference's runners do (multigpu.md 4: tiles round-robin over the ranks, one SUM
-//   all-reduce, stage-2 sigmas [0.625, 0.4, 0.0]; the audio stays stage 1's, which ran sequence parallel);
+//   the stage 2 the distilled LoRA refines (ti2vid, HQ, keyframes) runs tiled data parallel instead
+//   when stage2_parallel is TiledData, as the reference's runners do (multigpu.md 4: tiles
+//   round-robin over the ranks, one SUM all-reduce, stage-2 sigmas [0.625, 0.4, 0.0]); ti2vid and
+//   HQ decode stage 1's audio, which ran sequence parallel; keyframes decodes stage 2's, under TDP
+//   the mean of the tiles' (the reference has no multi-GPU keyframe runner);
 // - the video decode is distributed (parallel/distributed_decode.h, multigpu.md 5; its tiles travel
 //   as runtime/decode_stream.h says): rank r decodes
 //   tiles r, r + W, ... of the pipeline's own tile plan (the single-process decode's; or, asked

@@ -18,9 +18,9 @@
 
 namespace ltx2::runtime {
 
-// How the two-stage pipeline's stage 2 spreads over the ranks: sequence parallel ("sp": the one-rank
-// result) or the reference's tiled data parallel ("tdp", with its own sigmas and tiles: the result
-// depends on the rank count).
+// How the stage 2 of the pipelines with a distilled-LoRA stage 2 (ti2vid, HQ, keyframes) spreads
+// over the ranks: sequence parallel ("sp": the one-rank result) or the reference's tiled data
+// parallel ("tdp", with its own sigmas and tiles: the result depends on the rank count).
 enum class Stage2Parallel { Sequence, TiledData };
 
 struct RankSettings {
