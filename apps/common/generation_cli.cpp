@@ -175,7 +175,7 @@ void apply_tiny_model_defaults(const CLI::App& app, GenerationRequest& r, Pipeli
 void apply_model_version_defaults(const CLI::App& app, GenerationRequest& r, PipelineKind kind,
                                   const std::vector<int>& model_version) {
   // The HQ pipeline has parameters of its own whatever the checkpoint (default_request).
-  if (!pipeline_traits(kind).guided || kind == PipelineKind::Hq) return;
+  if (!pipeline_traits(kind).guided || !pipeline_traits(kind).defaults_by_version) return;
   const VersionDefaults d = version_defaults(model_version);
   if (app.count("--num-inference-steps") == 0) r.num_inference_steps = d.num_inference_steps;
   if (app.count("--video-stg-blocks") == 0) r.video_guidance.stg_blocks = d.stg_blocks;

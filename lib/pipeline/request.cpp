@@ -16,12 +16,13 @@ namespace ltx2 {
 namespace fs = std::filesystem;
 
 const PipelineTraits& pipeline_traits(PipelineKind k) {
-  //                                     name     guided refines lora  lora in s1 keyframes multiple
-  static const PipelineTraits distilled{"distilled", false, true, false, false, false, 64};
-  static const PipelineTraits two_stage{"two-stage", true, true, true, false, false, 64};
-  static const PipelineTraits one_stage{"one-stage", true, false, false, false, false, 32};
-  static const PipelineTraits keyframes{"keyframe", true, true, true, false, true, 64};
-  static const PipelineTraits hq{"HQ", true, true, true, true, false, 64};
+  // name, guided, refines, distilled_lora, lora_in_stage1, defaults_by_version,
+  // images_as_keyframes, size_multiple
+  static const PipelineTraits distilled{"distilled", false, true, false, false, true, false, 64};
+  static const PipelineTraits two_stage{"two-stage", true, true, true, false, true, false, 64};
+  static const PipelineTraits one_stage{"one-stage", true, false, false, false, true, false, 32};
+  static const PipelineTraits keyframes{"keyframe", true, true, true, false, true, true, 64};
+  static const PipelineTraits hq{"HQ", true, true, true, true, false, false, 64};
   switch (k) {
     case PipelineKind::Distilled: return distilled;
     case PipelineKind::TwoStage: return two_stage;
@@ -68,7 +69,7 @@ GenerationRequest default_request(PipelineKind kind) {
     r.video_guidance = default_video_guidance();
     r.audio_guidance = default_audio_guidance();
   }
-  if (kind == PipelineKind::Hq) {
+  if (!pipeline_traits(kind).defaults_by_version) {  // the HQ parameters
     r.num_inference_steps = 15;
     r.height = 1088;
     r.width = 1920;
@@ -251,7 +252,7 @@ void validate_model_paths(const ModelPaths& p, PipelineKind kind) {
     LTX2_CHECK(!p.distilled_loras.empty(), "--distilled-lora is required for the {} pipeline",
                pipeline_name(kind));
     // The reference's HQ pipeline uses only the first and drops the others unsaid: refuse them.
-    LTX2_CHECK(kind != PipelineKind::Hq || p.distilled_loras.size() == 1,
+    LTX2_CHECK(!pipeline_traits(kind).lora_in_stage1 || p.distilled_loras.size() == 1,
                "--distilled-lora: the HQ pipeline takes one (its strength per stage is "
                "--distilled-lora-strength-stage-1/-2), got {}",
                p.distilled_loras.size());

@@ -21,7 +21,9 @@ struct PipelineTraits {
   bool guided;               // stage 1 with the negative prompt and MultiModalGuider guidance
   bool refines;              // stage 1 at half size, upsampled, refined by stage 2 (needs the upsampler)
   bool distilled_lora;       // stage 2 with the distilled LoRA on top (--distilled-lora required)
-  bool lora_in_stage1;       // the distilled LoRA on top in stage 1 too (HQ)
+  bool lora_in_stage1;       // the distilled LoRA on top in stage 1 too, at a strength per stage (HQ)
+  bool defaults_by_version;  // steps and STG blocks (the guided ones') by the checkpoint's version;
+                             // else the pipeline's own parameters (HQ: default_request)
   bool images_as_keyframes;  // every --image a guiding keyframe (frame 0 too), not frame 0 replaced
   int size_multiple;         // --height and --width: 64 when stage 1 runs at half size, else 32
 };

@@ -139,7 +139,7 @@ void add_guidance_fields(FieldList& out, GuidanceParams& g, const std::string& m
 
 // The STG blocks' default as --help says it: by the checkpoint's version, or the HQ parameters'.
 void describe_stg_default(FieldList& out, PipelineKind kind) {
-  if (kind != PipelineKind::Hq) return;
+  if (pipeline_traits(kind).defaults_by_version) return;
   for (Field& f : out)
     if (f.key == "stg_blocks") f.default_text = "none (the reference's HQ parameters)";
 }
@@ -180,7 +180,7 @@ FieldList request_fields(GenerationRequest& r, PipelineKind kind) {
                              "What to steer away from (default: the reference's list)", r.negative_prompt));
   Field steps = fields::integer("num_inference_steps", "--num-inference-steps", "Stage-1 denoising steps",
                                 r.num_inference_steps);
-  steps.default_text = kind == PipelineKind::Hq
+  steps.default_text = !pipeline_traits(kind).defaults_by_version
                            ? "15 (the reference's HQ parameters)"
                            : "by the checkpoint's version: 40 for LTX-2 (19B) and a checkpoint without one, "
                              "30 for LTX-2.3 and later";
@@ -204,7 +204,7 @@ FieldList request_fields(GenerationRequest& r, PipelineKind kind) {
         std::tuple{"distilled_lora_strength_stage_2", "--distilled-lora-strength-stage-2",
                    "Strength of the distilled LoRA in stage 2", &r.distilled_lora_strength_stage_2}}) {
     Field f = fields::number(key, flag, help, *value);
-    out.push_back(kind == PipelineKind::Hq ? std::move(f) : fields::without_flag(std::move(f)));
+    out.push_back(pipeline_traits(kind).lora_in_stage1 ? std::move(f) : fields::without_flag(std::move(f)));
   }
   return out;
 }
