@@ -1,10 +1,12 @@
-// CUDA fused AdaLN ops (ops/adaln.h): rms_norm_modulate and add_gated, one block per token row.
+// CUDA fused AdaLN ops (ops/adaln.h): rms_norm_modulate, rms_norm_modulate_fp8 and add_gated, one
+// block per token row.
 // Each modulation value is read as table[i] + embedding[b, t or 0, i] straight from the block's
 // scale_shift_table row and the AdaLN output (a strided view), never materialised. Float32
 // arithmetic, one rounding to the result's dtype (f32 when any operand is f32, else bf16). Rows are read in
 // 16-byte packs when every operand allows.
 #include "kernels/common.cuh"
 #include "ops/adaln.h"
+#include "ops/fp8_quantize.h"
 
 namespace ltx2::cuda {
 
@@ -33,13 +35,9 @@ __device__ __forceinline__ void load_row(float (&out)[V], const DeviceRow<T>& r,
   }
 }
 
+// The row's 1 / rms(x) (every thread gets it).
 template <typename T, int V>
-__global__ void rms_norm_modulate_kernel(T* out, const T* x, DeviceRow<T> shift, DeviceRow<T> scale,
-                                         int64_t T_, int64_t D, float eps) {
-  __shared__ float scratch[32];
-  const int64_t row = blockIdx.x, b = row / T_, t = row % T_;
-  const T* xr = x + row * D;
-  T* orow = out + row * D;
+__device__ __forceinline__ float inverse_rms(const T* xr, int64_t D, float eps, float* scratch) {
   float ss = 0.f;
   for (int64_t i = int64_t(threadIdx.x) * V; i < D; i += int64_t(blockDim.x) * V) {
     float v[V];
@@ -49,16 +47,64 @@ __global__ void rms_norm_modulate_kernel(T* out, const T* x, DeviceRow<T> shift,
   }
   ss = block_reduce(
       ss, scratch, [](float v) { return warp_sum(v); }, 0.f);
-  const float inv = rsqrtf(ss / static_cast<float>(D) + eps);
-  for (int64_t i = int64_t(threadIdx.x) * V; i < D; i += int64_t(blockDim.x) * V) {
-    float v[V], sh[V], sc[V];
-    load_pack<T, V>(v, xr + i);
-    load_row<T, V>(sh, shift, b, t, i);
-    load_row<T, V>(sc, scale, b, t, i);
+  return rsqrtf(ss / static_cast<float>(D) + eps);
+}
+
+// v[j] = x[i + j] · inv · (1 + scale) + shift in float32.
+template <typename T, int V>
+__device__ __forceinline__ void modulated(float (&v)[V], const T* xr, const DeviceRow<T>& shift,
+                                          const DeviceRow<T>& scale, int64_t b, int64_t t, int64_t i,
+                                          float inv) {
+  float sh[V], sc[V];
+  load_pack<T, V>(v, xr + i);
+  load_row<T, V>(sh, shift, b, t, i);
+  load_row<T, V>(sc, scale, b, t, i);
 #pragma unroll
-    for (int j = 0; j < V; ++j) v[j] = v[j] * inv * (1.f + sc[j]) + sh[j];
-    store_pack<T, V>(orow + i, v);
+  for (int j = 0; j < V; ++j) v[j] = v[j] * inv * (1.f + sc[j]) + sh[j];
+}
+
+template <typename T, int V>
+__global__ void rms_norm_modulate_kernel(T* out, const T* x, DeviceRow<T> shift, DeviceRow<T> scale,
+                                         int64_t T_, int64_t D, float eps) {
+  __shared__ float scratch[32];
+  const int64_t row = blockIdx.x, b = row / T_, t = row % T_;
+  const T* xr = x + row * D;
+  const float inv = inverse_rms<T, V>(xr, D, eps, scratch);
+  for (int64_t i = int64_t(threadIdx.x) * V; i < D; i += int64_t(blockDim.x) * V) {
+    float v[V];
+    modulated<T, V>(v, xr, shift, scale, b, t, i, inv);
+    store_pack<T, V>(out + row * D + i, v);
   }
+}
+
+// The modulated row's largest magnitude, then the row again (x is in L1 by now) quantized with the
+// scale it gives: the values are never rounded to T, nor written.
+template <typename T, int V>
+__global__ void rms_norm_modulate_fp8_kernel(uint8_t* codes, float* scales, const T* x, DeviceRow<T> shift,
+                                             DeviceRow<T> scale, int64_t T_, int64_t D, float eps) {
+  __shared__ float scratch[32];
+  const int64_t row = blockIdx.x, b = row / T_, t = row % T_;
+  const T* xr = x + row * D;
+  const float inv = inverse_rms<T, V>(xr, D, eps, scratch);
+  float amax = 0.f;
+  for (int64_t i = int64_t(threadIdx.x) * V; i < D; i += int64_t(blockDim.x) * V) {
+    float v[V];
+    modulated<T, V>(v, xr, shift, scale, b, t, i, inv);
+#pragma unroll
+    for (int j = 0; j < V; ++j) amax = fmaxf(amax, fabsf(v[j]));
+  }
+  amax = block_reduce(
+      amax, scratch, [](float v) { return warp_max(v); }, 0.f);
+  const float s = ops::row_scale_f8e4m3(amax), inverse = 1.f / s;
+  for (int64_t i = int64_t(threadIdx.x) * V; i < D; i += int64_t(blockDim.x) * V) {
+    float v[V];
+    modulated<T, V>(v, xr, shift, scale, b, t, i, inv);
+    Pack<uint8_t, V> q;
+#pragma unroll
+    for (int j = 0; j < V; ++j) q.v[j] = ops::quantize_f8e4m3(v[j], inverse);
+    *reinterpret_cast<Pack<uint8_t, V>*>(codes + row * D + i) = q;
+  }
+  if (threadIdx.x == 0) scales[row] = s;
 }
 
 template <typename T, int V>
@@ -140,6 +186,36 @@ Tensor rms_norm_modulate(const Tensor& x_in, const ops::AdaRow& shift_in, const 
           <<<static_cast<unsigned>(rows), kThreads>>>(o, xp, sh, sc, T, D, eps);
     else
       rms_norm_modulate_kernel<T_, 1><<<static_cast<unsigned>(rows), kThreads>>>(o, xp, sh, sc, T, D, eps);
+    check_launch();
+  });
+  return out;
+}
+
+ops::Fp8Rows rms_norm_modulate_fp8(const Tensor& x_in, const ops::AdaRow& shift_in,
+                                   const ops::AdaRow& scale_in, float eps) {
+  use_device(x_in);
+  const DType dtype =
+      promoted({&x_in, &shift_in.table, &shift_in.embedding, &scale_in.table, &scale_in.embedding});
+  const Tensor x = x_in.to(dtype).contiguous();
+  const ops::AdaRow shift = converted(shift_in, dtype), scale = converted(scale_in, dtype);
+  const int64_t rows = x.size(0) * x.size(1), T = x.size(1), D = x.size(2);
+  ops::Fp8Rows out{Tensor::empty(x.shape(), DType::F8E4M3, x.device()),
+                   Tensor::empty({rows}, DType::F32, x.device()), dtype};
+  if (rows == 0) return out;
+  dispatch_float(x.dtype(), "rms_norm_modulate_fp8", [&](auto tag) {
+    using T_ = decltype(tag);
+    const DeviceRow<T_> sh = device_row<T_>(x, shift, "rms_norm_modulate_fp8");
+    const DeviceRow<T_> sc = device_row<T_>(x, scale, "rms_norm_modulate_fp8");
+    auto* codes = static_cast<uint8_t*>(out.codes.data_ptr());
+    auto* scales = static_cast<float*>(out.scales.data_ptr());
+    auto* xp = static_cast<const T_*>(x.data_ptr());
+    // The codes are a fresh allocation, so their packs are aligned whenever D is whole packs.
+    if (packs_fit<T_>(D, {xp}, {sh, sc}))
+      rms_norm_modulate_fp8_kernel<T_, 16 / sizeof(T_)>
+          <<<static_cast<unsigned>(rows), kThreads>>>(codes, scales, xp, sh, sc, T, D, eps);
+    else
+      rms_norm_modulate_fp8_kernel<T_, 1>
+          <<<static_cast<unsigned>(rows), kThreads>>>(codes, scales, xp, sh, sc, T, D, eps);
     check_launch();
   });
   return out;

@@ -23,9 +23,9 @@ struct DeviceContext {
 };
 
 // Problem key: dtypes (A, B, D), transa, transb, m, n, k, batch, leading dims, batch strides, bias,
-// GELU, pointer alignment.
+// GELU, pointer alignment, outer-vector scales.
 using PlanKey = std::tuple<int, int, int, int, int, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t,
-                           int64_t, int64_t, int64_t, int64_t, bool, bool, uint32_t>;
+                           int64_t, int64_t, int64_t, int64_t, bool, bool, uint32_t, bool>;
 
 std::mutex g_mutex;
 std::map<int, DeviceContext> g_contexts;
@@ -117,7 +117,8 @@ void gemm(const Tensor& out, const GemmParams& p) {
   }
   const bool fp8 = p.a_dtype == DType::F8E4M3;
   LTX2_CHECK(fp8 ? p.b_dtype == DType::F8E4M3 && p.trans_a && !p.trans_b && p.a_scale && p.b_scale
-                 : p.a_dtype == p.b_dtype && p.a_dtype == p.d_dtype && !p.a_scale && !p.b_scale,
+                 : p.a_dtype == p.b_dtype && p.a_dtype == p.d_dtype && !p.a_scale && !p.b_scale &&
+                       !p.outer_vector_scales,
              "gemm: unsupported operands {} x {} -> {}", dtype_name(p.a_dtype), dtype_name(p.b_dtype),
              dtype_name(p.d_dtype));
   if (fp8) {
@@ -125,6 +126,11 @@ void gemm(const Tensor& out, const GemmParams& p) {
                                                      sizeof(p.a_scale)));
     LTX2_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(desc.d, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &p.b_scale,
                                                      sizeof(p.b_scale)));
+    if (p.outer_vector_scales) {
+      const int32_t mode = CUBLASLT_MATMUL_MATRIX_SCALE_OUTER_VEC_32F;
+      for (auto attr : {CUBLASLT_MATMUL_DESC_A_SCALE_MODE, CUBLASLT_MATMUL_DESC_B_SCALE_MODE})
+        LTX2_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(desc.d, attr, &mode, sizeof(mode)));
+    }
   }
   Layout la, lb, ld;
   make_layout(la, cuda_type(p.a_dtype), p.trans_a ? p.k : p.m, p.trans_a ? p.m : p.k, p.lda, p.batch,
@@ -151,7 +157,8 @@ void gemm(const Tensor& out, const GemmParams& p) {
               p.stride_d,
               p.bias != nullptr,
               p.gelu,
-              align};
+              align,
+              p.outer_vector_scales};
   auto found = g_algos.find({device, key});
   if (found == g_algos.end()) {
     Preference pref;

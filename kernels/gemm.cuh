@@ -10,7 +10,9 @@ namespace ltx2::cuda {
 // then GELU (tanh form) when `gelu`. A is [m, k] (lda) untransposed or [k, m] transposed; likewise B.
 // Types: all bf16 (fp32 accumulation), all f32 (plain fp32), or FP8 A and B (F8_E4M3, A transposed
 // and B not, as cuBLASLt's FP8 kernels require) with a bf16 or f32 D, multiplied by the float32
-// device scalars a_scale · b_scale. The bias has D's dtype (bf16 with FP8 operands).
+// device scalars a_scale · b_scale, or with `outer_vector_scales` by a_scale[i] · b_scale[j] for
+// D[i, j] (a_scale has m values, b_scale n; cuBLASLt's outer-vector mode, Hopper, both or neither).
+// The bias has D's dtype (bf16 with FP8 operands).
 struct GemmParams {
   DType a_dtype = DType::F32, b_dtype = DType::F32, d_dtype = DType::F32;
   bool trans_a = false, trans_b = false;
@@ -26,6 +28,7 @@ struct GemmParams {
   bool gelu = false;
   const float* a_scale = nullptr;  // FP8 operands only
   const float* b_scale = nullptr;
+  bool outer_vector_scales = false;
 };
 
 // Params whose A, B and D are all `t` (bf16 or f32), the rest to fill in.

@@ -1,7 +1,10 @@
-// CUDA linear_fp8 (ops/linear.h): the activation quantized to F8_E4M3 with the static input scale
-// (one pass, ops/fp8_quantize.h's rule, so the codes equal the CPU's), then cuBLASLt's FP8 GEMM
-// (gemm.cu) with the weight and input scales read by pointer on the device, bias and GELU in its
-// epilogue. The quantized activation is a temporary of the stream-ordered allocator.
+// CUDA FP8 linears (ops/linear.h). linear_fp8: the activation quantized to F8_E4M3 with the static
+// input scale (one pass, ops/fp8_quantize.h's rule, so the codes equal the CPU's), then cuBLASLt's
+// FP8 GEMM (gemm.cu) with the weight and input scales read by pointer on the device, bias and GELU
+// in its epilogue; the quantized activation is a temporary of the stream-ordered allocator.
+// quantize_rows_f8e4m3: one block per row, its largest magnitude then its codes (the row read twice,
+// the second time from L1/L2). linear_fp8_rows: the same GEMM with cuBLASLt's outer-vector scales
+// (a scale per output channel times a scale per row).
 #include <algorithm>
 
 #include "kernels/common.cuh"
@@ -36,6 +39,33 @@ __global__ void quantize_f8e4m3_kernel(const T* x, uint8_t* q, const float* scal
       for (int64_t j = i; j < end; ++j) q[j] = ops::quantize_f8e4m3(to_f(x[j]), inverse);
     }
   }
+}
+
+// Rows of K elements: codes[r, :] and scales[r] as ops/fp8_quantize.h (row_scale_f8e4m3 of the
+// row's largest magnitude); V elements per access (V = 1 when rows are not whole aligned packs).
+template <typename T, int V>
+__global__ void quantize_rows_kernel(const T* x, uint8_t* codes, float* scales, int64_t K) {
+  __shared__ float scratch[32];
+  const T* row = x + blockIdx.x * K;
+  float amax = 0.f;
+  for (int64_t i = int64_t(threadIdx.x) * V; i < K; i += int64_t(blockDim.x) * V) {
+    float v[V];
+    load_pack<T, V>(v, row + i);
+#pragma unroll
+    for (int j = 0; j < V; ++j) amax = fmaxf(amax, fabsf(v[j]));
+  }
+  amax = block_reduce(
+      amax, scratch, [](float v) { return warp_max(v); }, 0.f);
+  const float s = ops::row_scale_f8e4m3(amax), inverse = 1.f / s;
+  for (int64_t i = int64_t(threadIdx.x) * V; i < K; i += int64_t(blockDim.x) * V) {
+    float v[V];
+    load_pack<T, V>(v, row + i);
+    Pack<uint8_t, V> q;
+#pragma unroll
+    for (int j = 0; j < V; ++j) q.v[j] = ops::quantize_f8e4m3(v[j], inverse);
+    *reinterpret_cast<Pack<uint8_t, V>*>(codes + blockIdx.x * K + i) = q;
+  }
+  if (threadIdx.x == 0) scales[blockIdx.x] = s;
 }
 
 const float* scalar_pointer(const Tensor& scale, const Tensor& x, const char* what) {
@@ -95,6 +125,52 @@ Tensor linear_fp8(const Tensor& x, const ops::Fp8Linear& w, bool gelu_tanh) {
                                bias.defined() ? bias.data_ptr() : nullptr, gelu_tanh);
   p.a_scale = weight_scale;
   p.b_scale = input_scale;
+  gemm(y, p);
+  return y;
+}
+
+ops::Fp8Rows quantize_rows_f8e4m3(const Tensor& x_in) {
+  use_device(x_in);
+  const Tensor x = x_in.contiguous();
+  const int64_t K = x.size(-1), rows = x.numel() / K;
+  LTX2_CHECK(rows <= 0x7fffffff, "quantize_rows_f8e4m3: {} rows are more than one grid", rows);
+  ops::Fp8Rows out{Tensor::empty(x.shape(), DType::F8E4M3, x.device()),
+                   Tensor::empty({rows}, DType::F32, x.device()), x.dtype()};
+  if (rows == 0) return out;
+  dispatch_float(x.dtype(), "quantize_rows_f8e4m3", [&](auto tag) {
+    using T = decltype(tag);
+    constexpr int V = 16 / sizeof(T);
+    const auto* xp = static_cast<const T*>(x.data_ptr());
+    auto* codes = static_cast<uint8_t*>(out.codes.data_ptr());
+    auto* scales = static_cast<float*>(out.scales.data_ptr());
+    // Blocks of 128 threads: a 4,096-wide bf16 row is then four packs a thread.
+    if (K % V == 0 && reinterpret_cast<uintptr_t>(xp) % 16 == 0)
+      quantize_rows_kernel<T, V><<<static_cast<unsigned>(rows), 128>>>(xp, codes, scales, K);
+    else
+      quantize_rows_kernel<T, 1><<<static_cast<unsigned>(rows), 128>>>(xp, codes, scales, K);
+    check_launch();
+  });
+  return out;
+}
+
+Tensor linear_fp8_rows(const ops::Fp8Rows& x, const ops::Fp8Linear& w, bool gelu_tanh) {
+  const Tensor& w8 = w.weight;
+  const int64_t K = w8.size(1), N = w8.size(0), M = x.codes.numel() / K;
+  LTX2_CHECK(K % 16 == 0 && N % 16 == 0, "linear_fp8: in ({}) and out ({}) features must be multiples of 16",
+             K, N);
+  use_device(x.codes);
+  Shape out_shape = x.codes.shape();
+  out_shape.back() = N;
+  Tensor y = Tensor::empty(out_shape, x.dtype, x.codes.device());
+  if (M == 0) return y;
+  const Tensor bias = w.bias.defined() ? w.bias.to(DType::BF16).contiguous() : Tensor();  // gemm.cuh
+  const Tensor wc = w8.contiguous(), weight_scale = w.weight_scale.contiguous(),
+               scales = x.scales.contiguous();
+  GemmParams p = linear_params(DType::F8E4M3, x.dtype, wc.data_ptr(), x.codes.data_ptr(), y.data_ptr(), M, N,
+                               K, bias.defined() ? bias.data_ptr() : nullptr, gelu_tanh);
+  p.a_scale = static_cast<const float*>(weight_scale.data_ptr());  // one per output channel (m)
+  p.b_scale = static_cast<const float*>(scales.data_ptr());        // one per row (n)
+  p.outer_vector_scales = true;
   gemm(y, p);
   return y;
 }

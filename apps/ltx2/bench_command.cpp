@@ -188,6 +188,15 @@ int bench_gemm(const BenchOptions& opt, Device device) {
                                     device, opt, [&] { ops::linear_fp8(x, fp8); }));
       results.push_back(time_kernel(fmt::format("{} fp8 gemm", g.name), desc + " e4m3 x", fp8_work, device,
                                     opt, [&] { ops::linear_fp8(x8, fp8); }));
+      // fp8 (ours): per-channel weight scales, each row of x quantized with its own scale; the op as
+      // the model calls it on a bf16 x (the row quantizer, then the GEMM), and the GEMM alone on rows
+      // quantized already (as the AdaLN norm's kernel hands them over).
+      const ops::Fp8Rows w_rows = ops::quantize_rows_f8e4m3(w), x_rows = ops::quantize_rows_f8e4m3(x);
+      const ops::Fp8Linear per_row{w_rows.codes, w_rows.scales, Tensor(), b};
+      results.push_back(time_kernel(fmt::format("{} fp8 rows", g.name), desc + " bf16 x quantized per row",
+                                    fp8_work, device, opt, [&] { ops::linear_fp8(x, per_row); }));
+      results.push_back(time_kernel(fmt::format("{} fp8 rows gemm", g.name), desc + " e4m3 rows", fp8_work,
+                                    device, opt, [&] { ops::linear_fp8(x_rows, per_row); }));
     }
   }
   return report("gemm", results, opt);
@@ -233,8 +242,10 @@ CLI::App* add_bench_command(CLI::App& app, BenchOptions& opt) {
        {bench->add_subcommand("attention",
                               "Attention on each engine (wgmma, cuDNN), 32 heads x 128; Gemma 3 12B: "
                               "--tokens 1024 --heads 16 --kv-heads 8 --head-dim 256 --causal --model-layout"),
-        bench->add_subcommand("gemm",
-                              "The transformer block's linear layers (bf16, and FP8 as fp8-scaled-mm; bias)"),
+        bench->add_subcommand(
+            "gemm",
+            "The transformer block's linear layers (bf16; FP8 per tensor as fp8-scaled-mm and per row as "
+            "fp8; bias)"),
         bench->add_subcommand("memory", "Head split/merge copies and q/k norm + RoPE (unfused, fused)")}) {
     sub->add_option("--device", opt.device, "cuda:N")->capture_default_str();
     sub->add_option("--tokens", opt.tokens, "token counts (default 6144 24576)");

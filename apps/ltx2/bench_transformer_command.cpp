@@ -191,10 +191,11 @@ CLI::App* add_bench_transformer_command(CLI::App* bench, BenchTransformerOptions
   add_forward_timing_options(sub, &opt->layers, &opt->warmup, &opt->iterations);
   sub->add_option("--peak-tflops", opt->peak_tflops, "peak for the MFU column")->capture_default_str();
   sub->add_option("--quantization", opt->quantization,
-                  "none (bf16 linears) or fp8-scaled-mm (the blocks' q, k, v, out and feed-forward "
-                  "linears as FP8 GEMMs, per-tensor scales)")
+                  "none (bf16 linears), fp8 (the blocks' q, k, v, out and feed-forward linears as FP8 "
+                  "GEMMs, per-channel weight and per-token activation scales) or fp8-scaled-mm (the "
+                  "same linears, per-tensor scales)")
       ->capture_default_str()
-      ->check(CLI::IsMember({"none", "fp8-scaled-mm"}));
+      ->check(CLI::IsMember({"none", "fp8", "fp8-scaled-mm"}));
   sub->add_flag("--profile", opt->profile, "also time every op kind in one forward (device events)");
   sub->add_option("--json", opt->json_path, "also write the results to this JSON file");
   return sub;
@@ -319,10 +320,11 @@ int run_bench_transformer(const BenchTransformerOptions& opt) {
                 {"warmup", opt.warmup},
                 {"iterations", opt.iterations},
                 {"peak_tflops", opt.peak_tflops},
-                {"weights", quantization == Quantization::Fp8ScaledMm
-                                ? "one block synthesized (bf16), its q/k/v/out and feed-forward linears "
-                                  "quantized to F8_E4M3 per tensor, shared by every layer"
-                                : "one block synthesized (bf16) and shared by every layer"},
+                {"weights", quantization == Quantization::None
+                                ? "one block synthesized (bf16) and shared by every layer"
+                                : fmt::format("one block synthesized (bf16), its q/k/v/out and feed-forward "
+                                              "linears quantized to F8_E4M3 per {}, shared by every layer",
+                                              quantization == Quantization::Fp8 ? "channel" : "tensor")},
                 {"results", rows}};
     std::ofstream out(opt.json_path);
     LTX2_CHECK(out.good(), "ltx2 bench transformer: cannot write --json file '{}'", opt.json_path);

@@ -104,13 +104,16 @@ Tensor random_bf16(const Shape& shape, uint64_t seed, float scale, Device device
 
 tr::TransformerWeights shared_block_weights(const TransformerConfig& config, Device device,
                                             Quantization quantization) {
-  LTX2_CHECK(quantization == Quantization::None || quantization == Quantization::Fp8ScaledMm,
-             "ltx2 bench: --quantization must be none or fp8-scaled-mm, got '{}'",
+  LTX2_CHECK(quantization != Quantization::Fp8Cast,
+             "ltx2 bench: --quantization must be none, fp8 or fp8-scaled-mm, got '{}'",
              quantization_name(quantization));
   TransformerConfig one_block = config;
   one_block.num_layers = 1;
   const WeightView view(std::make_shared<WeightSynthesizer>(7), "model.diffusion_model.", "transformer");
-  tr::TransformerWeights weights = tr::TransformerWeights::load(view, one_block, DType::BF16, device);
+  // fp8 quantizes the synthesized bf16 weights at load, as it does a bf16 checkpoint's.
+  tr::TransformerWeights weights =
+      tr::TransformerWeights::load(view, one_block, DType::BF16, device,
+                                   quantization == Quantization::Fp8 ? quantization : Quantization::None);
   if (quantization == Quantization::Fp8ScaledMm) quantize_block(weights.blocks[0], device);
   while (static_cast<int64_t>(weights.blocks.size()) < config.num_layers)
     weights.blocks.push_back(weights.blocks[0]);

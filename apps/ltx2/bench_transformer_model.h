@@ -35,7 +35,8 @@ Tensor random_bf16(const Shape& shape, uint64_t seed, float scale, Device device
 // out and feed-forward linears, as a published FP8 checkpoint stores them) in F8_E4M3 with a
 // per-tensor weight scale (quantize_f8e4m3_per_tensor) and the static input scale kFp8InputScale:
 // the FP8 GEMMs a real FP8 checkpoint runs, for timing (the synthesized weights carry no
-// calibrated scales). Other modes are refused.
+// calibrated scales). Quantization::Fp8 loads them as fp8 loads a bf16 checkpoint (per-channel
+// F8_E4M3, per-token activation scales on the fly). fp8-cast is refused (its numbers, not speed).
 models::transformer::TransformerWeights shared_block_weights(const TransformerConfig& config, Device device,
                                                              Quantization quantization = Quantization::None);
 // |x| up to 8 is representable (448 x 8 / 448): the inputs' scale after the block's norms.

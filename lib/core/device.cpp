@@ -61,6 +61,9 @@ void cuda_set_memory_limit(int, size_t) {
 CudaDeviceMemory cuda_device_memory(int) {
   no_cuda();
 }
+int cuda_compute_capability(int) {
+  no_cuda();
+}
 void cuda_upload_from_file(int, uint64_t, size_t, void*, int, const char*) {
   no_cuda();
 }

@@ -1,5 +1,6 @@
 #include "io/quantization.h"
 
+#include "core/cuda/memory.h"
 #include "core/error.h"
 #include "io/weights.h"
 
@@ -29,22 +30,31 @@ std::string owner_of_scale(const std::string& name) {
 
 const char* quantization_name(Quantization q) {
   switch (q) {
+    case Quantization::Auto: return "auto";
     case Quantization::None: return "none";
     case Quantization::Fp8Cast: return "fp8-cast";
     case Quantization::Fp8ScaledMm: return "fp8-scaled-mm";
+    case Quantization::Fp8: return "fp8";
   }
   return "?";
 }
 
 Quantization parse_quantization(const std::string& name) {
-  for (Quantization q : {Quantization::None, Quantization::Fp8Cast, Quantization::Fp8ScaledMm})
+  for (Quantization q : {Quantization::Auto, Quantization::None, Quantization::Fp8Cast,
+                         Quantization::Fp8ScaledMm, Quantization::Fp8})
     if (name == quantization_name(q)) return q;
   if (name == "nvfp4-cast" || name == "nvfp4-prequant")
     LTX2_FAIL(
         "--quantization {}: NVFP4 needs Blackwell's FP4 tensor cores, which this engine does not target "
-        "(use fp8-cast or fp8-scaled-mm)",
+        "(use fp8, fp8-cast or fp8-scaled-mm)",
         name);
-  LTX2_FAIL("--quantization '{}': expected none, fp8-cast or fp8-scaled-mm", name);
+  LTX2_FAIL("--quantization '{}': expected auto, none, fp8, fp8-cast or fp8-scaled-mm", name);
+}
+
+Quantization resolve_quantization(Quantization q, bool fp8_checkpoint, Device device) {
+  if (q != Quantization::Auto) return q;
+  const bool hopper = device.is_cuda() && cuda_compute_capability(device.index) / 10 == 9;
+  return fp8_checkpoint && hopper ? Quantization::Fp8 : Quantization::None;
 }
 
 std::string scale_key_of(const std::string& tensor_name) {

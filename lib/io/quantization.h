@@ -11,18 +11,26 @@
 
 #include <string>
 
+#include "core/device.h"
+
 namespace ltx2 {
 
 class WeightSet;
 
 // How the transformer's weights are held and multiplied (`--quantization`, the reference's names).
 enum class Quantization {
-  None,         // the checkpoint's values (scales honoured) in the compute dtype
-  Fp8Cast,      // the reference's fp8-cast: block linears rounded to F8_E4M3 (via bf16), upcast to compute
+  Auto,     // the default: fp8 for an FP8 checkpoint on a Hopper GPU, none otherwise (resolve_quantization)
+  None,     // the checkpoint's values (scales honoured) in the compute dtype
+  Fp8Cast,  // the reference's fp8-cast: block linears rounded to F8_E4M3 (via bf16), upcast to compute
   Fp8ScaledMm,  // the reference's fp8-scaled-mm: FP8 GEMMs with the checkpoint's scales
+  Fp8,          // ours: FP8 GEMMs, a scale per weight row (output channel) and per token, on the fly
 };
 
-const char* quantization_name(Quantization q);  // "none", "fp8-cast", "fp8-scaled-mm"
+const char* quantization_name(Quantization q);  // "auto", "none", "fp8-cast", "fp8-scaled-mm", "fp8"
+// What `auto` stands for on `device` for a checkpoint whose block linears are (not) stored in FP8:
+// fp8 on a GPU of compute capability 9.x (Hopper's FP8 tensor cores and cuBLASLt's per-row scaled FP8
+// GEMMs), none elsewhere (the scales honoured). Any other mode is returned as it is.
+Quantization resolve_quantization(Quantization q, bool fp8_checkpoint, Device device);
 // Parses a --quantization value; throws ltx2::Error naming the value and the accepted ones (the
 // reference's nvfp4 kinds are refused with the reason).
 Quantization parse_quantization(const std::string& name);

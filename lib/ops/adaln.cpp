@@ -7,6 +7,7 @@
 #include "core/error.h"
 #include "ops/cuda_ops.h"
 #include "ops/elementwise.h"
+#include "ops/linear.h"
 #include "ops/norm.h"
 
 namespace ltx2::ops {
@@ -44,6 +45,14 @@ Tensor rms_norm_modulate(const Tensor& x, const AdaRow& shift, const AdaRow& sca
   check_row(x, scale, "rms_norm_modulate");
   LTX2_DISPATCH_CUDA(x.device(), rms_norm_modulate, x, shift, scale, eps);
   return add(mul(rms_norm(x, Tensor(), eps), add(ada_value(scale), 1.0f)), ada_value(shift));
+}
+
+Fp8Rows rms_norm_modulate_fp8(const Tensor& x, const AdaRow& shift, const AdaRow& scale, float eps) {
+  check_row(x, shift, "rms_norm_modulate_fp8");
+  check_row(x, scale, "rms_norm_modulate_fp8");
+  LTX2_CHECK(x.size(2) > 0, "rms_norm_modulate_fp8: x {} has empty rows", x.str());
+  LTX2_DISPATCH_CUDA(x.device(), rms_norm_modulate_fp8, x, shift, scale, eps);
+  return quantize_rows_f8e4m3(rms_norm_modulate(x, shift, scale, eps));
 }
 
 Tensor add_gated(const Tensor& x, const Tensor& y, const AdaRow& gate) {

@@ -6,6 +6,7 @@
 #pragma once
 
 #include "core/tensor.h"
+#include "ops/linear.h"
 
 namespace ltx2::ops {
 
@@ -24,6 +25,10 @@ Tensor ada_value(const AdaRow& r);
 
 // rms_norm(x) * (1 + scale) + shift over the last dim of x [B, T, D] (RMSNorm without weight).
 Tensor rms_norm_modulate(const Tensor& x, const AdaRow& shift, const AdaRow& scale, float eps);
+// rms_norm_modulate's rows quantized each with its own scale (quantize_rows_f8e4m3), the input of
+// the per-row FP8 linears that read them (--quantization fp8). CUDA: one kernel, the rows quantized
+// from the float32 values before any rounding to x's dtype; CPU: the two ops composed.
+Fp8Rows rms_norm_modulate_fp8(const Tensor& x, const AdaRow& shift, const AdaRow& scale, float eps);
 // x + y * gate, x and y [B, T, D].
 Tensor add_gated(const Tensor& x, const Tensor& y, const AdaRow& gate);
 

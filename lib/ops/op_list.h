@@ -20,6 +20,7 @@ struct AdaRow;
 struct RopeSpec;
 struct RopeTables;
 struct Fp8Linear;
+struct Fp8Rows;
 
 }  // namespace ltx2::ops
 
@@ -29,6 +30,8 @@ struct Fp8Linear;
   X(linear, Tensor, (const Tensor& x, const Tensor& w, const Tensor& bias))                           \
   X(linear_gelu_tanh, Tensor, (const Tensor& x, const Tensor& w, const Tensor& bias))                 \
   X(linear_fp8, Tensor, (const Tensor& x, const ops::Fp8Linear& w, bool gelu_tanh))                   \
+  X(linear_fp8_rows, Tensor, (const ops::Fp8Rows& x, const ops::Fp8Linear& w, bool gelu_tanh))        \
+  X(quantize_rows_f8e4m3, ops::Fp8Rows, (const Tensor& x))                                            \
   X(matmul, Tensor, (const Tensor& a, const Tensor& b))                                               \
   /* elementwise.h */                                                                                 \
   X(binary, Tensor, (const Tensor& a, const Tensor& b, int op))                                       \
@@ -52,6 +55,8 @@ struct Fp8Linear;
   /* adaln.h */                                                                                       \
   X(rms_norm_modulate, Tensor, (const Tensor& x, const ops::AdaRow& shift, const ops::AdaRow& scale,  \
                                 float eps))                                                           \
+  X(rms_norm_modulate_fp8, ops::Fp8Rows, (const Tensor& x, const ops::AdaRow& shift,                  \
+                                          const ops::AdaRow& scale, float eps))                       \
   X(add_gated, Tensor, (const Tensor& x, const Tensor& y, const ops::AdaRow& gate))                   \
   /* conv1d.h, conv2d.h, conv3d.h, conv_transpose1d.h */                                              \
   X(conv1d, Tensor, (const Tensor& x, const Tensor& w, const Tensor& bias,                            \

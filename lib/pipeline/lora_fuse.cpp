@@ -46,12 +46,20 @@ Tensor fuse_lora_weight(const Tensor& weight, const LoraContributions& contribut
 
 Fp8Fused fuse_lora_fp8_weight(const Tensor& weight, const Tensor& scale,
                               const LoraContributions& contributions, const std::string& name) {
-  LTX2_CHECK(weight.dtype() == DType::F8E4M3 && scale.numel() == 1,
-             "LoRA fusion: '{}' is not an F8_E4M3 weight with a scalar scale ({}, scale {})", name,
-             weight.str(), scale.str());
+  const bool per_channel = scale.dim() == 1 && weight.dim() == 2 && scale.numel() == weight.size(0);
+  LTX2_CHECK(
+      weight.dtype() == DType::F8E4M3 && scale.dtype() == DType::F32 && (scale.numel() == 1 || per_channel),
+      "LoRA fusion: '{}' is not an F8_E4M3 weight with a float32 scale per tensor or per output "
+      "channel ({}, scale {})",
+      name, weight.str(), scale.str());
+  const Tensor delta = lora_delta(weight, contributions, name);
+  if (per_channel) {
+    const Tensor value = ops::mul(weight.to(DType::F32), scale.view({-1, 1}));
+    const auto q = models::transformer::quantize_f8e4m3_per_channel(ops::add(value, delta), name);
+    return {q.weight, q.scale};
+  }
   const float old_scale = scale.to(Device::cpu()).item();
-  const Tensor fused =
-      ops::add(weight.to_scaled(DType::F32, old_scale), lora_delta(weight, contributions, name));
+  const Tensor fused = ops::add(weight.to_scaled(DType::F32, old_scale), delta);
   const models::transformer::Fp8Weight q = models::transformer::quantize_f8e4m3_per_tensor(fused, name);
   return {q.weight, q.scale};
 }

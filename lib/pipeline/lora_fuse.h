@@ -7,9 +7,10 @@
 // There is no alpha/rank scaling; a LoRA of strength 0 contributes nothing; a pair whose target
 // is not in the weight map is skipped.
 //
-// A weight held in FP8 (fp8-scaled-mm: F8_E4M3 beside its "<linear>.weight_scale" in the map)
-// takes the reference's fp8-scaled-mm rule instead: W' = float(w8) x scale + D in float32, then
-// quantized again per tensor, s = 448 / max|W'|, w8' = e4m3(W' x s), scale' = 1 / s.
+// A weight held in FP8 (F8_E4M3 beside its "<linear>.weight_scale" in the map) takes an FP8 rule
+// instead: W' = float(w8) x scale + D in float32, then quantized again in its own scaling. Per
+// tensor (fp8-scaled-mm) as the reference: s = 448 / max|W'|, w8' = e4m3(W' x s), scale' = 1 / s.
+// Per output channel (fp8, a scale per row) the same row by row (quantize_f8e4m3_per_channel).
 #pragma once
 #include <functional>
 #include <map>
@@ -33,7 +34,8 @@ using LoraContributions = std::vector<std::pair<const LoraPair*, float>>;
 Tensor fuse_lora_weight(const Tensor& weight, const LoraContributions& contributions,
                         const std::string& name);
 
-// The FP8 rule above for an F8_E4M3 weight and its float32 scalar scale (both on one device).
+// The FP8 rule above for an F8_E4M3 weight and its float32 scale, a scalar or one per output
+// channel (both on one device).
 struct Fp8Fused {
   Tensor weight, scale;
 };

@@ -35,7 +35,7 @@ struct PipelineOptions {
   DType transformer_dtype = DType::F32;
   // How the transformer's weights are held and multiplied (io/quantization.h); a prequantized
   // checkpoint's scales are honoured whatever the policy.
-  Quantization quantization = Quantization::None;
+  Quantization quantization = Quantization::Auto;
   // The transformer's, the video VAE's, the upsampler's, the audio VAE decoder's and the vocoder's
   // (and the text encoder's with text_encoder_on_device); the latents between stages stay on the CPU.
   Device device = Device::cpu();

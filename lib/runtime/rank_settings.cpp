@@ -141,15 +141,18 @@ fields::FieldList rank_setting_fields(RankSettings& s, PipelineKind kind) {
   out.push_back(std::move(memory));
   out.push_back(text_form(
       "quantization", "--quantization",
-      "How the transformer's weights are held and multiplied, as the reference names it: none (the "
-      "checkpoint's values, an FP8 checkpoint's scales honoured, in the compute dtype), fp8-cast (the "
-      "reference's fp8-cast numbers: block linears rounded to FP8 at load) or fp8-scaled-mm (an FP8 "
-      "checkpoint's linears kept in FP8 and multiplied as FP8 with its static input scales, cuBLASLt FP8 "
-      "GEMMs "
-      "on the GPU; FP8 checkpoints only)",
+      "How the transformer's weights are held and multiplied: auto (fp8 for an FP8 checkpoint on a "
+      "Hopper GPU, else none); none (the checkpoint's values, an FP8 "
+      "checkpoint's scales honoured, in the compute dtype); fp8 (ours, the fastest accurate mode: the "
+      "blocks' linears in FP8 with a scale per output channel, from an FP8 checkpoint's bytes or "
+      "quantized at load from a bf16 one, and every token's activations quantized with its own scale "
+      "on the fly, in the kernel that makes them where it can; cuBLASLt FP8 GEMMs on Hopper); and the "
+      "reference's two: fp8-cast (its numbers: block linears rounded to FP8 at load, multiplied "
+      "upcast) and fp8-scaled-mm (an FP8 checkpoint's linears multiplied in FP8 with its static input "
+      "scales; FP8 checkpoints only)",
       [&s](const std::string& v) { s.quantization = parse_quantization(v); },
       [&s] { return std::string(quantization_name(s.quantization)); }));
-  out.back().default_text = "none";
+  out.back().default_text = "auto";
   Field piece;
   piece.key = "tile_piece_bytes";
   piece.set_json = [&s](const json& j, const std::string& name) {

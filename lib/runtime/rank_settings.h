@@ -46,7 +46,7 @@ struct RankSettings {
   // model is kept. gpu_memory_gib > 0 caps each GPU's use.
   std::vector<pipeline::RequestShape> plan_shapes;
   double gpu_memory_gib = 0;
-  Quantization quantization = Quantization::None;  // of every rank's transformer
+  Quantization quantization = Quantization::Auto;  // of every rank's transformer
 };
 
 // The stage-2 tiled-data-parallel tiling of a fleet of `world_size` ranks: frames untiled, the

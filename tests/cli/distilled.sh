@@ -48,6 +48,14 @@ awk -v p="$psnr" 'BEGIN { exit !(p > 25) }' || fail "a.y4m and a.mp4 differ: PSN
 expect_exit 0 "$exe" --prompt "a cat" --output-path "$scratch/cast.y4m" --seed 5 "${small[@]}" --quantization fp8-cast
 [ -s "$scratch/cast.y4m" ] || fail "no cast.y4m"
 cmp -s "$scratch/a.y4m" "$scratch/cast.y4m" && fail "--quantization fp8-cast left the frames unchanged"
+# --quantization fp8 (ours, per-channel weights and per-token activations) runs the bf16 tiny checkpoint
+# with its block linears quantized at load; the default (auto) on the CPU is none: a.y4m's bytes.
+expect_exit 0 "$exe" --prompt "a cat" --output-path "$scratch/fp8.y4m" --seed 5 "${small[@]}" --quantization fp8
+[ -s "$scratch/fp8.y4m" ] || fail "no fp8.y4m"
+cmp -s "$scratch/a.y4m" "$scratch/fp8.y4m" && fail "--quantization fp8 left the frames unchanged"
+cmp -s "$scratch/cast.y4m" "$scratch/fp8.y4m" && fail "--quantization fp8 gave fp8-cast's frames"
+expect_exit 0 "$exe" --prompt "a cat" --output-path "$scratch/auto.y4m" --seed 5 "${small[@]}" --quantization auto
+cmp -s "$scratch/a.y4m" "$scratch/auto.y4m" || fail "--quantization auto on the CPU changed the frames"
 
 # --jobs: the command line's values fill in; line 2 is bad and reported, the others run.
 cat > "$scratch/jobs.jsonl" <<JOBS
@@ -114,7 +122,7 @@ check_invalid 1 "--prompt is empty" --prompt " " --output-path "$o"
 check_invalid 1 "and --gpus cannot be combined" --prompt x --output-path "$o" --ranks 2 --gpus 0
 check_invalid 2 "--vae-tiles must be HxW" --prompt x --output-path "$o" --ranks 2 --vae-tiles 2
 check_invalid 1 "--jobs $scratch/none.jsonl: cannot read" --jobs "$scratch/none.jsonl"
-check_invalid 2 "--quantization 'int8': expected none, fp8-cast or fp8-scaled-mm" --prompt x --output-path "$o" --quantization int8
+check_invalid 2 "--quantization 'int8': expected auto, none, fp8, fp8-cast or fp8-scaled-mm" --prompt x --output-path "$o" --quantization int8
 check_invalid 2 "--quantization nvfp4-cast: NVFP4 needs Blackwell" --prompt x --output-path "$o" --quantization nvfp4-cast
 # fp8-scaled-mm is refused at load for a checkpoint not stored in FP8 (the embedded tiny model), as
 # the reference refuses it, with the way out named.

@@ -136,6 +136,13 @@ CudaDeviceMemory cuda_device_memory(int device) {
   return m;
 }
 
+int cuda_compute_capability(int device) {
+  int major = 0, minor = 0;
+  LTX2_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
+  LTX2_CUDA_CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device));
+  return major * 10 + minor;
+}
+
 void cuda_memset_zero(void* ptr, size_t bytes, int device) {
   DeviceGuard guard(device);
   LTX2_CUDA_CHECK(cudaMemsetAsync(ptr, 0, bytes, 0));

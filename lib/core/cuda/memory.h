@@ -45,6 +45,8 @@ struct CudaDeviceMemory {
   size_t total = 0, free = 0;
 };
 CudaDeviceMemory cuda_device_memory(int device);
+// The device's compute capability as major * 10 + minor (90 for Hopper).
+int cuda_compute_capability(int device);
 
 // Reads `bytes` at `offset` of the open file `fd` into device memory `dst` on `device` through
 // pinned staging buffers: chunks are read with pread (several threads for a large range) and each

@@ -1,6 +1,8 @@
 // One block (reference: transformer.py BasicAVTransformerBlock): self-attention, text
 // cross-attention, A<->V cross-attention (both directions reading the state before either is
-// added), feed-forward; AdaLN rows shift, scale, gate (A<->V tables: scale, shift).
+// added), feed-forward; AdaLN rows shift, scale, gate (A<->V tables: scale, shift). Under
+// --quantization fp8 a normalized input read only by per-row FP8 linears is made as FP8 rows by the
+// norm's own kernel (normalized_input).
 #include "models/transformer/block.h"
 
 #include "models/transformer/modules.h"
@@ -29,8 +31,9 @@ void attend_self_and_text(const AttentionWeights& self_w, const AttentionWeights
   const float eps = static_cast<float>(c.norm_eps);
   const int64_t rows = c.adaln_rows();
   {
-    const Tensor h = ops::rms_norm_modulate(s.x, ada_row(table, s.modulation, rows, 0),
-                                            ada_row(table, s.modulation, rows, 1), eps);
+    const LinearInput h =
+        normalized_input(s.x, ada_row(table, s.modulation, rows, 0), ada_row(table, s.modulation, rows, 1),
+                         eps, query_reads_rows_only(self_w) && context_reads_rows_only(self_w));
     AttentionCall call{self_site, s.heads, eps, &s.rope, &s.rope, s.self_mask, perturbation};
     s.x = ops::add_gated(s.x, attention_module(self_w, h, h, call, strategy),
                          ada_row(table, s.modulation, rows, 2));
@@ -45,8 +48,9 @@ void attend_self_and_text(const AttentionWeights& self_w, const AttentionWeights
   const ops::AdaRow kv_shift = ops::ada_row(prompt_table, 0, s.prompt_modulation, 2, 0);
   const ops::AdaRow kv_scale = ops::ada_row(prompt_table, 1, s.prompt_modulation, 2, 1);
   const Tensor context = modulate(s.context, ops::ada_value(kv_shift), ops::ada_value(kv_scale));
-  const Tensor q_in = ops::rms_norm_modulate(s.x, ada_row(table, s.modulation, rows, 6),
-                                             ada_row(table, s.modulation, rows, 7), eps);
+  const LinearInput q_in =
+      normalized_input(s.x, ada_row(table, s.modulation, rows, 6), ada_row(table, s.modulation, rows, 7), eps,
+                       query_reads_rows_only(text_w));
   s.x = ops::add_gated(s.x, attention_module(text_w, q_in, context, call, strategy),
                        ada_row(table, s.modulation, rows, 8));
 }
@@ -82,16 +86,22 @@ void run_block(const BlockWeights& w, const TransformerConfig& c, int64_t index,
     const Tensor &mv = video.cross_modulation, &ma = audio.cross_modulation;
     Tensor v_update, a_update;
     if (a2v) {
-      const Tensor q_in = ops::rms_norm_modulate(video.x, ada_row(tv, mv, 4, 1), ada_row(tv, mv, 4, 0), eps);
-      const Tensor kv_in = ops::rms_norm_modulate(audio.x, ada_row(ta, ma, 4, 1), ada_row(ta, ma, 4, 0), eps);
+      const AttentionWeights& aw = w.audio_to_video;
+      const LinearInput q_in = normalized_input(video.x, ada_row(tv, mv, 4, 1), ada_row(tv, mv, 4, 0), eps,
+                                                query_reads_rows_only(aw));
+      const LinearInput kv_in = normalized_input(audio.x, ada_row(ta, ma, 4, 1), ada_row(ta, ma, 4, 0), eps,
+                                                 context_reads_rows_only(aw));
       AttentionCall call{AttentionSite::AudioToVideo, audio.heads, eps, &video.cross_rope,
                          &audio.cross_rope,           {},          {}};
       v_update = keep_samples(attention_module(w.audio_to_video, q_in, kv_in, call, strategy), p,
                               PerturbationType::SkipA2VCrossAttn, index);
     }
     if (v2a) {
-      const Tensor q_in = ops::rms_norm_modulate(audio.x, ada_row(ta, ma, 4, 3), ada_row(ta, ma, 4, 2), eps);
-      const Tensor kv_in = ops::rms_norm_modulate(video.x, ada_row(tv, mv, 4, 3), ada_row(tv, mv, 4, 2), eps);
+      const AttentionWeights& aw = w.video_to_audio;
+      const LinearInput q_in = normalized_input(audio.x, ada_row(ta, ma, 4, 3), ada_row(ta, ma, 4, 2), eps,
+                                                query_reads_rows_only(aw));
+      const LinearInput kv_in = normalized_input(video.x, ada_row(tv, mv, 4, 3), ada_row(tv, mv, 4, 2), eps,
+                                                 context_reads_rows_only(aw));
       AttentionCall call{AttentionSite::VideoToAudio, audio.heads, eps, &audio.cross_rope,
                          &video.cross_rope,           {},          {}};
       a_update = keep_samples(attention_module(w.video_to_audio, q_in, kv_in, call, strategy), p,
@@ -104,8 +114,9 @@ void run_block(const BlockWeights& w, const TransformerConfig& c, int64_t index,
 
   const int64_t rows = c.adaln_rows();
   auto ff = [&](const FeedForwardWeights& fw, const Tensor& table, StreamState& s) {
-    const Tensor h = ops::rms_norm_modulate(s.x, ada_row(table, s.modulation, rows, 3),
-                                            ada_row(table, s.modulation, rows, 4), eps);
+    const LinearInput h =
+        normalized_input(s.x, ada_row(table, s.modulation, rows, 3), ada_row(table, s.modulation, rows, 4),
+                         eps, reads_rows(fw.proj_in));
     s.x = ops::add_gated(s.x, feed_forward(fw, h), ada_row(table, s.modulation, rows, 5));
   };
   if (video.runs) ff(w.video_ff, w.video_table, video);

@@ -24,17 +24,45 @@ Tensor qk_norm(const Tensor& t, const Tensor& weight, float eps, const ops::Rope
 }
 }  // namespace
 
-// The input takes the weight's dtype, as the reference's bf16 model casts the float32 sinusoid and
-// float32-promoted activations before its linears (a no-op for the float32 model).
-// An FP8 linear (fp8-scaled-mm) quantizes x itself and answers in x's dtype.
-Tensor apply_linear(const Tensor& x, const LinearWeights& w) {
-  if (w.fp8()) return ops::linear_fp8(x, {w.weight, w.weight_scale, w.input_scale, w.bias});
-  return ops::linear(x.to(w.weight.dtype()), w.weight, w.bias);
+const Tensor& LinearInput::tensor() const {
+  LTX2_CHECK(x_.defined(), "a linear wants the tensor of an input made only as FP8 rows");
+  return x_;
 }
 
-Tensor apply_linear_gelu_tanh(const Tensor& x, const LinearWeights& w) {
-  if (w.fp8()) return ops::linear_fp8(x, {w.weight, w.weight_scale, w.input_scale, w.bias}, true);
-  return ops::linear_gelu_tanh(x.to(w.weight.dtype()), w.weight, w.bias);
+const ops::Fp8Rows& LinearInput::rows() const {
+  if (!rows_) rows_ = ops::quantize_rows_f8e4m3(tensor());
+  return *rows_;
+}
+
+bool reads_rows(const LinearWeights& w) {
+  return w.fp8() && !w.input_scale.defined();
+}
+
+namespace {
+ops::Fp8Linear fp8_linear(const LinearWeights& w) {
+  return {w.weight, w.weight_scale, w.input_scale, w.bias};
+}
+}  // namespace
+
+// The input takes the weight's dtype, as the reference's bf16 model casts the float32 sinusoid and
+// float32-promoted activations before its linears (a no-op for the float32 model).
+// An FP8 linear answers in its input's dtype: fp8-scaled-mm quantizes x itself, fp8 reads its rows.
+Tensor apply_linear(const LinearInput& x, const LinearWeights& w) {
+  if (reads_rows(w)) return ops::linear_fp8(x.rows(), fp8_linear(w));
+  if (w.fp8()) return ops::linear_fp8(x.tensor(), fp8_linear(w));
+  return ops::linear(x.tensor().to(w.weight.dtype()), w.weight, w.bias);
+}
+
+Tensor apply_linear_gelu_tanh(const LinearInput& x, const LinearWeights& w) {
+  if (reads_rows(w)) return ops::linear_fp8(x.rows(), fp8_linear(w), true);
+  if (w.fp8()) return ops::linear_fp8(x.tensor(), fp8_linear(w), true);
+  return ops::linear_gelu_tanh(x.tensor().to(w.weight.dtype()), w.weight, w.bias);
+}
+
+LinearInput normalized_input(const Tensor& x, const ops::AdaRow& shift, const ops::AdaRow& scale, float eps,
+                             bool rows_only) {
+  if (rows_only) return LinearInput(ops::rms_norm_modulate_fp8(x, shift, scale, eps));
+  return LinearInput(ops::rms_norm_modulate(x, shift, scale, eps));
 }
 
 // The 128 sinusoid frequencies exp(-ln(10000) * j / 128), formed in float32 as the reference:
@@ -87,11 +115,19 @@ Tensor modulate(const Tensor& x, const Tensor& shift, const Tensor& scale) {
   return ops::add(ops::mul(x, ops::add(scale, 1.0f)), shift);
 }
 
-Tensor feed_forward(const FeedForwardWeights& w, const Tensor& x) {
+Tensor feed_forward(const FeedForwardWeights& w, const LinearInput& x) {
   return apply_linear(apply_linear_gelu_tanh(x, w.proj_in), w.proj_out);
 }
 
-Tensor attention_module(const AttentionWeights& w, const Tensor& x, const Tensor& context,
+bool query_reads_rows_only(const AttentionWeights& w) {
+  return reads_rows(w.to_q) && !w.to_gate_logits.weight.defined();
+}
+
+bool context_reads_rows_only(const AttentionWeights& w) {
+  return reads_rows(w.to_k) && reads_rows(w.to_v);
+}
+
+Tensor attention_module(const AttentionWeights& w, const LinearInput& x, const LinearInput& context,
                         const AttentionCall& call, const AttentionStrategy& strategy) {
   const Tensor v = apply_linear(context, w.to_v);
   Tensor out;

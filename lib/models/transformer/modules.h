@@ -2,6 +2,8 @@
 // AdaLN-single, modulation, the feed-forward and the attention module.
 #pragma once
 
+#include <optional>
+
 #include "core/tensor.h"
 #include "models/transformer/attention_strategy.h"
 #include "models/transformer/weights.h"
@@ -10,9 +12,34 @@
 
 namespace ltx2::models::transformer {
 
-Tensor apply_linear(const Tensor& x, const LinearWeights& w);
+// An activation as the linears that read it take it: the tensor, or its rows quantized for the
+// per-row FP8 linears (--quantization fp8), or both. The rows are made once, by the kernel that
+// normalizes the activation (rows_of) or on the first such linear that reads it, and shared by the
+// others (q, k and v read one input).
+class LinearInput {
+ public:
+  // Implicit: a plain tensor is an input as it stands.
+  LinearInput(Tensor x) : x_(std::move(x)) {}  // NOLINT(google-explicit-constructor)
+  explicit LinearInput(ops::Fp8Rows rows) : rows_(std::move(rows)) {}
+  const Tensor& tensor() const;      // refused when only the rows were made
+  const ops::Fp8Rows& rows() const;  // quantized from the tensor on first use
+
+ private:
+  Tensor x_;
+  mutable std::optional<ops::Fp8Rows> rows_;
+};
+
+// Whether w is a per-row FP8 linear (reads an input's rows, not its tensor).
+bool reads_rows(const LinearWeights& w);
+
+Tensor apply_linear(const LinearInput& x, const LinearWeights& w);
 // gelu_tanh(apply_linear(x, w)) as one op (on the GPU: the GEMM's epilogue).
-Tensor apply_linear_gelu_tanh(const Tensor& x, const LinearWeights& w);
+Tensor apply_linear_gelu_tanh(const LinearInput& x, const LinearWeights& w);
+
+// rms_norm_modulate(x, shift, scale) for linears that read it: only its quantized rows, made in the
+// norm's kernel, when `rows_only` (every reader is a per-row FP8 linear), else the tensor.
+LinearInput normalized_input(const Tensor& x, const ops::AdaRow& shift, const ops::AdaRow& scale, float eps,
+                             bool rows_only);
 
 // [cos | sin] sinusoid of t [N] with 256 channels, exponent -ln(10000) * j / 128.
 Tensor timestep_sinusoid(const Tensor& t);
@@ -30,7 +57,7 @@ ops::AdaRow ada_row(const Tensor& table, const Tensor& modulation, int64_t rows,
 // x * (1 + scale) + shift
 Tensor modulate(const Tensor& x, const Tensor& shift, const Tensor& scale);
 
-Tensor feed_forward(const FeedForwardWeights& w, const Tensor& x);
+Tensor feed_forward(const FeedForwardWeights& w, const LinearInput& x);
 
 // What a perturbation does to one self-attention: nothing, replace every sample's output by v,
 // or blend per sample (keep [B, 1, 1]: 1 = attention, 0 = v).
@@ -49,8 +76,13 @@ struct AttentionCall {
   SelfAttentionPerturbation perturbation;
 };
 
-// to_out(gate(attention(q_norm(to_q x), k_norm(to_k ctx), to_v ctx))) through the strategy.
-Tensor attention_module(const AttentionWeights& w, const Tensor& x, const Tensor& context,
+// to_out(gate(attention(q_norm(to_q x), k_norm(to_k ctx), to_v ctx))) through the strategy; x and
+// context may be one input (self-attention).
+Tensor attention_module(const AttentionWeights& w, const LinearInput& x, const LinearInput& context,
                         const AttentionCall& call, const AttentionStrategy& strategy);
+// Whether the attention reads its query input only through per-row FP8 linears (no gate logits).
+bool query_reads_rows_only(const AttentionWeights& w);
+// Whether it reads its key/value input only through per-row FP8 linears.
+bool context_reads_rows_only(const AttentionWeights& w);
 
 }  // namespace ltx2::models::transformer

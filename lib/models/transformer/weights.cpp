@@ -6,6 +6,7 @@
 #include "core/error.h"
 #include "ops/elementwise.h"
 #include "ops/fp8_quantize.h"
+#include "ops/linear.h"
 #include "ops/reduce.h"
 
 namespace ltx2::models::transformer {
@@ -26,7 +27,11 @@ class Loader {
 
   LinearWeights linear(const std::string& key, int64_t out, int64_t in, bool bias = true) const {
     LinearWeights l;
-    if (stored_in_fp8(key)) {
+    if (quantization_ == Quantization::Fp8 && fp8_cast_covers(key + ".weight")) {
+      const Fp8Weight q = per_channel(key, out, in);
+      l.weight = q.weight;
+      l.weight_scale = q.scale;
+    } else if (stored_in_fp8(key)) {
       l.weight = view_.load_stored(key + ".weight", {out, in}, device_);
       l.weight_scale = tensor(key + ".weight_scale", {}, DType::F32);
       LTX2_CHECK(view_.has(key + ".input_scale"),
@@ -39,6 +44,19 @@ class Loader {
     }
     if (bias) l.bias = tensor_or_cast(key + ".bias", {out});
     return l;
+  }
+
+  // fp8's weight: an FP8 checkpoint's bytes with its per-tensor scale given to every channel (the
+  // same values), else the weight's value quantized at load with a scale per output channel.
+  Fp8Weight per_channel(const std::string& key, int64_t out, int64_t in) const {
+    const std::string name = key + ".weight";
+    if (!view_.synthesizing() && view_.has(key + ".weight_scale") &&
+        view_.stored_dtype(name) == DType::F8E4M3) {
+      const Tensor scale = tensor(key + ".weight_scale", {}, DType::F32);
+      return {view_.load_stored(name, {out, in}, device_), scale.view({1}).expand({out}).contiguous()};
+    }
+    return quantize_f8e4m3_per_channel(view_.load(name, {out, in}, DType::F32, device_),
+                                       view_.synthesizing() ? name : view_.resolve(name));
   }
 
   // fp8-scaled-mm's choice, the reference's: the weight is F8_E4M3 and has a .weight_scale.
@@ -209,13 +227,26 @@ Tensor round_to_f8e4m3(const Tensor& t) {
   return t.to(DType::F8E4M3).to(t.dtype());
 }
 
-Fp8Weight quantize_f8e4m3_per_tensor(const Tensor& w, const std::string& name) {
-  const Tensor w32 = w.to(DType::F32);
+namespace {
+void check_finite(const Tensor& w32, const std::string& name) {
   // A NaN or an infinity times 0 is NaN and a finite value 0, so this sum is 0 exactly when every
   // value is finite (a max alone would pass over a NaN).
   const float non_finite =
       ops::reduce(ops::mul(w32, 0.f).view({-1}), 0, false, ops::ReduceOp::Sum).to(Device::cpu()).item();
   LTX2_CHECK(non_finite == 0, "FP8 quantization: the weight '{}' is not finite", name);
+}
+}  // namespace
+
+Fp8Weight quantize_f8e4m3_per_channel(const Tensor& w, const std::string& name) {
+  const Tensor w32 = w.to(DType::F32);
+  check_finite(w32, name);
+  ops::Fp8Rows rows = ops::quantize_rows_f8e4m3(w32);
+  return {std::move(rows.codes), std::move(rows.scales)};
+}
+
+Fp8Weight quantize_f8e4m3_per_tensor(const Tensor& w, const std::string& name) {
+  const Tensor w32 = w.to(DType::F32);
+  check_finite(w32, name);
   const Tensor abs = ops::unary(w32, ops::UnaryOp::Abs);
   const float amax = ops::reduce(abs.view({-1}), 0, false, ops::ReduceOp::Max).to(Device::cpu()).item();
   // |w x s| <= 448 up to one rounding, which e4m3 rounds to 448, so no clamp is needed. An all-zero
@@ -235,6 +266,12 @@ std::vector<std::pair<std::string, Tensor*>> TransformerWeights::named_tensors()
 
 TransformerWeights TransformerWeights::load(const WeightView& view, const TransformerConfig& config,
                                             DType dtype, Device device, Quantization quantization) {
+  // An FP8 checkpoint: its first block's q linear stored in F8_E4M3 with a scale (the published files
+  // store every block linear so).
+  const std::string probe = "transformer_blocks.0.attn1.to_q.weight";
+  const bool fp8_checkpoint =
+      !view.synthesizing() && view.has(probe + "_scale") && view.stored_dtype(probe) == DType::F8E4M3;
+  quantization = resolve_quantization(quantization, fp8_checkpoint, device);
   const Loader ld(view, dtype, device, quantization);
   TransformerWeights w;
   w.video = load_stream(ld, config, false);

@@ -17,7 +17,8 @@ namespace ltx2::models::transformer {
 struct LinearWeights {
   Tensor weight, bias;  // bias undefined for a bias-free linear
   // With fp8-scaled-mm, a linear the checkpoint stores in FP8 keeps its F8_E4M3 weight and these
-  // float32 scalars (ops::Fp8Linear); undefined otherwise.
+  // float32 scalars; with fp8, every block linear is F8_E4M3 with a weight_scale per output channel
+  // and no input_scale (per-token scales on the fly). ops::Fp8Linear; undefined otherwise.
   Tensor weight_scale, input_scale;
   bool fp8() const { return weight.defined() && weight.dtype() == DType::F8E4M3; }
 };
@@ -69,6 +70,10 @@ struct Fp8Weight {
   Tensor weight, scale;
 };
 Fp8Weight quantize_f8e4m3_per_tensor(const Tensor& w, const std::string& name);
+// fp8's quantization of a weight [out, in] held in a wider type: each output channel (row) with its
+// own scale, ops::quantize_rows_f8e4m3's rule (scale = max|row| / 448); scale is F32 [out] on w's
+// device. A w that is not finite is refused naming `name`.
+Fp8Weight quantize_f8e4m3_per_channel(const Tensor& w, const std::string& name);
 
 struct TransformerWeights {
   StreamWeights video, audio;
@@ -76,7 +81,10 @@ struct TransformerWeights {
   std::vector<BlockWeights> blocks;
 
   // Loads every tensor the config calls for; `dtype`/`device` as WeightView::load (a quantized
-  // checkpoint's scales honoured); `quantization` as io/quantization.h. fp8-scaled-mm keeps every
+  // checkpoint's scales honoured); `quantization` as io/quantization.h (auto resolved here, the one
+  // place: fp8 for an FP8 checkpoint on a Hopper `device`). fp8 holds every block linear
+  // fp8_cast_covers names in F8_E4M3 per channel (quantize_f8e4m3_per_channel, or an FP8
+  // checkpoint's bytes and scale); its biases stay in `dtype`. fp8-scaled-mm keeps every
   // linear stored as F8_E4M3 with a .weight_scale in FP8 (its .input_scale required), as the
   // reference swaps them to FP8Linear, and is refused for a checkpoint without one (its bf16 and
   // synthesized weights).

@@ -28,6 +28,8 @@ namespace ltx2::ops::cpu {
 
 Tensor linear(const Tensor& x, const Tensor& w, const Tensor& bias);
 Tensor linear_fp8(const Tensor& x, const Fp8Linear& w, bool gelu_tanh);
+Tensor linear_fp8_rows(const Fp8Rows& x, const Fp8Linear& w, bool gelu_tanh);
+Fp8Rows quantize_rows_f8e4m3(const Tensor& x);
 Tensor matmul(const Tensor& a, const Tensor& b);
 
 Tensor binary(const Tensor& a, const Tensor& b, BinaryOp op);

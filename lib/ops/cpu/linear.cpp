@@ -9,6 +9,7 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 
 #include "core/error.h"
@@ -124,6 +125,38 @@ Tensor linear_fp8(const Tensor& x, const Fp8Linear& w, bool gelu_tanh) {
                   w.bias.defined() ? widen(w.bias) : Tensor());
   const Tensor out = gelu_tanh ? ops::gelu_tanh(y) : y;
   return x.dtype() == DType::BF16 ? out.to(DType::BF16) : out;
+}
+
+Fp8Rows quantize_rows_f8e4m3(const Tensor& x) {
+  const Tensor xf = widen(x).contiguous();
+  const int64_t K = x.size(-1), rows = x.numel() / K;
+  Fp8Rows out{Tensor::empty(x.shape(), DType::F8E4M3), Tensor::empty({rows}), x.dtype()};
+  const float* src = xf.data<float>();
+  uint8_t* codes = static_cast<uint8_t*>(out.codes.data_ptr());
+  float* scales = out.scales.data<float>();
+#pragma omp parallel for schedule(static) if (rows * K > 65536)
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* row = src + r * K;
+    float amax = 0.f;
+    for (int64_t i = 0; i < K; ++i) amax = std::fmax(amax, std::fabs(row[i]));
+    const float scale = row_scale_f8e4m3(amax), inverse = 1.f / scale;
+    for (int64_t i = 0; i < K; ++i) codes[r * K + i] = quantize_f8e4m3(row[i], inverse);
+    scales[r] = scale;
+  }
+  return out;
+}
+
+Tensor linear_fp8_rows(const Fp8Rows& x, const Fp8Linear& w, bool gelu_tanh) {
+  // The float32 product of the dequantized operands: each code times its row's (channel's) scale,
+  // rounded once to float32, where the GPU scales the exact code products' sum instead.
+  const int64_t K = x.codes.size(-1), rows = x.codes.numel() / K;
+  const Tensor xq = ops::mul(x.codes.to(DType::F32).view({rows, K}), x.scales.view({rows, 1}));
+  const Tensor wq = ops::mul(w.weight.to(DType::F32), w.weight_scale.view({-1, 1}));
+  Tensor y = cpu::linear(xq, wq, w.bias.defined() ? widen(w.bias) : Tensor());
+  if (gelu_tanh) y = ops::gelu_tanh(y);
+  Shape shape = x.codes.shape();
+  shape.back() = w.weight.size(0);
+  return y.view(shape).to(x.dtype);
 }
 
 Tensor matmul(const Tensor& a, const Tensor& b) {

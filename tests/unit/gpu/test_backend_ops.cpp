@@ -133,6 +133,15 @@ int perf_runs() {
   return env && *env ? std::max(0, std::atoi(env)) : 0;
 }
 
+// The rows' values, float(code) x its row's scale, on the rows' device (formed on the CPU).
+Tensor dequantized(const ops::Fp8Rows& r) {
+  const Tensor codes = r.codes.to(Device::cpu()).to(DType::F32);
+  const int64_t K = codes.size(-1);
+  return ops::mul(codes.view({-1, K}), r.scales.to(Device::cpu()).view({-1, 1}))
+      .view(codes.shape())
+      .to(r.codes.device());
+}
+
 Tensor rnd(const Shape& shape, uint64_t seed, float scale = 1.f, float shift = 0.f) {
   Tensor t = test::random_tensor(shape, seed);
   if (scale != 1.f) t = ops::mul(t, scale);
@@ -212,6 +221,42 @@ std::map<std::string, std::vector<Case>> all_cases() {
                1e-3};
         c.f32_relative = true;
         add("linear_fp8", std::move(c));
+      }
+  }
+
+  {
+    // Per-row FP8: rows of odd count and a width off whole packs for the quantizer; the linear with
+    // a scale per output channel (cuBLASLt's outer-vector scales), its GELU and bias epilogues.
+    add("quantize_rows_f8e4m3", [] {
+      Case c{"[3, 37, 72] rows, one of zeros",
+             {{ops::mul(rnd({3, 37, 72}, 34, 5.f), rnd({3, 37, 1}, 35))}},
+             [](const Args& a) { return dequantized(ops::quantize_rows_f8e4m3(a[0])); }};
+      c.exact = true;
+      return c;
+    }());
+    add("quantize_rows_f8e4m3", [] {
+      Case c{"[5, 37] rows (1-element accesses)", {{rnd({5, 37}, 36, 2.f)}}, [](const Args& a) {
+               return dequantized(ops::quantize_rows_f8e4m3(a[0]));
+             }};
+      c.exact = true;
+      return c;
+    }());
+    const ops::Fp8Rows w = ops::quantize_rows_f8e4m3(rnd({48, 64}, 37));
+    for (bool gelu : {false, true})
+      for (bool bias : {true, false}) {
+        Case c{std::string("rows [3, 37, 64] x [48, 64] per channel") + (gelu ? " gelu" : "") +
+                   (bias ? " + bias" : ""),
+               {{rnd({3, 37, 64}, 38, 4.f)},
+                {w.codes, false},
+                {w.scales, false},
+                {bias ? round_bf16(rnd({48}, 39)) : Tensor()}},
+               [gelu](const Args& a) {
+                 return ops::linear_fp8(ops::quantize_rows_f8e4m3(a[0]), {a[1], a[2], Tensor(), a[3]}, gelu);
+               },
+               1e-4,
+               1e-3};
+        c.f32_relative = true;
+        add("linear_fp8_rows", std::move(c));
       }
   }
 
@@ -437,6 +482,22 @@ std::map<std::string, std::vector<Case>> all_cases() {
            [row](const Args& a) { return ops::rms_norm_modulate(a[0], row(a, 3), row(a, 1), 1e-6f); },
            1e-4,
            1e-5});
+      // The GPU quantizes the float32 values the CPU would round to the run's dtype first: its
+      // naive computation is the float32 op on the bf16-rounded inputs. Reduction order can move a
+      // value across an e4m3 rounding boundary, one step (1/14 of the row's largest) in f32.
+      Case fp8{what,
+               {{x}, {table}, {modulation}},
+               [row](const Args& a) {
+                 return dequantized(ops::rms_norm_modulate_fp8(a[0], row(a, 3), row(a, 1), 1e-6f));
+               },
+               1e-4,
+               0.08};
+      fp8.f32_relative = true;
+      fp8.naive = [row](const Args& a) {
+        const Args r{round_bf16(a[0]), round_bf16(a[1]), a[2].defined() ? round_bf16(a[2]) : Tensor()};
+        return dequantized(ops::rms_norm_modulate_fp8(r[0], row(r, 3), row(r, 1), 1e-6f));
+      };
+      add("rms_norm_modulate_fp8", std::move(fp8));
       add("add_gated", {what,
                         {{x}, {table}, {modulation}, {y}},
                         [row](const Args& a) { return ops::add_gated(a[0], a[3], row(a, 5)); },

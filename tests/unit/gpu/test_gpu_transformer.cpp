@@ -15,6 +15,7 @@
 #include <memory>
 #include <string>
 
+#include "core/cuda/memory.h"
 #include "gpu_compare.h"
 #include "io/safetensors.h"
 #include "io/weights.h"
@@ -161,6 +162,65 @@ TEST_CASE("gpu: fp8-scaled-mm transformer fixtures on cuBLASLt FP8 GEMMs, near t
       REQUIRE(vs_cpu.rel_l2 < 0.07);
       REQUIRE(vs_f32.rel_l2 < 0.06);
       REQUIRE(vs_f32.cosine > 0.998);
+    }
+  }
+}
+
+// fp8 (ours) on the GPU: per-channel F8_E4M3 weights resident (the FP8 files' bytes; the bf16 ones
+// quantized at load on the GPU), each token's activations quantized on the fly (in the AdaLN norm's
+// kernel where every reader is an FP8 linear), cuBLASLt's outer-vector-scaled FP8 GEMMs. Against the
+// float32 dequantized forward (printed) held near the CPU's own fp8 error (models/test_transformer:
+// the issue's 3% is met by the 19B cases, not the 22B ones), plus bf16's share; against the CPU's
+// fp8 by the codes bf16 activations move (as fp8-scaled-mm's, up to 4.5% there).
+TEST_CASE("gpu: fp8 transformer fixtures on per-row scaled FP8 GEMMs, near the CPU's and float32") {
+  struct Bound {
+    const char* fixture;
+    double rel_l2, cosine;
+  };
+  for (const auto& [name, max_rel_l2, min_cosine] :
+       {Bound{"transformer_19b_fp8", 0.025, 0.9997}, Bound{"transformer_22b_fp8", 0.04, 0.9992},
+        Bound{"transformer_19b", 0.03, 0.9995}, Bound{"transformer_22b", 0.075, 0.997}}) {
+    INFO(name);
+    const std::string dir = test::golden_dir(name);
+    auto io = SafetensorsFile::open(dir + "/io.safetensors");
+    auto weights = WeightSet::open({dir + "/weights.safetensors"});
+    const auto local = std::make_shared<LocalAttention>();
+    const Transformer dequantized = Transformer::load(weights);
+    const Transformer cpu_fp8 =
+        Transformer::load(weights, local, DType::F32, Device::cpu(), Quantization::Fp8);
+    const Transformer gpu_fp8 =
+        Transformer::load(weights, local, DType::BF16, test::gpu(), Quantization::Fp8);
+    const LinearWeights& q = gpu_fp8.weights().blocks[0].video_self.to_q;
+    REQUIRE(q.weight.dtype() == DType::F8E4M3);
+    REQUIRE(q.weight.device() == test::gpu());
+    REQUIRE(q.weight_scale.numel() == q.weight.size(0));
+    // auto, the default, is fp8 for the FP8 files on a Hopper GPU and none for the bf16 ones.
+    const bool fp8_file =
+        std::string(name).ends_with("_fp8") && cuda_compute_capability(test::gpu().index) / 10 == 9;
+    const Transformer automatic =
+        Transformer::load(weights, local, DType::BF16, test::gpu(), Quantization::Auto);
+    REQUIRE(automatic.weights().blocks[0].video_self.to_q.weight.dtype() ==
+            (fp8_file ? DType::F8E4M3 : DType::BF16));
+    auto keep = [](const std::string&, const Tensor& t) { return t; };
+    auto on_gpu = [](const std::string& n, const Tensor& t) {
+      return rounded_field(n) ? test::to_gpu(t, DType::BF16) : t.to(test::gpu());
+    };
+    const Modality cv = read_modality(*io, "video", keep), ca = read_modality(*io, "audio", keep);
+    const Modality gv = read_modality(*io, "video", on_gpu), ga = read_modality(*io, "audio", on_gpu);
+    const TransformerOutput want = dequantized.forward(&cv, &ca), cpu = cpu_fp8.forward(&cv, &ca);
+    const TransformerOutput gpu = gpu_fp8.forward(&gv, &ga);
+    REQUIRE(gpu.video.dtype() == DType::BF16);
+    for (const auto& [stream, g, c, w] : {std::tuple{"video", gpu.video, cpu.video, want.video},
+                                          std::tuple{"audio", gpu.audio, cpu.audio, want.audio}}) {
+      const test::Similarity vs_cpu = test::similarity(g, c), vs_f32 = test::similarity(g, w);
+      std::printf(
+          "%s %s: GPU fp8 vs CPU fp8 rel_l2 %.4f cosine %.6f; vs float32 dequantized rel_l2 %.4f "
+          "cosine %.6f\n",
+          name, stream, vs_cpu.rel_l2, vs_cpu.cosine, vs_f32.rel_l2, vs_f32.cosine);
+      INFO(stream << ": vs CPU rel_l2 " << vs_cpu.rel_l2 << ", vs float32 rel_l2 " << vs_f32.rel_l2);
+      REQUIRE(vs_cpu.rel_l2 < 0.06);
+      REQUIRE(vs_f32.rel_l2 <= max_rel_l2);
+      REQUIRE(vs_f32.cosine >= min_cosine);
     }
   }
 }

@@ -112,10 +112,31 @@ TEST_CASE("quantization: --quantization values as the reference spells them") {
   CHECK(parse_quantization("fp8-cast") == Quantization::Fp8Cast);
   CHECK(parse_quantization("fp8-scaled-mm") == Quantization::Fp8ScaledMm);
   CHECK(std::string(quantization_name(Quantization::Fp8Cast)) == "fp8-cast");
+  // Ours: auto (the default) and fp8.
+  CHECK(parse_quantization("auto") == Quantization::Auto);
+  CHECK(parse_quantization("fp8") == Quantization::Fp8);
+  CHECK(std::string(quantization_name(Quantization::Fp8)) == "fp8");
   CHECK_THROWS_WITH(parse_quantization("nvfp4-cast"),
                     Contains("--quantization nvfp4-cast: NVFP4 needs Blackwell"));
   CHECK_THROWS_WITH(parse_quantization("int8"),
-                    Contains("--quantization 'int8': expected none, fp8-cast or fp8-scaled-mm"));
+                    Contains("--quantization 'int8': expected auto, none, fp8, fp8-cast or fp8-scaled-mm"));
+}
+
+TEST_CASE("quantization: auto is none on the CPU whatever the checkpoint, other modes stay as asked") {
+  for (bool fp8_checkpoint : {false, true}) {
+    CHECK(resolve_quantization(Quantization::Auto, fp8_checkpoint, Device::cpu()) == Quantization::None);
+    for (Quantization q :
+         {Quantization::None, Quantization::Fp8, Quantization::Fp8Cast, Quantization::Fp8ScaledMm})
+      CHECK(resolve_quantization(q, fp8_checkpoint, Device::cpu()) == q);
+  }
+  // Loading with auto on the CPU honours an FP8 file's scales in the compute dtype (none).
+  const auto set = WeightSet::open({test::golden_dir("transformer_19b_fp8") + "/weights.safetensors"});
+  const TransformerConfig config = TransformerConfig::parse(set->config().at("transformer"));
+  const WeightView view(set, {"model.diffusion_model."}, "transformer");
+  using models::transformer::TransformerWeights;
+  const TransformerWeights w =
+      TransformerWeights::load(view, config, DType::F32, Device::cpu(), Quantization::Auto);
+  CHECK(w.blocks[0].video_self.to_q.weight.dtype() == DType::F32);
 }
 
 TEST_CASE("quantization: fp8-cast rounds the block linears of a prequantized transformer to F8_E4M3") {

@@ -54,6 +54,20 @@ TEST_CASE("ops: rms_norm_modulate and add_gated with per-token and per-sample ro
   check(1, 11);
 }
 
+TEST_CASE("ops: rms_norm_modulate_fp8 is rms_norm_modulate's rows quantized each with its own scale") {
+  const Tensor x = test::random_tensor({2, 5, 32}, 21), table = test::random_tensor({2, 32}, 22);
+  const Tensor modulation = test::random_tensor({2, 1, 64}, 23);
+  const ops::AdaRow shift = ops::ada_row(table, 0, modulation, 2, 0),
+                    scale = ops::ada_row(table, 1, modulation, 2, 1);
+  const ops::Fp8Rows got = ops::rms_norm_modulate_fp8(x, shift, scale, 1e-6f);
+  const ops::Fp8Rows want = ops::quantize_rows_f8e4m3(ops::rms_norm_modulate(x, shift, scale, 1e-6f));
+  REQUIRE(got.codes.shape() == x.shape());
+  REQUIRE(got.scales.shape() == Shape{10});
+  REQUIRE(got.dtype == DType::F32);
+  REQUIRE(test::max_abs_diff(got.codes.to(DType::F32), want.codes.to(DType::F32)) == 0);
+  REQUIRE(test::max_abs_diff(got.scales, want.scales) == 0);
+}
+
 TEST_CASE("ops: ada_row refuses a row outside the table or a modulation of another width") {
   const Tensor table = test::random_tensor({3, 8}, 1), modulation = test::random_tensor({1, 2, 24}, 2);
   REQUIRE_THROWS_AS(ops::ada_row(table, 3, modulation, 3, 0), Error);

@@ -68,6 +68,65 @@ TEST_CASE("ops: linear_fp8 quantizes x with the input scale (clamped at 448) and
                       Contains("float32 scalars"));
 }
 
+TEST_CASE("ops: quantize_rows_f8e4m3 gives each row the scale max|row| / 448, a zero row 1, and keeps NaN") {
+  const Tensor x = Tensor::from_vector({1.f, -4.f, 2.f, 0.f, 0.f, 0.f, 0.5f, NAN, -0.25f}, {3, 3});
+  const ops::Fp8Rows r = ops::quantize_rows_f8e4m3(x);
+  REQUIRE(r.codes.dtype() == DType::F8E4M3);
+  REQUIRE(r.codes.shape() == x.shape());
+  REQUIRE(r.dtype == DType::F32);
+  // Row 0: scale 4/448 (rounded once), so -4 is -448 and 1 and 2 are 112 and 224 (e4m3 values,
+  // whatever the last bit of the scale). Row 1: zeros with scale 1. Row 2: the NaN skipped by the
+  // max, kept in its code.
+  REQUIRE(r.scales.to_vector() == std::vector<float>{4.f * (1.f / 448.f), 1.f, 0.5f * (1.f / 448.f)});
+  const std::vector<float> codes = r.codes.to(DType::F32).to_vector();
+  REQUIRE(codes[0] == 112.f);
+  REQUIRE(codes[1] == -448.f);
+  REQUIRE(codes[2] == 224.f);
+  REQUIRE(codes[3] == 0.f);
+  REQUIRE(codes[6] == 448.f);
+  REQUIRE(std::isnan(codes[7]));
+  REQUIRE(codes[8] == -224.f);
+  // A bf16 input keeps its dtype for the linear that reads the rows; an infinite row gives an
+  // infinite scale (its products NaN, not finite and wrong).
+  REQUIRE(ops::quantize_rows_f8e4m3(x.to(DType::BF16)).dtype == DType::BF16);
+  REQUIRE(std::isinf(ops::quantize_rows_f8e4m3(Tensor::from_vector({INFINITY, 1.f}, {1, 2})).scales.item()));
+  REQUIRE_THROWS_WITH(ops::quantize_rows_f8e4m3(Tensor::empty({2, 0})), Contains("no rows"));
+}
+
+TEST_CASE(
+    "ops: linear_fp8 of per-row quantized inputs scales each product by its row's and channel's scale") {
+  const Tensor x = test::random_tensor({2, 3, 32}, 41), w = test::random_tensor({16, 32}, 42);
+  const Tensor bias = test::random_tensor({16}, 43);
+  const ops::Fp8Rows rows = ops::quantize_rows_f8e4m3(x);
+  const ops::Fp8Rows wq = ops::quantize_rows_f8e4m3(w);  // one scale per output channel
+  const ops::Fp8Linear fp8{wq.codes, wq.scales, Tensor(), bias};
+  const Tensor y = ops::linear_fp8(rows, fp8);
+  REQUIRE(y.shape() == Shape{2, 3, 16});
+  const Tensor xc = rows.codes.to(DType::F32).view({6, 32}), wc = wq.codes.to(DType::F32);
+  double worst = 0, largest = 0;
+  for (int m = 0; m < 6; ++m)
+    for (int n = 0; n < 16; ++n) {
+      double dot = 0;
+      for (int k = 0; k < 32; ++k) dot += double(xc.item({m, k})) * wc.item({n, k});
+      const double want = dot * rows.scales.item({m}) * wq.scales.item({n}) + bias.item({n});
+      worst = std::max(worst, std::fabs(want - y.view({6, 16}).item({m, n})));
+      largest = std::max(largest, std::fabs(want));
+    }
+  REQUIRE(worst <= 1e-5 * largest);
+  // Near the float32 linear: e4m3 keeps 3 mantissa bits, so a few percent of the largest output.
+  REQUIRE(test::max_abs_diff(y, ops::linear(x, w, bias)) < 0.06 * largest);
+  // The per-tensor op with no static input scale is the same per-row linear; GELU is the epilogue.
+  REQUIRE(test::max_abs_diff(ops::linear_fp8(x, fp8), y) == 0);
+  REQUIRE(test::max_abs_diff(ops::linear_fp8(rows, fp8, true), ops::gelu_tanh(y)) == 0);
+  // Per-row activations need a scale per output channel, and no static input scale.
+  REQUIRE_THROWS_WITH(ops::linear_fp8(rows, {wq.codes, Tensor::scalar(1.f), Tensor(), bias}),
+                      Contains("per output channel"));
+  REQUIRE_THROWS_WITH(ops::linear_fp8(rows, {wq.codes, wq.scales, Tensor::scalar(1.f), bias}),
+                      Contains("no static input scale"));
+  REQUIRE_THROWS_WITH(ops::linear_fp8(ops::quantize_rows_f8e4m3(test::random_tensor({2, 16}, 1)), fp8),
+                      Contains("do not match"));
+}
+
 TEST_CASE("ops: matmul, batched and shared right operand, strided inputs") {
   Tensor a = test::random_tensor({2, 4, 5}, 4), b = test::random_tensor({2, 5, 3}, 5);
   Tensor c = ops::matmul(a, b);

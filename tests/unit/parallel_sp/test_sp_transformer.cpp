@@ -134,6 +134,21 @@ TEST_CASE("sp: the transformer fixtures give the single-rank output on 1 and 2 r
   }
 }
 
+// --quantization fp8 quantizes each token's activations with its own scale, so a shard of the tokens
+// quantizes as the whole sequence does: the FP8 model's output on 2 ranks is the single rank's.
+TEST_CASE("sp: under fp8 the FP8 fixtures give the single-rank output on 2 ranks") {
+  for (const char* name : {"transformer_19b_fp8", "transformer_22b_fp8"}) {
+    INFO(name);
+    const Transformer model = Transformer::load(fixture_weights(name), std::make_shared<LocalAttention>(),
+                                                DType::F32, Device::cpu(), Quantization::Fp8);
+    REQUIRE(model.weights().blocks[0].video_self.to_q.weight.dtype() == DType::F8E4M3);
+    auto io = SafetensorsFile::open(test::golden_dir(name) + "/io.safetensors");
+    const Modality video = fixture_modality(*io, "video"), audio = fixture_modality(*io, "audio");
+    const Modality v = first_tokens(video, video.latent.size(1) - 1);  // one padded token
+    require_sp_matches(2, model, v, audio, model.forward(&v, &audio));
+  }
+}
+
 TEST_CASE("sp: a random 12-head model gives the single-rank output on 1 to 4 ranks with padding") {
   const RandomCase c = random_case(13);  // pads by 1, 2 and 3 tokens on 2, 3 and 4 ranks
   const TransformerOutput expected = c.model.forward(&c.video, &c.audio);

@@ -192,6 +192,41 @@ TEST_CASE("transformer loras: with fp8-scaled-mm an FP8-held weight is fused and
   REQUIRE(loras.weights().blocks[0].video_self.to_q.weight_scale.shares_storage(clean_scale));
 }
 
+TEST_CASE("transformer loras: with fp8 a per-channel FP8 weight is fused and re-quantized per channel") {
+  models::transformer::TransformerWeights w;
+  w.blocks.resize(1);
+  const auto clean = models::transformer::quantize_f8e4m3_per_channel(test::random_tensor({4, 4}, 9), "to_q");
+  w.blocks[0].video_self.to_q.weight = clean.weight;
+  w.blocks[0].video_self.to_q.weight_scale = clean.scale;
+  TransformerLoras loras(std::move(w), Quantization::Fp8);
+  auto lora = std::make_shared<LoraWeights>(lora_from_tensors(
+      {{"diffusion_model.transformer_blocks.0.attn1.to_q.lora_A.weight", test::random_tensor({2, 4}, 11)},
+       {"diffusion_model.transformer_blocks.0.attn1.to_q.lora_B.weight", test::random_tensor({4, 2}, 12)}},
+      "style.safetensors"));
+  loras.fuse({{lora, 0.7f}});
+  const auto& q = loras.weights().blocks[0].video_self.to_q;
+  REQUIRE(q.weight.dtype() == DType::F8E4M3);
+  REQUIRE(q.weight_scale.shape() == Shape{4});
+  // Written out: W' = float(w8) x scale[row] + D, then each row's s = max|W'[row]| / 448 and
+  // w8' = e4m3(W' / s).
+  const LoraPair& pair = lora->pairs.at("transformer_blocks.0.attn1.to_q.weight");
+  const std::vector<float> d = fuse_lora_weight(Tensor::zeros({4, 4}), {{&pair, 0.7f}}, "to_q").to_vector();
+  const std::vector<float> w8 = clean.weight.to(DType::F32).to_vector(), scale = clean.scale.to_vector();
+  const std::vector<float> got = q.weight.to(DType::F32).to_vector(), got_scale = q.weight_scale.to_vector();
+  for (int r = 0; r < 4; ++r) {
+    float fused[4], amax = 0;
+    for (int c = 0; c < 4; ++c)
+      amax = std::max(amax, std::fabs(fused[c] = w8[r * 4 + c] * scale[r] + d[r * 4 + c]));
+    const float s = amax * (1.f / 448.f);
+    REQUIRE(got_scale[r] == s);
+    for (int c = 0; c < 4; ++c) REQUIRE(got[r * 4 + c] == f8e4m3_to_f32(f32_to_f8e4m3(fused[c] * (1.f / s))));
+  }
+  // Both the weight and its scales come back as they were.
+  loras.restore();
+  REQUIRE(loras.weights().blocks[0].video_self.to_q.weight.shares_storage(clean.weight));
+  REQUIRE(loras.weights().blocks[0].video_self.to_q.weight_scale.shares_storage(clean.scale));
+}
+
 TEST_CASE("version defaults follow the checkpoint's model_version as the reference's detect_params does") {
   const auto check = [](const std::vector<int>& version, int steps, std::vector<int> blocks, int crf) {
     const VersionDefaults d = version_defaults(version);
