@@ -2,8 +2,8 @@
 // input scale (one pass, ops/fp8_quantize.h's rule, so the codes equal the CPU's), then cuBLASLt's
 // FP8 GEMM (gemm.cu) with the weight and input scales read by pointer on the device, bias and GELU
 // in its epilogue; the quantized activation is a temporary of the stream-ordered allocator.
-// quantize_rows_f8e4m3: one block per row, its largest magnitude then its codes (the row read twice,
-// the second time from L1/L2). linear_fp8_rows: the same GEMM with cuBLASLt's outer-vector scales
+// quantize_rows_f8e4m3: one block per row, its largest magnitude then its codes, the row held in
+// registers between the two (read once). linear_fp8_rows: the same GEMM with cuBLASLt's outer-vector scales
 // (a scale per output channel times a scale per row).
 #include <algorithm>
 
@@ -43,12 +43,27 @@ __global__ void quantize_f8e4m3_kernel(const T* x, uint8_t* q, const float* scal
 
 // Rows of K elements: codes[r, :] and scales[r] as ops/fp8_quantize.h (row_scale_f8e4m3 of the
 // row's largest magnitude); V elements per access (V = 1 when rows are not whole aligned packs).
+// Each thread keeps its first kHeld packs in registers between the max and the quantizing pass, so
+// a row is read from memory once when the block has K / (V · kHeld) threads (quantize_rows_f8e4m3's
+// launch); packs past them, in rows wider than 1,024 threads hold, are read again.
+constexpr int kHeld = 4;
+
 template <typename T, int V>
 __global__ void quantize_rows_kernel(const T* x, uint8_t* codes, float* scales, int64_t K) {
   __shared__ float scratch[32];
   const T* row = x + blockIdx.x * K;
+  uint8_t* out = codes + blockIdx.x * K;
+  const int64_t step = int64_t(blockDim.x) * V, first = int64_t(threadIdx.x) * V;
+  float held[kHeld][V];
   float amax = 0.f;
-  for (int64_t i = int64_t(threadIdx.x) * V; i < K; i += int64_t(blockDim.x) * V) {
+#pragma unroll
+  for (int p = 0; p < kHeld; ++p) {
+    if (first + p * step >= K) break;
+    load_pack<T, V>(held[p], row + first + p * step);
+#pragma unroll
+    for (int j = 0; j < V; ++j) amax = fmaxf(amax, fabsf(held[p][j]));
+  }
+  for (int64_t i = first + kHeld * step; i < K; i += step) {
     float v[V];
     load_pack<T, V>(v, row + i);
 #pragma unroll
@@ -57,15 +72,30 @@ __global__ void quantize_rows_kernel(const T* x, uint8_t* codes, float* scales, 
   amax = block_reduce(
       amax, scratch, [](float v) { return warp_max(v); }, 0.f);
   const float s = ops::row_scale_f8e4m3(amax), inverse = 1.f / s;
-  for (int64_t i = int64_t(threadIdx.x) * V; i < K; i += int64_t(blockDim.x) * V) {
-    float v[V];
-    load_pack<T, V>(v, row + i);
+  auto store = [&](const float(&v)[V], int64_t i) {
     Pack<uint8_t, V> q;
 #pragma unroll
     for (int j = 0; j < V; ++j) q.v[j] = ops::quantize_f8e4m3(v[j], inverse);
-    *reinterpret_cast<Pack<uint8_t, V>*>(codes + blockIdx.x * K + i) = q;
+    *reinterpret_cast<Pack<uint8_t, V>*>(out + i) = q;
+  };
+#pragma unroll
+  for (int p = 0; p < kHeld; ++p) {
+    if (first + p * step >= K) break;
+    store(held[p], first + p * step);
+  }
+  for (int64_t i = first + kHeld * step; i < K; i += step) {
+    float v[V];
+    load_pack<T, V>(v, row + i);
+    store(v, i);
   }
   if (threadIdx.x == 0) scales[blockIdx.x] = s;
+}
+
+// Threads for rows of K elements in packs of V: enough for kHeld packs each, whole warps, <= 1,024.
+int quantize_threads(int64_t K, int V) {
+  const int64_t per_thread = int64_t(V) * kHeld;
+  const int64_t warps = ((K + per_thread - 1) / per_thread + 31) / 32;
+  return static_cast<int>(std::clamp<int64_t>(warps, 1, 32) * 32);
 }
 
 const float* scalar_pointer(const Tensor& scale, const Tensor& x, const char* what) {
@@ -143,11 +173,12 @@ ops::Fp8Rows quantize_rows_f8e4m3(const Tensor& x_in) {
     const auto* xp = static_cast<const T*>(x.data_ptr());
     auto* codes = static_cast<uint8_t*>(out.codes.data_ptr());
     auto* scales = static_cast<float*>(out.scales.data_ptr());
-    // Blocks of 128 threads: a 4,096-wide bf16 row is then four packs a thread.
     if (K % V == 0 && reinterpret_cast<uintptr_t>(xp) % 16 == 0)
-      quantize_rows_kernel<T, V><<<static_cast<unsigned>(rows), 128>>>(xp, codes, scales, K);
+      quantize_rows_kernel<T, V>
+          <<<static_cast<unsigned>(rows), quantize_threads(K, V)>>>(xp, codes, scales, K);
     else
-      quantize_rows_kernel<T, 1><<<static_cast<unsigned>(rows), 128>>>(xp, codes, scales, K);
+      quantize_rows_kernel<T, 1>
+          <<<static_cast<unsigned>(rows), quantize_threads(K, 1)>>>(xp, codes, scales, K);
     check_launch();
   });
   return out;
