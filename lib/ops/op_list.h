@@ -32,6 +32,8 @@ struct Fp8Rows;
   X(linear_fp8, Tensor, (const Tensor& x, const ops::Fp8Linear& w, bool gelu_tanh))                   \
   X(linear_fp8_rows, Tensor, (const ops::Fp8Rows& x, const ops::Fp8Linear& w, bool gelu_tanh))        \
   X(quantize_rows_f8e4m3, ops::Fp8Rows, (const Tensor& x))                                            \
+  /* stochastic_round.h */                                                                            \
+  X(fp8_cast_fuse_stochastic, Tensor, (const Tensor& weight, const Tensor& delta, int64_t seed))      \
   X(matmul, Tensor, (const Tensor& a, const Tensor& b))                                               \
   /* elementwise.h */                                                                                 \
   X(binary, Tensor, (const Tensor& a, const Tensor& b, int op))                                       \

@@ -15,6 +15,8 @@ Tensor to_bf16_values(const Tensor& t) {
   return t.to(DType::BF16).to(DType::F32);
 }
 
+}  // namespace
+
 // D of the header for a weight of `weight`'s shape, on its device (float32 holding bf16 values).
 Tensor lora_delta(const Tensor& weight, const LoraContributions& contributions, const std::string& name) {
   LTX2_CHECK(!contributions.empty(), "LoRA fusion: no LoRA for weight '{}'", name);
@@ -36,12 +38,13 @@ Tensor lora_delta(const Tensor& weight, const LoraContributions& contributions, 
   return delta;
 }
 
-}  // namespace
+Tensor fuse_bf16(const Tensor& weight, const Tensor& delta) {
+  return ops::add(delta, weight.to(DType::F32)).to(DType::BF16).to(weight.dtype());
+}
 
 Tensor fuse_lora_weight(const Tensor& weight, const LoraContributions& contributions,
                         const std::string& name) {
-  const Tensor delta = lora_delta(weight, contributions, name);
-  return ops::add(delta, weight.to(DType::F32)).to(DType::BF16).to(weight.dtype());
+  return fuse_bf16(weight, lora_delta(weight, contributions, name));
 }
 
 Fp8Fused fuse_lora_fp8_weight(const Tensor& weight, const Tensor& scale,
@@ -65,7 +68,7 @@ Fp8Fused fuse_lora_fp8_weight(const Tensor& weight, const Tensor& scale,
 }
 
 std::vector<std::string> LoraFusion::apply(WeightMap& weights, const std::vector<LoraWithStrength>& loras,
-                                           const FusedRounding& round) {
+                                           const FuseRule& rule) {
   restore(weights);
   std::map<std::string, LoraContributions> by_weight;
   for (const auto& l : loras) {
@@ -84,8 +87,8 @@ std::vector<std::string> LoraFusion::apply(WeightMap& weights, const std::vector
       fused[name] = std::move(f.weight);
       fused[scale_name] = std::move(f.scale);
     } else {
-      fused[name] = fuse_lora_weight(weight, contributions, name);
-      if (round) fused[name] = round(name, fused[name]);
+      const Tensor delta = lora_delta(weight, contributions, name);
+      fused[name] = rule ? rule(name, weight, delta) : fuse_bf16(weight, delta);
     }
     affected.push_back(name);
   }

@@ -48,17 +48,23 @@ using WeightMap = std::map<std::string, Tensor>;
 // Applies a set of LoRAs to a weight map and restores it. Fused weights are new tensors that
 // replace the map's entries; the replaced originals are kept (as they were: no copy of an mmap'ed
 // checkpoint is needed because nothing is written in place) until restore().
-// A last rounding of a fused weight by name (fp8-cast rounds the weights it holds in F8_E4M3 back
-// there); empty: none.
-using FusedRounding = std::function<Tensor(const std::string& name, const Tensor& fused)>;
+// How a weight fuses, by name: from its clean value and the LoRAs' delta D (float32 holding bf16
+// values, on the weight's device) to its fused value in the weight's dtype. Empty: the bf16 rule
+// (fuse_lora_weight). fp8-cast's rounds the weights it holds in F8_E4M3 back there.
+using FuseRule = std::function<Tensor(const std::string& name, const Tensor& weight, const Tensor& delta)>;
+
+// D of the header for `weight` from its contributions (at least one).
+Tensor lora_delta(const Tensor& weight, const LoraContributions& contributions, const std::string& name);
+// The bf16 rule given D: bf16(D + W) in W's dtype.
+Tensor fuse_bf16(const Tensor& weight, const Tensor& delta);
 
 class LoraFusion {
  public:
-  // Fuses `loras` into `weights`, first restoring any previous fusion, each fused weight passed
-  // through `round` (an FP8-held one takes the FP8 rule and its scale is replaced too). Returns the
+  // Fuses `loras` into `weights`, first restoring any previous fusion, each weight by `rule` (an
+  // FP8-held one takes the FP8 rule and its scale is replaced too). Returns the
   // affected weights' names (sorted).
   std::vector<std::string> apply(WeightMap& weights, const std::vector<LoraWithStrength>& loras,
-                                 const FusedRounding& round = {});
+                                 const FuseRule& rule = {});
   // Puts the original tensors back (no-op when nothing is fused).
   void restore(WeightMap& weights);
   bool active() const { return !originals_.empty(); }

@@ -2,6 +2,7 @@
 #include "pipeline/transformer_loras.h"
 
 #include "core/error.h"
+#include "ops/stochastic_round.h"
 
 namespace ltx2::pipeline {
 
@@ -17,12 +18,19 @@ void TransformerLoras::fuse(const std::vector<LoraWithStrength>& loras) {
     restore();
     return;
   }
-  FusedRounding round;
+  FuseRule rule;
   if (quantization_ == Quantization::Fp8Cast)
-    round = [](const std::string& name, const Tensor& fused) {
-      return models::transformer::fp8_cast_covers(name) ? models::transformer::round_to_f8e4m3(fused) : fused;
+    rule = [](const std::string& name, const Tensor& weight, const Tensor& delta) {
+      if (!models::transformer::fp8_cast_covers(name)) return fuse_bf16(weight, delta);
+      // The reference's rule: on CUDA its stochastic rounding kernel with seed 0, elsewhere the bf16
+      // add rounded to nearest. The held weight's values are F8_E4M3 values, so the casts are exact.
+      if (weight.device().is_cuda())
+        return ops::fp8_cast_fuse_stochastic(weight.to(DType::F8E4M3), delta.to(DType::BF16), 0)
+            .to(DType::F8E4M3)
+            .to(weight.dtype());
+      return models::transformer::round_to_f8e4m3(fuse_bf16(weight, delta));
     };
-  fusion_.apply(map_, loras, round);
+  fusion_.apply(map_, loras, rule);
   current_ = loras;
   write_back();
 }

@@ -18,8 +18,9 @@ namespace ltx2::pipeline {
 
 class TransformerLoras {
  public:
-  // With fp8-cast, the fused weights it holds in F8_E4M3 are rounded back there (the reference's
-  // fp8-cast fuse rule with round-to-nearest: its CUDA path rounds stochastically).
+  // With fp8-cast, the fused weights it holds in F8_E4M3 are rounded back there by the reference's
+  // fp8-cast fuse rule: on a GPU its stochastic rounding (ops::fp8_cast_fuse_stochastic, seed 0),
+  // on the CPU the bf16 sum rounded to nearest.
   explicit TransformerLoras(models::transformer::TransformerWeights clean,
                             Quantization quantization = Quantization::None);
 

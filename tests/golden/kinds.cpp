@@ -36,6 +36,7 @@ const std::vector<Kind>& kinds() {
       {"positions", "what", "latent-tool positions", nullptr},
       {"latent_state", "what", "latent state construction", nullptr},
       {"lora_fuse", "what", "LoRA fusion", nullptr},
+      {"fp8_cast_stochastic_fuse", "what", "fp8-cast LoRA fuse on CUDA", nullptr},
       {"lora_tracker_sim", "what", "_apply_loras_inplace", nullptr},
       {"sharded_ownership", "what", "_stable_owner", nullptr},
       {"sharded_plan", "what", "ShardedSD.from_state_dict", nullptr},

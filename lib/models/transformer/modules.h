@@ -14,8 +14,8 @@ namespace ltx2::models::transformer {
 
 // An activation as the linears that read it take it: the tensor, or its rows quantized for the
 // per-row FP8 linears (--quantization fp8), or both. The rows are made once, by the kernel that
-// normalizes the activation (rows_of) or on the first such linear that reads it, and shared by the
-// others (q, k and v read one input).
+// normalizes the activation (normalized_input) or on the first such linear that reads it, and shared
+// by the others (q, k and v read one input).
 class LinearInput {
  public:
   // Implicit: a plain tensor is an input as it stands.

@@ -22,6 +22,7 @@
 #include "ops/rgb8.h"
 #include "ops/rope.h"
 #include "ops/snake.h"
+#include "ops/stochastic_round.h"
 #include "ops/upsample_nearest.h"
 
 namespace ltx2::ops::cpu {
@@ -30,6 +31,7 @@ Tensor linear(const Tensor& x, const Tensor& w, const Tensor& bias);
 Tensor linear_fp8(const Tensor& x, const Fp8Linear& w, bool gelu_tanh);
 Tensor linear_fp8_rows(const Fp8Rows& x, const Fp8Linear& w, bool gelu_tanh);
 Fp8Rows quantize_rows_f8e4m3(const Tensor& x);
+Tensor fp8_cast_fuse_stochastic(const Tensor& weight, const Tensor& delta, uint64_t seed);
 Tensor matmul(const Tensor& a, const Tensor& b);
 
 Tensor binary(const Tensor& a, const Tensor& b, BinaryOp op);

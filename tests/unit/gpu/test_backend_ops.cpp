@@ -41,6 +41,7 @@
 #include "ops/rope.h"
 #include "ops/shape.h"
 #include "ops/snake.h"
+#include "ops/stochastic_round.h"
 #include "ops/upsample_nearest.h"
 #include "support/test_util.h"
 
@@ -267,6 +268,18 @@ std::map<std::string, std::vector<Case>> all_cases() {
         add("linear_fp8_rows", std::move(c));
       }
   }
+
+  // stochastic_round.h: the reference's fp8-cast fuse rule, the CPU loop and the kernel bit for bit
+  // (the run's dtype reaches only the delta, which the op takes in bf16).
+  add("fp8_cast_fuse_stochastic", [] {
+    Case c{"[37, 129] weight and delta, seed 3",
+           {{rnd({37, 129}, 41, 8.f).to(DType::F8E4M3), false}, {rnd({37, 129}, 42, 0.2f)}},
+           [](const Args& a) {
+             return ops::fp8_cast_fuse_stochastic(a[0], a[1].to(DType::BF16), 3).to(DType::F32);
+           }};
+    c.exact = true;
+    return c;
+  }());
 
   // elementwise.h: every binary op broadcast and same-shape (a length off whole 16-byte packs);
   // Div's right operand kept away from zero. Every unary op; log, sqrt, rsqrt and pow on positives.

@@ -12,8 +12,11 @@
 // both ways, e.g. 19b_legacy out.audio 0.080 -> 0.056) 19b_legacy out.video_x0 went from 0.0851 to
 // 0.1073 against a naive 0.0355 (ratio 2.40 -> 3.03, same run); 19b, 22b and 2.5 meet 2x.
 #include <cmath>
+#include <cstdio>
 #include <memory>
 #include <string>
+#include <tuple>
+#include <vector>
 
 #include "core/cuda/memory.h"
 #include "gpu_compare.h"
@@ -97,6 +100,45 @@ void check_case(const std::string& name, double factor = 2.0,
                   factor);
 }
 
+// One stream's errors of a quantized GPU forward: against the CPU's float32 forward in the same
+// mode, and against the float32 forward with the scales honoured.
+struct StreamErrors {
+  const char* stream;
+  test::Similarity vs_cpu, vs_f32;
+};
+
+// The fixture under `mode` on the GPU (bf16) against the CPU's float32 `mode` and the float32
+// dequantized forward, per stream (printed for the record).
+std::vector<StreamErrors> quantized_errors(const std::string& name, Quantization mode) {
+  const std::string dir = test::golden_dir(name);
+  auto io = SafetensorsFile::open(dir + "/io.safetensors");
+  auto weights = WeightSet::open({dir + "/weights.safetensors"});
+  const auto local = std::make_shared<LocalAttention>();
+  const Transformer dequantized = Transformer::load(weights);
+  const Transformer cpu_model = Transformer::load(weights, local, DType::F32, Device::cpu(), mode);
+  const Transformer gpu_model = Transformer::load(weights, local, DType::BF16, test::gpu(), mode);
+  auto keep = [](const std::string&, const Tensor& t) { return t; };
+  auto on_gpu = [](const std::string& n, const Tensor& t) {
+    return rounded_field(n) ? test::to_gpu(t, DType::BF16) : t.to(test::gpu());
+  };
+  const Modality cv = read_modality(*io, "video", keep), ca = read_modality(*io, "audio", keep);
+  const Modality gv = read_modality(*io, "video", on_gpu), ga = read_modality(*io, "audio", on_gpu);
+  const TransformerOutput want = dequantized.forward(&cv, &ca), cpu = cpu_model.forward(&cv, &ca);
+  const TransformerOutput gpu = gpu_model.forward(&gv, &ga);
+  REQUIRE(gpu.video.dtype() == DType::BF16);
+  std::vector<StreamErrors> out;
+  for (const auto& [stream, g, c, w] : {std::tuple{"video", gpu.video, cpu.video, want.video},
+                                        std::tuple{"audio", gpu.audio, cpu.audio, want.audio}}) {
+    out.push_back({stream, test::similarity(g, c), test::similarity(g, w)});
+    const StreamErrors& e = out.back();
+    std::printf(
+        "%s %s: GPU %s vs CPU rel_l2 %.4f cosine %.6f; vs float32 dequantized rel_l2 %.4f cosine %.6f\n",
+        name.c_str(), stream, quantization_name(mode), e.vs_cpu.rel_l2, e.vs_cpu.cosine, e.vs_f32.rel_l2,
+        e.vs_f32.cosine);
+  }
+  return out;
+}
+
 }  // namespace
 
 TEST_CASE("gpu: transformer 19B, 22B and 2.5 fixtures in bf16 (2x rule)") {
@@ -131,37 +173,16 @@ TEST_CASE("gpu: prequantized FP8 transformer fixtures in bf16, scales honoured a
 TEST_CASE("gpu: fp8-scaled-mm transformer fixtures on cuBLASLt FP8 GEMMs, near the CPU's") {
   for (const char* name : {"transformer_19b_fp8", "transformer_22b_fp8"}) {
     INFO(name);
-    const std::string dir = test::golden_dir(name);
-    auto io = SafetensorsFile::open(dir + "/io.safetensors");
-    auto weights = WeightSet::open({dir + "/weights.safetensors"});
-    const auto local = std::make_shared<LocalAttention>();
-    const Transformer dequantized = Transformer::load(weights);
-    const Transformer cpu_fp8 =
-        Transformer::load(weights, local, DType::F32, Device::cpu(), Quantization::Fp8ScaledMm);
-    const Transformer gpu_fp8 =
-        Transformer::load(weights, local, DType::BF16, test::gpu(), Quantization::Fp8ScaledMm);
+    const Transformer gpu_fp8 = Transformer::load(
+        WeightSet::open({test::golden_dir(name) + "/weights.safetensors"}),
+        std::make_shared<LocalAttention>(), DType::BF16, test::gpu(), Quantization::Fp8ScaledMm);
     REQUIRE(gpu_fp8.weights().blocks[0].video_self.to_q.weight.dtype() == DType::F8E4M3);
     REQUIRE(gpu_fp8.weights().blocks[0].video_self.to_q.weight.device() == test::gpu());
-    auto keep = [](const std::string&, const Tensor& t) { return t; };
-    auto on_gpu = [](const std::string& n, const Tensor& t) {
-      return rounded_field(n) ? test::to_gpu(t, DType::BF16) : t.to(test::gpu());
-    };
-    const Modality cv = read_modality(*io, "video", keep), ca = read_modality(*io, "audio", keep);
-    const Modality gv = read_modality(*io, "video", on_gpu), ga = read_modality(*io, "audio", on_gpu);
-    const TransformerOutput want = dequantized.forward(&cv, &ca), cpu = cpu_fp8.forward(&cv, &ca);
-    const TransformerOutput gpu = gpu_fp8.forward(&gv, &ga);
-    REQUIRE(gpu.video.dtype() == DType::BF16);
-    for (const auto& [stream, g, c, w] : {std::tuple{"video", gpu.video, cpu.video, want.video},
-                                          std::tuple{"audio", gpu.audio, cpu.audio, want.audio}}) {
-      const test::Similarity vs_cpu = test::similarity(g, c), vs_f32 = test::similarity(g, w);
-      std::printf(
-          "%s %s: GPU fp8-scaled-mm vs CPU fp8-scaled-mm rel_l2 %.4f cosine %.6f; vs float32 "
-          "dequantized rel_l2 %.4f cosine %.6f\n",
-          name, stream, vs_cpu.rel_l2, vs_cpu.cosine, vs_f32.rel_l2, vs_f32.cosine);
-      INFO(stream << ": vs CPU rel_l2 " << vs_cpu.rel_l2 << ", vs float32 rel_l2 " << vs_f32.rel_l2);
-      REQUIRE(vs_cpu.rel_l2 < 0.07);
-      REQUIRE(vs_f32.rel_l2 < 0.06);
-      REQUIRE(vs_f32.cosine > 0.998);
+    for (const StreamErrors& e : quantized_errors(name, Quantization::Fp8ScaledMm)) {
+      INFO(e.stream << ": vs CPU rel_l2 " << e.vs_cpu.rel_l2 << ", vs float32 rel_l2 " << e.vs_f32.rel_l2);
+      REQUIRE(e.vs_cpu.rel_l2 < 0.07);
+      REQUIRE(e.vs_f32.rel_l2 < 0.06);
+      REQUIRE(e.vs_f32.cosine > 0.998);
     }
   }
 }
@@ -181,13 +202,8 @@ TEST_CASE("gpu: fp8 transformer fixtures on per-row scaled FP8 GEMMs, near the C
        {Bound{"transformer_19b_fp8", 0.025, 0.9997}, Bound{"transformer_22b_fp8", 0.04, 0.9992},
         Bound{"transformer_19b", 0.03, 0.9995}, Bound{"transformer_22b", 0.075, 0.997}}) {
     INFO(name);
-    const std::string dir = test::golden_dir(name);
-    auto io = SafetensorsFile::open(dir + "/io.safetensors");
-    auto weights = WeightSet::open({dir + "/weights.safetensors"});
+    auto weights = WeightSet::open({test::golden_dir(name) + "/weights.safetensors"});
     const auto local = std::make_shared<LocalAttention>();
-    const Transformer dequantized = Transformer::load(weights);
-    const Transformer cpu_fp8 =
-        Transformer::load(weights, local, DType::F32, Device::cpu(), Quantization::Fp8);
     const Transformer gpu_fp8 =
         Transformer::load(weights, local, DType::BF16, test::gpu(), Quantization::Fp8);
     const LinearWeights& q = gpu_fp8.weights().blocks[0].video_self.to_q;
@@ -201,26 +217,11 @@ TEST_CASE("gpu: fp8 transformer fixtures on per-row scaled FP8 GEMMs, near the C
         Transformer::load(weights, local, DType::BF16, test::gpu(), Quantization::Auto);
     REQUIRE(automatic.weights().blocks[0].video_self.to_q.weight.dtype() ==
             (fp8_file ? DType::F8E4M3 : DType::BF16));
-    auto keep = [](const std::string&, const Tensor& t) { return t; };
-    auto on_gpu = [](const std::string& n, const Tensor& t) {
-      return rounded_field(n) ? test::to_gpu(t, DType::BF16) : t.to(test::gpu());
-    };
-    const Modality cv = read_modality(*io, "video", keep), ca = read_modality(*io, "audio", keep);
-    const Modality gv = read_modality(*io, "video", on_gpu), ga = read_modality(*io, "audio", on_gpu);
-    const TransformerOutput want = dequantized.forward(&cv, &ca), cpu = cpu_fp8.forward(&cv, &ca);
-    const TransformerOutput gpu = gpu_fp8.forward(&gv, &ga);
-    REQUIRE(gpu.video.dtype() == DType::BF16);
-    for (const auto& [stream, g, c, w] : {std::tuple{"video", gpu.video, cpu.video, want.video},
-                                          std::tuple{"audio", gpu.audio, cpu.audio, want.audio}}) {
-      const test::Similarity vs_cpu = test::similarity(g, c), vs_f32 = test::similarity(g, w);
-      std::printf(
-          "%s %s: GPU fp8 vs CPU fp8 rel_l2 %.4f cosine %.6f; vs float32 dequantized rel_l2 %.4f "
-          "cosine %.6f\n",
-          name, stream, vs_cpu.rel_l2, vs_cpu.cosine, vs_f32.rel_l2, vs_f32.cosine);
-      INFO(stream << ": vs CPU rel_l2 " << vs_cpu.rel_l2 << ", vs float32 rel_l2 " << vs_f32.rel_l2);
-      REQUIRE(vs_cpu.rel_l2 < 0.06);
-      REQUIRE(vs_f32.rel_l2 <= max_rel_l2);
-      REQUIRE(vs_f32.cosine >= min_cosine);
+    for (const StreamErrors& e : quantized_errors(name, Quantization::Fp8)) {
+      INFO(e.stream << ": vs CPU rel_l2 " << e.vs_cpu.rel_l2 << ", vs float32 rel_l2 " << e.vs_f32.rel_l2);
+      REQUIRE(e.vs_cpu.rel_l2 < 0.06);
+      REQUIRE(e.vs_f32.rel_l2 <= max_rel_l2);
+      REQUIRE(e.vs_f32.cosine >= min_cosine);
     }
   }
 }

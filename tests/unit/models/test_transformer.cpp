@@ -174,6 +174,26 @@ TEST_CASE("transformer: a self-attention mask of ones changes nothing, a zero co
   REQUIRE(test::max_abs_diff(model.forward(&video, nullptr).video, plain.video) > 1e-4f);
 }
 
+namespace {
+
+// Each stream's output of `model` on the fixture's inputs against `dequantized`'s (the float32
+// forward with the scales honoured), printed for the record under `mode`.
+std::vector<std::pair<const char*, test::Similarity>> errors_against(const std::string& fixture,
+                                                                     const Transformer& model,
+                                                                     const Transformer& dequantized,
+                                                                     const char* mode) {
+  auto io = SafetensorsFile::open(test::golden_dir(fixture) + "/io.safetensors");
+  const Modality video = modality(*io, "video"), audio = modality(*io, "audio");
+  const TransformerOutput want = dequantized.forward(&video, &audio), got = model.forward(&video, &audio);
+  std::vector<std::pair<const char*, test::Similarity>> out = {
+      {"video", test::similarity(got.video, want.video)}, {"audio", test::similarity(got.audio, want.audio)}};
+  for (const auto& [name, sim] : out)
+    std::printf("%s %s %s: rel_l2 %.4f, cosine %.6f\n", fixture.c_str(), mode, name, sim.rel_l2, sim.cosine);
+  return out;
+}
+
+}  // namespace
+
 // fp8-scaled-mm on the prequantized fixtures: the block linears stay F8_E4M3 (a quarter of their
 // float32 bytes) and multiply FP8 activations; measured against the float32 forward with the
 // scales honoured (the fixtures' own semantics). Their input scales are 1.0, so activations keep
@@ -183,7 +203,6 @@ TEST_CASE(
     "transformer: fp8-scaled-mm keeps the FP8 linears in F8_E4M3 and stays near the dequantized forward") {
   for (const char* c : {"transformer_19b_fp8", "transformer_22b_fp8"}) {
     INFO(c);
-    auto io = SafetensorsFile::open(test::golden_dir(c) + "/io.safetensors");
     auto set = WeightSet::open({fixture_weights(c)});
     const Transformer dequantized = Transformer::load(set);
     const Transformer fp8 = Transformer::load(set, std::make_shared<LocalAttention>(), DType::F32,
@@ -195,13 +214,7 @@ TEST_CASE(
             set->raw(kPrefix + "transformer_blocks.0.attn1.to_q.weight_scale").item());
     REQUIRE_FALSE(fp8.weights().video.patchify_proj.fp8());
     REQUIRE_FALSE(dequantized.weights().blocks[0].video_self.to_q.fp8());
-    const Modality video = modality(*io, "video"), audio = modality(*io, "audio");
-    const TransformerOutput want = dequantized.forward(&video, &audio);
-    const TransformerOutput got = fp8.forward(&video, &audio);
-    for (const auto& [name, g, w] :
-         {std::tuple{"video", got.video, want.video}, {"audio", got.audio, want.audio}}) {
-      const test::Similarity sim = test::similarity(g, w);
-      std::printf("%s fp8-scaled-mm %s: rel_l2 %.4f, cosine %.6f\n", c, name, sim.rel_l2, sim.cosine);
+    for (const auto& [name, sim] : errors_against(c, fp8, dequantized, "fp8-scaled-mm")) {
       INFO(name << ": rel_l2 " << sim.rel_l2 << ", cosine " << sim.cosine);
       REQUIRE(sim.rel_l2 < 0.06);
       REQUIRE(sim.cosine > 0.998);
@@ -231,7 +244,6 @@ TEST_CASE(
        {Bound{"transformer_19b_fp8", 0.02, 0.9998}, Bound{"transformer_22b_fp8", 0.035, 0.9994},
         Bound{"transformer_19b", 0.026, 0.9997}, Bound{"transformer_22b", 0.07, 0.9977}}) {
     INFO(c);
-    auto io = SafetensorsFile::open(test::golden_dir(c) + "/io.safetensors");
     auto set = WeightSet::open({fixture_weights(c)});
     const Transformer dequantized = Transformer::load(set);
     const Transformer fp8 = Transformer::load(set, std::make_shared<LocalAttention>(), DType::F32,
@@ -258,13 +270,7 @@ TEST_CASE(
       const Tensor want = dequantized.weights().blocks[0].video_self.to_q.weight;
       REQUIRE(test::max_abs_diff(value, want) <= 0.0625f * test::max_abs_diff(want, ops::mul(want, 0.f)));
     }
-    const Modality video = modality(*io, "video"), audio = modality(*io, "audio");
-    const TransformerOutput want = dequantized.forward(&video, &audio);
-    const TransformerOutput got = fp8.forward(&video, &audio);
-    for (const auto& [name, g, w] :
-         {std::tuple{"video", got.video, want.video}, {"audio", got.audio, want.audio}}) {
-      const test::Similarity sim = test::similarity(g, w);
-      std::printf("%s fp8 %s: rel_l2 %.4f, cosine %.6f\n", c, name, sim.rel_l2, sim.cosine);
+    for (const auto& [name, sim] : errors_against(c, fp8, dequantized, "fp8")) {
       INFO(name << ": rel_l2 " << sim.rel_l2 << ", cosine " << sim.cosine);
       REQUIRE(sim.rel_l2 <= max_rel_l2);
       REQUIRE(sim.cosine >= min_cosine);
