@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # ltx2-distilled through the fleet: 1, 2 and 3 CPU ranks (sequence-parallel transformer, distributed
 # VAE decode with the same tile plan) write the same MP4, byte for byte, by default the in-process
-# run's, and leave no worker process or shared memory behind. 64x192 needs no token padding at 1, 2 or 3
+# run's (under --quantization fp8 too), and leave no worker process or shared memory behind. 64x192 needs no token padding at 1, 2 or 3
 # ranks in either stage (6 and 24 video tokens); 64x320 at 3 ranks pads both (10 and 40 tokens).
 source "$(dirname "$0")/lib.bash"
 exe="$LTX2_BIN/ltx2-distilled"
@@ -32,6 +32,12 @@ for ranks in 2 3; do
   cmp -s "$scratch/wide_local.mp4" "$scratch/wide_r$ranks.mp4" ||
     fail "64x832x97 with the default decode: --ranks $ranks differs from the in-process run"
 done
+# --quantization fp8 reaches every rank's transformer (each token quantized with its own scale, so a
+# shard quantizes as the whole does): the fleet's file is the in-process fp8 run's, and not the bf16's.
+expect_exit 0 "$exe" "${run[@]/1x2/1x1}" --quantization fp8 --output-path "$scratch/fp8_local.mp4"
+expect_exit_no_workers 0 "$exe" "${run[@]/1x2/1x1}" --quantization fp8 --ranks 2 --output-path "$scratch/fp8_r2.mp4"
+cmp -s "$scratch/fp8_local.mp4" "$scratch/fp8_r2.mp4" || fail "--quantization fp8 on 2 ranks differs from in-process"
+cmp -s "$scratch/local.mp4" "$scratch/fp8_local.mp4" && fail "--quantization fp8 left the in-process file unchanged"
 # Padded video tokens must not change a bit either.
 padded=(--prompt "a fox in the snow" --seed 3 --height 64 --width 320 --num-frames 9 --vae-tiles 1x2)
 for ranks in 1 3; do
