@@ -56,8 +56,36 @@ LTX2_HOST_DEVICE inline uint16_t f32_to_bf16(float f) {
   return static_cast<uint16_t>((bits + rounding) >> 16);
 }
 
-float f16_to_f32(uint16_t h);
-uint16_t f32_to_f16(float f);
+// float16 bits to float (exact).
+LTX2_HOST_DEVICE inline float f16_to_f32(uint16_t h) {
+  const uint32_t sign = static_cast<uint32_t>(h & 0x8000) << 16, exp = (h >> 10) & 0x1f, mant = h & 0x3ff;
+  if (exp == 0x1f) return float_of(sign | (mant ? 0x7fc00000u : 0x7f800000u));
+  if (exp == 0)
+    return float_of(sign | bits_of(static_cast<float>(mant) * 5.9604644775390625e-08f));  // m * 2^-24
+  return float_of(sign | ((exp + 112) << 23) | (mant << 13));
+}
+
+// A float rounded to float16, to nearest even (infinity from 65520 on, NaN kept).
+LTX2_HOST_DEVICE inline uint16_t f32_to_f16(float f) {
+  const uint32_t x = bits_of(f), sign = (x >> 16) & 0x8000, exp = (x >> 23) & 0xff;
+  uint32_t mant = x & 0x7fffff;
+  if (exp == 0xff) return static_cast<uint16_t>(sign | 0x7c00 | (mant ? 0x200 : 0));
+  const int e = static_cast<int>(exp) - 127 + 15;
+  if (e >= 31) return static_cast<uint16_t>(sign | 0x7c00);
+  if (e <= 0) {
+    if (e < -10) return static_cast<uint16_t>(sign);
+    mant |= 0x800000;
+    const int shift = 14 - e;
+    uint32_t half = mant >> shift;
+    const uint32_t rem = mant & ((1u << shift) - 1), mid = 1u << (shift - 1);
+    if (rem > mid || (rem == mid && (half & 1))) half++;
+    return static_cast<uint16_t>(sign | half);
+  }
+  uint32_t half = sign | (static_cast<uint32_t>(e) << 10) | (mant >> 13);
+  const uint32_t rem = mant & 0x1fff;
+  if (rem > 0x1000 || (rem == 0x1000 && (half & 1))) half++;  // may carry into the exponent: correct
+  return static_cast<uint16_t>(half);
+}
 
 namespace float8 {
 // A finite float's magnitude (its bits, sign cleared, below the format's overflow) rounded to an

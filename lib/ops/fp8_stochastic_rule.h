@@ -51,28 +51,11 @@ LTX2_HOST_DEVICE inline float centered_uniform(uint64_t seed, uint32_t offset) {
   return product - 0.5f;
 }
 
-// float16 bits <-> float (exact).
-LTX2_HOST_DEVICE inline float f16_bits_to_f32(uint16_t h) {
-  const uint32_t sign = static_cast<uint32_t>(h & 0x8000) << 16, exp = (h >> 10) & 0x1f, mant = h & 0x3ff;
-  if (exp == 0x1f) return float_of(sign | (mant ? 0x7fc00000u : 0x7f800000u));
-  if (exp == 0)
-    return float_of(sign | bits_of(static_cast<float>(mant) * 5.9604644775390625e-08f));  // m * 2^-24
-  return float_of(sign | ((exp + 112) << 23) | (mant << 13));
-}
-
-// A float rounded to float16, to nearest even (infinity from 65520 on, NaN kept).
-LTX2_HOST_DEVICE inline uint16_t f32_to_f16_bits(float f) {
-  const uint32_t bits = bits_of(f) & 0x7fffffffu, sign = (bits_of(f) >> 16) & 0x8000;
-  if (bits > 0x7f800000u) return static_cast<uint16_t>(sign | 0x7e00);
-  if (bits >= 0x477ff000u) return static_cast<uint16_t>(sign | 0x7c00);  // 65520: rounds up to infinity
-  return static_cast<uint16_t>(sign | float8::round_magnitude<10, 15>(bits));
-}
-
 // a + b of two float16 values rounded once to float16 (as the GPU's add.f16): both are multiples of
 // 2^-24 below 2^16 in magnitude, so their sum is exact as an integer count of 2^-24 steps.
 LTX2_HOST_DEVICE inline uint16_t f16_add(uint16_t a, uint16_t b) {
   if (((a >> 10) & 0x1f) == 0x1f || ((b >> 10) & 0x1f) == 0x1f)
-    return f32_to_f16_bits(f16_bits_to_f32(a) + f16_bits_to_f32(b));  // infinities and NaN
+    return f32_to_f16(f16_to_f32(a) + f16_to_f32(b));  // infinities and NaN
   auto steps = [](uint16_t h) {
     const int64_t exp = (h >> 10) & 0x1f, mant = h & 0x3ff;
     const int64_t m = exp == 0 ? mant : (mant | 0x400) << (exp - 1);
@@ -102,7 +85,7 @@ LTX2_HOST_DEVICE inline uint16_t f16_add(uint16_t a, uint16_t b) {
 // The rule of the header for one element: the F8_E4M3 code w, the delta's bf16 bits d, the
 // centered uniform u of its index; returns the bf16 bits of `out`.
 LTX2_HOST_DEVICE inline uint16_t fused_element(uint8_t w, uint16_t d, float u) {
-  const uint16_t x = f16_add(f32_to_f16_bits(f8e4m3_to_f32(w)), f32_to_f16_bits(bf16_to_f32(d)));
+  const uint16_t x = f16_add(f32_to_f16(f8e4m3_to_f32(w)), f32_to_f16(bf16_to_f32(d)));
   const int exp_bits = (x >> 10) & 0x1f;
   int exponent = (exp_bits > 0 ? exp_bits - 15 : -14) + 7;  // F8_E4M3's biased exponent
   exponent = exponent > 15 ? 15 : (exponent < 0 ? 0 : exponent);
@@ -110,8 +93,8 @@ LTX2_HOST_DEVICE inline uint16_t fused_element(uint8_t w, uint16_t d, float u) {
   eps_exp = eps_exp > 31 ? 31 : (eps_exp < 0 ? 0 : eps_exp);
   const uint16_t eps_bits =
       exponent > 0 ? static_cast<uint16_t>(eps_exp << 10) : static_cast<uint16_t>(6 << 10);
-  const float xf = f16_bits_to_f32(x);
-  const float eps = xf == 0.f ? 0.f : f16_bits_to_f32(eps_bits);
+  const float xf = f16_to_f32(x);
+  const float eps = xf == 0.f ? 0.f : f16_to_f32(eps_bits);
   // u * eps is exact (eps a power of two, the product far above float's subnormals), so the sum is
   // the one float32 rounding whether or not it is contracted.
   return f32_to_bf16(xf + u * eps);

@@ -13,6 +13,13 @@ namespace ltx2::models::transformer {
 
 namespace {
 
+// Whether the checkpoint stores the linear `key` in F8_E4M3 with a .weight_scale, as the published
+// FP8 files store their block linears.
+bool stored_in_fp8(const WeightView& view, const std::string& key) {
+  return !view.synthesizing() && view.has(key + ".weight_scale") &&
+         view.stored_dtype(key + ".weight") == DType::F8E4M3;
+}
+
 class Loader {
  public:
   Loader(const WeightView& view, DType dtype, Device device, Quantization quantization)
@@ -31,7 +38,7 @@ class Loader {
       const Fp8Weight q = per_channel(key, out, in);
       l.weight = q.weight;
       l.weight_scale = q.scale;
-    } else if (stored_in_fp8(key)) {
+    } else if (quantization_ == Quantization::Fp8ScaledMm && stored_in_fp8(view_, key)) {
       l.weight = view_.load_stored(key + ".weight", {out, in}, device_);
       l.weight_scale = tensor(key + ".weight_scale", {}, DType::F32);
       LTX2_CHECK(view_.has(key + ".input_scale"),
@@ -50,19 +57,12 @@ class Loader {
   // same values), else the weight's value quantized at load with a scale per output channel.
   Fp8Weight per_channel(const std::string& key, int64_t out, int64_t in) const {
     const std::string name = key + ".weight";
-    if (!view_.synthesizing() && view_.has(key + ".weight_scale") &&
-        view_.stored_dtype(name) == DType::F8E4M3) {
+    if (stored_in_fp8(view_, key)) {
       const Tensor scale = tensor(key + ".weight_scale", {}, DType::F32);
       return {view_.load_stored(name, {out, in}, device_), scale.view({1}).expand({out}).contiguous()};
     }
     return quantize_f8e4m3_per_channel(view_.load(name, {out, in}, DType::F32, device_),
                                        view_.synthesizing() ? name : view_.resolve(name));
-  }
-
-  // fp8-scaled-mm's choice, the reference's: the weight is F8_E4M3 and has a .weight_scale.
-  bool stored_in_fp8(const std::string& key) const {
-    return quantization_ == Quantization::Fp8ScaledMm && !view_.synthesizing() &&
-           view_.has(key + ".weight_scale") && view_.stored_dtype(key + ".weight") == DType::F8E4M3;
   }
 
   Tensor tensor_or_cast(const std::string& key, const Shape& shape) const {
@@ -266,12 +266,10 @@ std::vector<std::pair<std::string, Tensor*>> TransformerWeights::named_tensors()
 
 TransformerWeights TransformerWeights::load(const WeightView& view, const TransformerConfig& config,
                                             DType dtype, Device device, Quantization quantization) {
-  // An FP8 checkpoint: its first block's q linear stored in F8_E4M3 with a scale (the published files
-  // store every block linear so).
-  const std::string probe = "transformer_blocks.0.attn1.to_q.weight";
-  const bool fp8_checkpoint =
-      !view.synthesizing() && view.has(probe + "_scale") && view.stored_dtype(probe) == DType::F8E4M3;
-  quantization = resolve_quantization(quantization, fp8_checkpoint, device);
+  // An FP8 checkpoint: its first block's q linear stored in FP8 (the published files store every
+  // block linear so).
+  quantization =
+      resolve_quantization(quantization, stored_in_fp8(view, "transformer_blocks.0.attn1.to_q"), device);
   const Loader ld(view, dtype, device, quantization);
   TransformerWeights w;
   w.video = load_stream(ld, config, false);
