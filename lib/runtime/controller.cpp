@@ -104,6 +104,12 @@ Controller::Controller(FleetOptions options) : opt_(std::move(options)) {
   LTX2_CHECK(!opt_.devices.empty(), "fleet: no devices given");
   LTX2_CHECK(static_cast<int>(opt_.devices.size()) <= kMaxRanks, "fleet: {} ranks exceed the maximum of {}",
              opt_.devices.size(), kMaxRanks);
+  // One communicator spans the ranks: host shared memory for CPU ranks, the GPU engine (bootstrapped
+  // by all of them) for GPU ranks; a fleet of both kinds could form neither.
+  for (const Device& d : opt_.devices)
+    LTX2_CHECK(d.is_cpu() == opt_.devices[0].is_cpu(),
+               "fleet: rank 0 runs on {} and another on {}: a fleet's ranks are all CPU or all GPU",
+               opt_.devices[0].str(), d.str());
   LTX2_CHECK(!opt_.runner.empty(), "fleet: no runner named");
   LTX2_CHECK(opt_.max_queued_jobs >= 1 && opt_.max_retries >= 0, "fleet: bad queue size or retry count");
   opt_.sizes.world = static_cast<int>(opt_.devices.size());
