@@ -45,7 +45,8 @@ std::vector<std::string> model_files(const ModelPaths& p) {
        {&p.checkpoint, &p.transformer, &p.text_encoder, &p.video_vae, &p.audio_vae, &p.spatial_upsampler})
     if (!f->empty()) out.push_back(*f);
   for (const LoraFile& l : p.distilled_loras) out.push_back(l.path);
-  if (!p.gemma_root.empty())
+  if (fs::is_regular_file(p.gemma_root)) out.push_back(p.gemma_root);
+  if (fs::is_directory(p.gemma_root))
     for (const auto& e : fs::directory_iterator(p.gemma_root))
       if (e.is_regular_file() && e.path().extension() == ".safetensors") out.push_back(e.path().string());
   std::sort(out.begin(), out.end());

@@ -23,6 +23,7 @@ const char* component_name(Component c) {
     case Component::LatentUpsampler: return "latent_upsampler";
     case Component::TextModel: return "gemma_text_model";
     case Component::VisionTower: return "gemma_vision";
+    case Component::TextAssets: return "gemma_assets";
     case Component::Lora: return "lora";
     case Component::Other: return "other";
   }
@@ -65,6 +66,8 @@ Component classify_key(const std::string& k) {
   if (starts(k, "language_model.") || starts(k, "model.language_model.") || starts(k, "model.layers.") ||
       starts(k, "model.embed_tokens.") || starts(k, "model.norm."))
     return Component::TextModel;
+  if (k == kTokenizerJsonTensor || k == kSentencePieceTensor || starts(k, "hf_asset__"))
+    return Component::TextAssets;
   if (starts(k, "vision_tower.") || starts(k, "multi_modal_projector.") ||
       starts(k, "model.vision_tower.") || starts(k, "model.multi_modal_projector."))
     return Component::VisionTower;

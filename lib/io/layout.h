@@ -25,9 +25,16 @@ enum class Component {
   LatentUpsampler,
   TextModel,  // Gemma's language model
   VisionTower,  // Gemma's vision parts (unused by LTX-2)
+  TextAssets,   // a packed text-encoder file's tokenizer and processor files, as uint8 bytes
   Lora,
   Other,
 };
+
+// The tensors of a packed text-encoder file that hold its tokenizer as uint8 bytes: tokenizer.json
+// (the reference's packer; its other files are hf_asset__<name>) or the SentencePiece model
+// (ComfyUI's files).
+inline constexpr const char* kTokenizerJsonTensor = "tokenizer_json";
+inline constexpr const char* kSentencePieceTensor = "spiece_model";
 
 const char* component_name(Component c);
 // Metadata config path of a component ("transformer", "vae", ...), "" at the top level (the

@@ -116,7 +116,7 @@ void PipelineModels::acquire(ModelPart part) {
       LTX2_CHECK(options.load_text_encoder, "the text encoder is not loaded in this process");
       if (!text) {
         const bool on_device = options.text_encoder_on_device;
-        text = std::make_unique<PromptEncoder>(paths.gemma_root, ltx, kGemmaTokenizerMaxLength,
+        text = std::make_unique<PromptEncoder>(paths.gemma_source(), ltx, kGemmaTokenizerMaxLength,
                                                on_device ? options.transformer_dtype : DType::F32,
                                                on_device ? device : Device::cpu());
       }

@@ -10,6 +10,8 @@
 #include "media/image_reader.h"
 #include "media/png_sequence_writer.h"
 #include "media/y4m_wav_writer.h"
+#include "models/text/gemma3.h"
+#include "models/text/tokenizer.h"
 
 namespace ltx2 {
 
@@ -218,6 +220,31 @@ void validate_request(const GenerationRequest& r, PipelineKind kind, const Model
              dir.string());
 }
 
+namespace {
+
+// Gemma comes from --gemma-root, or from a split layout's --text-encoder-path file that holds it:
+// one of them, with its config, weights and tokenizer there (headers only are read).
+void check_gemma_source(const ModelPaths& p) {
+  const bool file_has_gemma = !p.text_encoder.empty() && Gemma3TextModel::held_by(p.text_encoder);
+  if (p.gemma_root.empty())
+    LTX2_CHECK(file_has_gemma, "--gemma-root is required (the Gemma 3 text encoder){}",
+               p.text_encoder.empty()
+                   ? ""
+                   : fmt::format(": the --text-encoder-path file {} holds no Gemma", p.text_encoder));
+  else
+    LTX2_CHECK(!file_has_gemma, "--gemma-root {} and --text-encoder-path {} both hold Gemma: give one",
+               p.gemma_root, p.text_encoder);
+  const char* flag = file_has_gemma ? "--text-encoder-path" : "--gemma-root";
+  try {
+    Gemma3TextModel::locate(p.gemma_source());
+    locate_gemma_tokenizer(p.gemma_source());
+  } catch (const Error& e) {
+    LTX2_FAIL("{} {}", flag, e.what());
+  }
+}
+
+}  // namespace
+
 void validate_model_paths(const ModelPaths& p, PipelineKind kind) {
   const char* ckpt_flag =
       kind == PipelineKind::Distilled ? "--distilled-checkpoint-path" : "--checkpoint-path";
@@ -239,10 +266,7 @@ void validate_model_paths(const ModelPaths& p, PipelineKind kind) {
     check_readable_file(p.audio_vae, "--audio-vae-path");
   }
   if (mono && !p.video_vae.empty()) check_readable_file(p.video_vae, "--video-vae-path");
-  LTX2_CHECK(!p.gemma_root.empty(), "--gemma-root is required (the Gemma 3 text encoder folder)");
-  LTX2_CHECK(fs::is_directory(p.gemma_root), "--gemma-root {}: not a folder", p.gemma_root);
-  LTX2_CHECK(fs::exists(fs::path(p.gemma_root) / "tokenizer.model"),
-             "--gemma-root {}: no tokenizer.model in it", p.gemma_root);
+  check_gemma_source(p);
   if (pipeline_traits(kind).refines) check_readable_file(p.spatial_upsampler, "--spatial-upsampler-path");
   for (const auto& l : p.loras) {
     check_readable_file(l.path, "--lora");

@@ -61,6 +61,10 @@ struct ModelPaths {
   // pipelines with pipeline_traits().distilled_lora only (the HQ one takes exactly one).
   std::vector<LoraFile> distilled_loras;
   bool split() const { return !transformer.empty() || !text_encoder.empty() || !audio_vae.empty(); }
+  // Where Gemma (config, weights, tokenizer) is read: --gemma-root, else the split layout's
+  // --text-encoder-path file, which then holds it (the reference's packed text-encoder file);
+  // validate_model_paths checks that one of them does.
+  const std::string& gemma_source() const { return gemma_root.empty() ? text_encoder : gemma_root; }
 };
 
 struct GenerationRequest {

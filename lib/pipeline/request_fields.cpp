@@ -228,10 +228,14 @@ FieldList model_path_fields(ModelPaths& p, PipelineKind kind) {
   out.push_back(pipeline_traits(kind).distilled_lora ? std::move(distilled)
                                                      : fields::without_flag(std::move(distilled)));
   path("gemma_root", "--gemma-root",
-       "Gemma 3 folder (config.json, tokenizer.model, safetensors); with no checkpoint: the tiny model's",
+       "Gemma 3 folder (config.json, tokenizer.model or tokenizer.json, safetensors) or a text-encoder file "
+       "holding Gemma; with no checkpoint: the tiny model's",
        p.gemma_root);
   path("transformer", "--transformer-path", "Split layout: transformer file", p.transformer);
-  path("text_encoder", "--text-encoder-path", "Split layout: text-encoder (connector) file", p.text_encoder);
+  path("text_encoder", "--text-encoder-path",
+       "Split layout: text-encoder file (the text projection; also Gemma with its tokenizer and config when it "
+       "holds them, as the reference packs it: then no --gemma-root)",
+       p.text_encoder);
   path("video_vae", "--video-vae-path", "Split layout (or with a monolith): video VAE file", p.video_vae);
   path("audio_vae", "--audio-vae-path", "Split layout: audio VAE + vocoder file", p.audio_vae);
   path("spatial_upsampler", "--spatial-upsampler-path",

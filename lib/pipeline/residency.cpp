@@ -11,6 +11,7 @@
 #include "io/layout.h"
 #include "io/lora.h"
 #include "io/weights.h"
+#include "models/text/gemma3.h"
 #include "models/text/tokenizer.h"
 #include "pipeline/latent_tools.h"
 #include "pipeline/pipeline_models.h"
@@ -170,7 +171,7 @@ ModelMemory model_memory(const ModelPaths& paths, const PipelineOptions& options
   // On the CPU the text encoder's memory is host memory: it takes nothing on the device.
   if (options.load_text_encoder && (options.text_encoder_on_device || !options.device.is_cuda()))
     w[index_of(ModelPart::Text)] =
-        device_bytes(*WeightSet::open_hf_folder(paths.gemma_root), {Component::TextModel}, text) +
+        device_bytes(*Gemma3TextModel::locate(paths.gemma_source()).weights, {Component::TextModel}, text) +
         device_bytes(*ltx, {Component::TextConnector}, text);
   w[index_of(ModelPart::VideoEncoder)] =
       device_bytes(*video_vae, {Component::VideoEncoder, Component::VideoStats}, vae);

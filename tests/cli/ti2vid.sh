@@ -51,7 +51,7 @@ check_invalid 1 "--image $case_dir/image.png: frame 9 is outside" --prompt x --o
   --image "$case_dir/image.png" 9 1.0
 check_invalid 1 "--checkpoint-path (monolith) cannot be mixed" --prompt x --output-path "$o" \
   --checkpoint-path "$ckpt" --audio-vae-path "$ckpt"
-check_invalid 1 "--gemma-root $scratch/none: not a folder" --prompt x --output-path "$o" --checkpoint-path "$ckpt" \
+check_invalid 1 "--gemma-root $scratch/none: no such Gemma folder or text-encoder file" --prompt x --output-path "$o" --checkpoint-path "$ckpt" \
   --gemma-root "$scratch/none" --spatial-upsampler-path "$ckpt" --distilled-lora "$ckpt"
 check_invalid 2 "--stage2-parallel" --prompt x --output-path "$o" --stage2-parallel both
 # Defaults by the checkpoint's version: the fixture's checkpoint declares none, so it gets LTX-2.0's

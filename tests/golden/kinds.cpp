@@ -30,6 +30,7 @@ const std::vector<Kind>& kinds() {
       {"vocoder", "component", "vocoder", nullptr},
       {"gemma3", "what", "Gemma 3 hidden states", nullptr},
       {"connector", "what", "FeatureExtractor", nullptr},
+      {"text_encoder_file", "what", "single-file text encoder", nullptr},
       {"schedulers", "what", "sigma schedules", nullptr},
       {"guiders", "what", "guider", nullptr},
       {"diffusion_steps", "what", "single diffusion steps", nullptr},

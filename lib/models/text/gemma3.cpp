@@ -169,6 +169,14 @@ Gemma3TextModel::Source Gemma3TextModel::locate(const std::string& root) {
   return {config, set};
 }
 
+bool Gemma3TextModel::held_by(const std::string& file) {
+  if (fs::is_directory(file) || fs::path(file).extension() != ".safetensors") return false;
+  const auto f = SafetensorsFile::open(file);
+  for (const TensorInfo& t : f->tensors())
+    if (classify_key(t.name) == Component::TextModel) return true;
+  return false;
+}
+
 std::unique_ptr<Gemma3TextModel> Gemma3TextModel::open(const std::string& root, DType dtype, Device device) {
   Source src = locate(root);
   return std::make_unique<Gemma3TextModel>(src.config, src.view(), dtype, device);

@@ -38,6 +38,9 @@ class Gemma3TextModel {
     WeightView view() const;
   };
   static Source locate(const std::string& root);
+  // true when `file` is a .safetensors file holding Gemma's language-model tensors (a packed
+  // text-encoder file); reads the header only.
+  static bool held_by(const std::string& file);
   static std::unique_ptr<Gemma3TextModel> open(const std::string& root, DType dtype = DType::F32,
                                                Device device = Device::cpu());
 

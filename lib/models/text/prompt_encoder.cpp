@@ -41,13 +41,13 @@ std::string source_gemma_version(const std::string& metadata) {
 
 }  // namespace
 
-void check_gemma_version(const WeightSet& ltx, const GemmaConfig& gemma, const std::string& gemma_root) {
+void check_gemma_version(const WeightSet& ltx, const GemmaConfig& gemma, const std::string& gemma_source) {
   std::string source = ltx.metadata_value("gemma_source_checkpoint");
   if (!source.empty()) {
     std::string want = source_gemma_version(source);
     LTX2_CHECK(gemma.gemma_version == want,
                "{}: Gemma config has gemma_version '{}', but {} was trained with Gemma version '{}'",
-               gemma_root, gemma.gemma_version, ltx.describe(), want);
+               gemma_source, gemma.gemma_version, ltx.describe(), want);
     return;
   }
   std::string model_version = ltx.metadata_value("model_version");
@@ -56,24 +56,24 @@ void check_gemma_version(const WeightSet& ltx, const GemmaConfig& gemma, const s
         gemma.gemma_version.empty(),
         "{}: {} (model_version {}) does not say which Gemma it needs, and this Gemma has gemma_version "
         "'{}'",
-        gemma_root, ltx.describe(), model_version, gemma.gemma_version);
+        gemma_source, ltx.describe(), model_version, gemma.gemma_version);
     log_warn("{} (model_version {}) names no Gemma version; assuming {} matches", ltx.describe(),
-             model_version, gemma_root);
+             model_version, gemma_source);
     return;
   }
   LTX2_CHECK(gemma.model_type.empty() || gemma.model_type == "gemma3",
-             "{}: Gemma model_type '{}' but {} needs gemma3", gemma_root, gemma.model_type, ltx.describe());
+             "{}: Gemma model_type '{}' but {} needs gemma3", gemma_source, gemma.model_type, ltx.describe());
 }
 
-PromptEncoder::PromptEncoder(const std::string& gemma_root, std::shared_ptr<const WeightSet> ltx_checkpoint,
+PromptEncoder::PromptEncoder(const std::string& gemma_source, std::shared_ptr<const WeightSet> ltx_checkpoint,
                              int64_t max_length, DType dtype, Device device) {
-  tokenizer_ = std::make_unique<GemmaTokenizer>(gemma_root, max_length);
+  tokenizer_ = std::make_unique<GemmaTokenizer>(gemma_source, max_length);
   processor_ = std::make_unique<EmbeddingsProcessor>(ltx_checkpoint, dtype, device);
-  Gemma3TextModel::Source gemma = Gemma3TextModel::locate(gemma_root);
-  processor_->feature_extractor().check_gemma(gemma.config, gemma_root);
-  check_gemma_version(*ltx_checkpoint, gemma.config, gemma_root);
+  Gemma3TextModel::Source gemma = Gemma3TextModel::locate(gemma_source);
+  processor_->feature_extractor().check_gemma(gemma.config, gemma_source);
+  check_gemma_version(*ltx_checkpoint, gemma.config, gemma_source);
   LTX2_CHECK(tokenizer_->bos_id() == gemma.config.bos_token_id,
-             "{}: tokenizer.model has <bos> = {} but config.json says bos_token_id {}", gemma_root,
+             "{}: the tokenizer's <bos> is {} but the Gemma config says bos_token_id {}", gemma_source,
              tokenizer_->bos_id(), gemma.config.bos_token_id);
   gemma_ = std::make_unique<Gemma3TextModel>(gemma.config, gemma.view(), dtype, device);
 }

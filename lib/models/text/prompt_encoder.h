@@ -28,12 +28,12 @@ struct EncodedPrompt {
 // The reference's Gemma version rule: a checkpoint naming its Gemma (metadata
 // gemma_source_checkpoint with a gemma_version) needs that version; a 2.4+ checkpoint without one
 // needs a Gemma config without gemma_version (else refused); older checkpoints need model_type gemma3.
-void check_gemma_version(const WeightSet& ltx, const GemmaConfig& gemma, const std::string& gemma_root);
+void check_gemma_version(const WeightSet& ltx, const GemmaConfig& gemma, const std::string& gemma_source);
 
 class PromptEncoder {
  public:
   // Gemma and the embeddings processor run in `dtype` on `device` (the tokens stay on the host).
-  PromptEncoder(const std::string& gemma_root, std::shared_ptr<const WeightSet> ltx_checkpoint,
+  PromptEncoder(const std::string& gemma_source, std::shared_ptr<const WeightSet> ltx_checkpoint,
                 int64_t max_length = kGemmaTokenizerMaxLength, DType dtype = DType::F32,
                 Device device = Device::cpu());
 

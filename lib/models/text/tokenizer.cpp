@@ -5,8 +5,12 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 
 #include "core/error.h"
+#include "io/safetensors.h"
+#include "models/text/tokenizer_json.h"
 
 namespace ltx2 {
 
@@ -84,19 +88,56 @@ std::string strip_unicode_whitespace(const std::string& text) {
   return text.substr(begin, end - begin);
 }
 
-GemmaTokenizer::GemmaTokenizer(const std::string& gemma_root, int64_t max_length)
+GemmaTokenizerLocation locate_gemma_tokenizer(const std::string& source) {
+  using Kind = GemmaTokenizerLocation::Kind;
+  const fs::path path(source);
+  if (fs::is_directory(path)) {
+    if (fs::is_regular_file(path / "tokenizer.model"))
+      return {Kind::SentencePieceFile, (path / "tokenizer.model").string(), {}};
+    LTX2_CHECK(fs::is_regular_file(path / "tokenizer.json"),
+               "{}: Gemma folder has neither tokenizer.model nor tokenizer.json", source);
+    return {Kind::TokenizerJsonFile, (path / "tokenizer.json").string(), {}};
+  }
+  LTX2_CHECK(fs::is_regular_file(path), "{}: no such Gemma tokenizer, folder or text-encoder file", source);
+  if (path.extension() == ".json") return {Kind::TokenizerJsonFile, source, {}};
+  if (path.extension() != ".safetensors") return {Kind::SentencePieceFile, source, {}};
+  auto file = SafetensorsFile::open(source);
+  for (auto [kind, tensor] : {std::pair{Kind::SentencePieceTensor, kSentencePieceTensor},
+                              std::pair{Kind::TokenizerJsonTensor, kTokenizerJsonTensor}}) {
+    if (!file->contains(tensor)) continue;
+    LTX2_CHECK(file->info(tensor).dtype == DType::U8, "{}: tensor '{}' is not uint8 bytes", source, tensor);
+    return {kind, source, tensor};
+  }
+  LTX2_FAIL("{}: holds no tokenizer (tensor '{}' or '{}')", source, kTokenizerJsonTensor, kSentencePieceTensor);
+}
+
+GemmaTokenizerModel read_gemma_tokenizer(const std::string& source) {
+  using Kind = GemmaTokenizerLocation::Kind;
+  const GemmaTokenizerLocation at = locate_gemma_tokenizer(source);
+  std::string bytes, origin = at.path;
+  if (at.tensor.empty()) {
+    std::ifstream in(at.path, std::ios::binary);
+    LTX2_CHECK(in, "{}: cannot read the tokenizer file", at.path);
+    bytes.assign(std::istreambuf_iterator<char>(in), {});
+  } else {
+    const Tensor t = SafetensorsFile::open(at.path)->read(at.tensor);
+    bytes.assign(static_cast<const char*>(t.data_ptr()), t.numel());
+    origin += " (tensor " + at.tensor + ")";
+  }
+  const bool json = at.kind == Kind::TokenizerJsonFile || at.kind == Kind::TokenizerJsonTensor;
+  return {json ? sentencepiece_model_from_tokenizer_json(bytes, origin) : std::move(bytes), origin};
+}
+
+GemmaTokenizer::GemmaTokenizer(const std::string& gemma_source, int64_t max_length)
     : sp_(std::make_unique<sentencepiece::SentencePieceProcessor>()), max_length_(max_length) {
-  fs::path model =
-      fs::is_directory(gemma_root) ? fs::path(gemma_root) / "tokenizer.model" : fs::path(gemma_root);
-  LTX2_CHECK(fs::is_regular_file(model), "{}: Gemma tokenizer file tokenizer.model not found",
-             model.string());
-  auto status = sp_->Load(model.string());
-  LTX2_CHECK(status.ok(), "{}: cannot load the SentencePiece model: {}", model.string(), status.ToString());
+  const GemmaTokenizerModel model = read_gemma_tokenizer(gemma_source);
+  auto status = sp_->LoadFromSerializedProto(model.proto);
+  LTX2_CHECK(status.ok(), "{}: cannot load the SentencePiece model: {}", model.origin, status.ToString());
   bos_id_ = sp_->bos_id() >= 0 ? sp_->bos_id() : sp_->PieceToId("<bos>");
   LTX2_CHECK(bos_id_ >= 0 && sp_->IdToPiece(static_cast<int>(bos_id_)) == "<bos>",
-             "{}: the vocabulary has no <bos> token", model.string());
+             "{}: the vocabulary has no <bos> token", model.origin);
   int pad = sp_->pad_id() >= 0 ? sp_->pad_id() : sp_->eos_id();
-  LTX2_CHECK(pad >= 0, "{}: the vocabulary has neither a pad nor an eos token", model.string());
+  LTX2_CHECK(pad >= 0, "{}: the vocabulary has neither a pad nor an eos token", model.origin);
   pad_id_ = pad;
   for (int id = 0; id < sp_->GetPieceSize(); ++id)
     if (sp_->IsControl(id) || sp_->IsUnknown(id)) literal_specials_.emplace_back(sp_->IdToPiece(id), id);

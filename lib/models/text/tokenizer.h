@@ -1,5 +1,5 @@
 // The prompt tokenizer of LTX's Gemma text encoder: SentencePiece (the Gemma folder's
-// tokenizer.model) plus the reference's prompt handling (LTXGemmaTokenizer): the prompt is
+// tokenizer.model, or a tokenizer.json converted to one) plus the reference's prompt handling (LTXGemmaTokenizer): the prompt is
 // str.strip()ped, tokenized without a chat template, starts with <bos>, gets no <eos>, is cut to
 // max_length and LEFT-padded with <pad> (eos when the vocabulary has no pad) to exactly max_length.
 //
@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "core/tensor.h"
+#include "io/layout.h"
 
 namespace sentencepiece {
 class SentencePieceProcessor;
@@ -38,10 +39,30 @@ TokenizedPrompt format_prompt_ids(const std::vector<int64_t>& raw_ids, int64_t b
 // Python's str.strip() on UTF-8 text (every Unicode whitespace code point Python strips).
 std::string strip_unicode_whitespace(const std::string& text);
 
+// Where a Gemma source keeps its tokenizer. The source is a Gemma folder (its tokenizer.model, else
+// its tokenizer.json), a text-encoder .safetensors file (tensor spiece_model, else tokenizer_json), a
+// tokenizer.json or a tokenizer.model file. Reads no more than a safetensors header; throws naming
+// the source when there is no tokenizer.
+struct GemmaTokenizerLocation {
+  enum class Kind { SentencePieceFile, TokenizerJsonFile, SentencePieceTensor, TokenizerJsonTensor };
+  Kind kind;
+  std::string path;
+  std::string tensor;  // the *Tensor kinds: the tensor's name in `path`
+};
+GemmaTokenizerLocation locate_gemma_tokenizer(const std::string& source);
+
+// A Gemma source's tokenizer as a serialized SentencePiece model (tokenizer.json converted:
+// tokenizer_json.h), and where it was read, for messages.
+struct GemmaTokenizerModel {
+  std::string proto;
+  std::string origin;
+};
+GemmaTokenizerModel read_gemma_tokenizer(const std::string& source);
+
 class GemmaTokenizer {
  public:
-  // Reads <gemma_root>/tokenizer.model (gemma_root may also be the tokenizer.model file itself).
-  explicit GemmaTokenizer(const std::string& gemma_root, int64_t max_length = kGemmaTokenizerMaxLength);
+  // The tokenizer of a Gemma source (read_gemma_tokenizer).
+  explicit GemmaTokenizer(const std::string& gemma_source, int64_t max_length = kGemmaTokenizerMaxLength);
   ~GemmaTokenizer();
   GemmaTokenizer(const GemmaTokenizer&) = delete;
   GemmaTokenizer& operator=(const GemmaTokenizer&) = delete;

@@ -3,6 +3,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <set>
 
 #include "core/error.h"
 #include "io/config_reader.h"
@@ -206,4 +207,14 @@ TEST_CASE("weights: NaN or infinite weights are refused, naming the tensor and t
   // Finite values at the formats' ends, and integers with any bits, load.
   REQUIRE(view.load("fine.weight").to_vector() == std::vector<float>{2.f, 896.f});
   REQUIRE(view.load("ids", DType::I64).to_vector_i64() == std::vector<int64_t>{-1, 0x7ff0000000000000});
+}
+
+TEST_CASE("layout: every tensor of the reference's packed text-encoder file has its component") {
+  auto set = WeightSet::open({test::golden_dir("text_encoder_file") + "/text_encoder.safetensors"});
+  std::set<std::string> names;
+  for (const auto& s : summarize_components(*set)) names.insert(component_name(s.component));
+  REQUIRE(names == std::set<std::string>{"text_connector", "gemma_text_model", "gemma_vision", "gemma_assets"});
+  REQUIRE(classify_key("tokenizer_json") == Component::TextAssets);
+  REQUIRE(classify_key("spiece_model") == Component::TextAssets);
+  REQUIRE(classify_key("hf_asset__tokenizer_config.json") == Component::TextAssets);
 }

@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
+#include "io/safetensors.h"
 #include "pipeline/request.h"
 #include "pipeline/request_fields.h"
 #include "support/catch.h"
@@ -179,11 +180,9 @@ TEST_CASE("request: model paths: monolith xor split, required pieces, files exis
   test::ScratchDir dir("paths");
   for (const char* f : {"ckpt.safetensors", "up.safetensors", "lora.safetensors", "t.safetensors"})
     test::write_bytes(dir.file(f), "x");
-  std::filesystem::create_directories(dir.file("gemma"));
-  test::write_bytes(dir.file("gemma/tokenizer.model"), "x");
   ModelPaths p;
   p.checkpoint = dir.file("ckpt.safetensors");
-  p.gemma_root = dir.file("gemma");
+  p.gemma_root = test::golden_dir("pipeline_distilled") + "/gemma";
   p.spatial_upsampler = dir.file("up.safetensors");
   REQUIRE_NOTHROW(validate_model_paths(p, PipelineKind::Distilled));
   REQUIRE_THROWS_WITH(validate_model_paths(p, PipelineKind::TwoStage), Contains("--distilled-lora is required"));
@@ -219,9 +218,65 @@ TEST_CASE("request: model paths: monolith xor split, required pieces, files exis
   missing.spatial_upsampler = dir.file("absent.safetensors");
   REQUIRE_THROWS_WITH(validate_model_paths(missing, PipelineKind::TwoStage),
                       Contains("--spatial-upsampler-path") && Contains("no such file"));
-  ModelPaths no_tok = p;
-  no_tok.gemma_root = dir.path();
-  REQUIRE_THROWS_WITH(validate_model_paths(no_tok, PipelineKind::TwoStage), Contains("no tokenizer.model"));
+}
+
+TEST_CASE("request: model paths: Gemma from --gemma-root or from a text-encoder file holding it") {
+  namespace fs = std::filesystem;
+  test::ScratchDir dir("paths_gemma");
+  for (const char* f : {"ckpt.safetensors", "t.safetensors"}) test::write_bytes(dir.file(f), "x");
+  const std::string golden_gemma = test::golden_dir("pipeline_distilled") + "/gemma";
+  ModelPaths mono;
+  mono.checkpoint = dir.file("ckpt.safetensors");
+  auto refused = [](ModelPaths paths, const std::string& root, const std::string& message) {
+    paths.gemma_root = root;
+    REQUIRE_THROWS_WITH(validate_model_paths(paths, PipelineKind::OneStage), message);
+  };
+  // A Gemma folder needs its config, weights and a tokenizer (tokenizer.model or tokenizer.json).
+  fs::create_directories(dir.file("gemma"));
+  refused(mono, dir.file("gemma"), "--gemma-root " + dir.file("gemma") + ": Gemma folder has no config.json");
+  for (const char* f : {"config.json", "model.safetensors"})
+    fs::copy_file(golden_gemma + "/" + f, dir.file("gemma/") + f);
+  refused(mono, dir.file("gemma"),
+          "--gemma-root " + dir.file("gemma") + ": Gemma folder has neither tokenizer.model nor tokenizer.json");
+  fs::copy_file(golden_gemma + "/tokenizer.json", dir.file("gemma/tokenizer.json"));
+  mono.gemma_root = dir.file("gemma");
+  REQUIRE_NOTHROW(validate_model_paths(mono, PipelineKind::OneStage));
+  refused(mono, dir.file("none"), "--gemma-root " + dir.file("none") + ": no such Gemma folder or text-encoder file");
+  mono.gemma_root.clear();
+  REQUIRE_THROWS_WITH(validate_model_paths(mono, PipelineKind::OneStage),
+                      "--gemma-root is required (the Gemma 3 text encoder)");
+
+  // The split layout: the reference's packed text-encoder file stands in for --gemma-root.
+  ModelPaths split;
+  split.transformer = split.video_vae = split.audio_vae = dir.file("t.safetensors");
+  split.text_encoder = test::golden_dir("text_encoder_file") + "/text_encoder.safetensors";
+  REQUIRE(split.gemma_source() == split.text_encoder);
+  REQUIRE_NOTHROW(validate_model_paths(split, PipelineKind::OneStage));
+  refused(split, golden_gemma,
+          "--gemma-root " + golden_gemma + " and --text-encoder-path " + split.text_encoder +
+              " both hold Gemma: give one");
+  // A text-encoder file with the projection only needs --gemma-root.
+  const Tensor w = Tensor::zeros({4, 4});
+  write_safetensors(dir.file("projection.safetensors"), {{"text_embedding_projection.aggregate_embed.weight", w}});
+  split.text_encoder = dir.file("projection.safetensors");
+  REQUIRE_THROWS_WITH(validate_model_paths(split, PipelineKind::OneStage),
+                      "--gemma-root is required (the Gemma 3 text encoder): the --text-encoder-path file " +
+                          split.text_encoder + " holds no Gemma");
+  split.gemma_root = golden_gemma;
+  REQUIRE_NOTHROW(validate_model_paths(split, PipelineKind::OneStage));
+  split.gemma_root.clear();
+  // A file with Gemma's tensors but no config, or no tokenizer, is refused naming what it lacks.
+  const std::string config = test::read_bytes(golden_gemma + "/config.json");
+  fs::create_directories(dir.file("packed"));
+  split.text_encoder = dir.file("packed/te.safetensors");
+  write_safetensors(split.text_encoder, {{"language_model.model.norm.weight", w}});
+  REQUIRE_THROWS_WITH(validate_model_paths(split, PipelineKind::OneStage),
+                      "--text-encoder-path " + split.text_encoder +
+                          ": carries no Gemma config (metadata 'gemma_config') and has no config.json beside it");
+  write_safetensors(split.text_encoder, {{"language_model.model.norm.weight", w}}, {{"gemma_config", config}});
+  REQUIRE_THROWS_WITH(validate_model_paths(split, PipelineKind::OneStage),
+                      "--text-encoder-path " + split.text_encoder +
+                          ": holds no tokenizer (tensor 'tokenizer_json' or 'spiece_model')");
 }
 
 TEST_CASE("request: JSON round trip, malformed JSON refused") {

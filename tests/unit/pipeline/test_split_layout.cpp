@@ -1,6 +1,7 @@
 // The split checkpoint layout (--transformer-path, --text-encoder-path, --video-vae-path,
-// --audio-vae-path) runs the same model as the monolith: the pipeline_distilled fixture's monolith
-// is cut into the four files by component, and both layouts must give identical frames and audio.
+// --audio-vae-path) runs the same model as the monolith: a fixture's monolith is cut into the four
+// files by component, and both layouts must give identical frames and audio, also when the
+// text-encoder file is the reference's packed one holding Gemma (no --gemma-root).
 #include "core/error.h"
 #include "io/layout.h"
 #include "io/safetensors.h"
@@ -17,13 +18,13 @@ struct Output {
   Tensor frames, audio;
 };
 
-Output run(const ModelPaths& paths, const std::string& out_dir) {
+Output run(const ModelPaths& paths, const std::string& out_dir, int width = 128) {
   auto engine = pipeline::make_local_engine(PipelineKind::Distilled, paths);
   GenerationRequest r;
   r.prompt = "a fox in the snow";
   r.seed = 4;
   r.height = 64;
-  r.width = 128;
+  r.width = width;
   r.num_frames = 9;
   r.output_path = out_dir + "/o.mp4";
   std::vector<Tensor> chunks;
@@ -36,14 +37,16 @@ Output run(const ModelPaths& paths, const std::string& out_dir) {
   return out;
 }
 
-}  // namespace
-
-TEST_CASE("split layout: the four component files give the monolith's frames and audio") {
-  const std::string dir = test::golden_dir("pipeline_distilled");
-  auto monolith = SafetensorsFile::open(dir + "/checkpoint.safetensors");
+// Cuts a monolith into the split layout's files in `scratch`, by component; the text-encoder
+// file is `text_encoder` when given (the tensors it holds are then left out of the others).
+ModelPaths cut_monolith(const std::string& checkpoint, test::ScratchDir& scratch,
+                        const std::string& text_encoder = "") {
+  auto monolith = SafetensorsFile::open(checkpoint);
+  auto given = text_encoder.empty() ? nullptr : SafetensorsFile::open(text_encoder);
   std::map<std::string, std::string> meta = monolith->metadata();
   std::vector<std::pair<std::string, Tensor>> transformer, text, video, audio;
   for (const auto& t : monolith->tensors()) {
+    if (given && given->contains(t.name)) continue;
     switch (classify_key(t.name)) {
       case Component::Transformer: transformer.emplace_back(t.name, monolith->tensor(t.name)); break;
       case Component::TextConnector: text.emplace_back(t.name, monolith->tensor(t.name)); break;
@@ -58,28 +61,59 @@ TEST_CASE("split layout: the four component files give the monolith's frames and
     }
   }
   REQUIRE(!transformer.empty());
-  REQUIRE(!text.empty());
   REQUIRE(!video.empty());
   REQUIRE(!audio.empty());
-  test::ScratchDir scratch("split_layout");
+  // The reference's split layout: the connectors live in the transformer file when the text-encoder
+  // file is its packed Gemma one.
+  if (given)
+    transformer.insert(transformer.end(), text.begin(), text.end());
+  else
+    write_safetensors(scratch.file("text_encoder.safetensors"), text, meta);
   write_safetensors(scratch.file("transformer.safetensors"), transformer, meta);
-  write_safetensors(scratch.file("text_encoder.safetensors"), text, meta);
   write_safetensors(scratch.file("video_vae.safetensors"), video, meta);
   write_safetensors(scratch.file("audio_vae.safetensors"), audio, meta);
+  ModelPaths split;
+  split.transformer = scratch.file("transformer.safetensors");
+  split.text_encoder = given ? text_encoder : scratch.file("text_encoder.safetensors");
+  split.video_vae = scratch.file("video_vae.safetensors");
+  split.audio_vae = scratch.file("audio_vae.safetensors");
+  return split;
+}
 
+}  // namespace
+
+TEST_CASE("split layout: the four component files give the monolith's frames and audio") {
+  const std::string dir = test::golden_dir("pipeline_distilled");
+  test::ScratchDir scratch("split_layout");
   ModelPaths mono;
   mono.checkpoint = dir + "/checkpoint.safetensors";
   mono.gemma_root = dir + "/gemma";
   mono.spatial_upsampler = dir + "/spatial_upsampler.safetensors";
-  ModelPaths split = mono;
-  split.checkpoint.clear();
-  split.transformer = scratch.file("transformer.safetensors");
-  split.text_encoder = scratch.file("text_encoder.safetensors");
-  split.video_vae = scratch.file("video_vae.safetensors");
-  split.audio_vae = scratch.file("audio_vae.safetensors");
+  ModelPaths split = cut_monolith(mono.checkpoint, scratch);
+  split.gemma_root = mono.gemma_root;
+  split.spatial_upsampler = mono.spatial_upsampler;
 
   Output a = run(mono, scratch.path()), b = run(split, scratch.path());
   REQUIRE(a.frames.shape() == Shape{9, 64, 128, 3});
+  REQUIRE(test::max_abs_diff(a.frames, b.frames) == 0.f);
+  REQUIRE(test::max_abs_diff(a.audio, b.audio) == 0.f);
+}
+
+TEST_CASE("split layout: the reference's packed text-encoder file stands in for --gemma-root") {
+  // The text_encoder_file fixture packs pipeline_ti2vid's Gemma folder and text projection.
+  const std::string dir = test::golden_dir("pipeline_ti2vid");
+  test::ScratchDir scratch("split_layout_packed");
+  ModelPaths mono;
+  mono.checkpoint = dir + "/checkpoint.safetensors";
+  mono.gemma_root = dir + "/gemma";
+  mono.spatial_upsampler = dir + "/spatial_upsampler.safetensors";
+  ModelPaths split =
+      cut_monolith(mono.checkpoint, scratch, test::golden_dir("text_encoder_file") + "/text_encoder.safetensors");
+  split.spatial_upsampler = mono.spatial_upsampler;
+  REQUIRE_NOTHROW(validate_model_paths(split, PipelineKind::Distilled));
+
+  Output a = run(mono, scratch.path(), 64), b = run(split, scratch.path(), 64);
+  REQUIRE(a.frames.shape() == Shape{9, 64, 64, 3});
   REQUIRE(test::max_abs_diff(a.frames, b.frames) == 0.f);
   REQUIRE(test::max_abs_diff(a.audio, b.audio) == 0.f);
 }

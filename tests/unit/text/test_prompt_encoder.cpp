@@ -121,7 +121,7 @@ TEST_CASE("prompt encoder: a tokenizer that disagrees with the Gemma config on <
   cfg["text_config"]["bos_token_id"] = 7;
   test::write_bytes(dir.file("config.json"), cfg.dump());
   REQUIRE_THROWS_WITH(PromptEncoder(dir.path(), checkpoint("pipeline_distilled")),
-                      Contains("config.json says bos_token_id 7"));
+                      Contains("the tokenizer's <bos> is 2 but the Gemma config says bos_token_id 7"));
 }
 
 // Placed in bf16 on the CPU (every op rounding its result, ops/cpu/bf16_widening.h) the encoder is

@@ -1,7 +1,13 @@
 // Prompt tokenization: the reference's strip / <bos> / no <eos> / truncate / left-pad rule, checked
 // against the tokens the golden pipelines recorded, and the edge cases of prompts.
+#include <cstring>
+#include <functional>
+#include <nlohmann/json.hpp>
+
 #include "core/error.h"
+#include "io/safetensors.h"
 #include "models/text/tokenizer.h"
+#include "models/text/tokenizer_json.h"
 #include "support/catch.h"
 #include "support/test_util.h"
 #include "text_fixtures.h"
@@ -131,9 +137,116 @@ TEST_CASE("tokenizer: a batch holds each prompt's row") {
   REQUIRE(mask.select(0, 1).contiguous().to_vector_i64() == tok.encode("").mask);
 }
 
-TEST_CASE("tokenizer: a Gemma folder without tokenizer.model is refused, naming the file") {
+TEST_CASE("tokenizer: a Gemma folder without a tokenizer is refused, naming the file") {
   test::ScratchDir dir("text_no_tokenizer");
-  REQUIRE_THROWS_WITH(GemmaTokenizer(dir.path()), Contains("tokenizer.model"));
+  REQUIRE_THROWS_WITH(GemmaTokenizer(dir.path()), Contains("neither tokenizer.model nor tokenizer.json"));
   test::write_bytes(dir.file("tokenizer.model"), "not a sentencepiece model");
   REQUIRE_THROWS_WITH(GemmaTokenizer(dir.path()), Contains("cannot load the SentencePiece model"));
+}
+
+namespace {
+
+// Prompts that stress the merges: the fixtures' prompts, odd whitespace and characters, and strings
+// glued from random vocabulary pieces (so that every merge order is exercised).
+std::vector<std::string> tokenizer_corpus() {
+  auto spec = test::case_json("pipeline_ti2vid");
+  std::vector<std::string> corpus = {spec["prompt"].get<std::string>(), spec["negative_prompt"].get<std::string>(),
+                                     "a  fox\t\tin\n\nthe   snow ", "Caf\xc3\xa9 \xe6\x9d\xb1\xe4\xba\xac \xf0\x9f\xa6\x8a",
+                                     "<start_of_turn>user hi<end_of_turn><eos>x<pad>", "aaaaaaaaaaaaa bbbbbbb  ",
+                                     "ingingnging the the thethe"};
+  const nlohmann::json vocab =
+      nlohmann::json::parse(test::read_bytes(gemma_root() + "/tokenizer.json"))["model"]["vocab"];
+  std::vector<std::string> pieces;
+  const std::string space_mark = "\xe2\x96\x81";  // pieces spell spaces as U+2581
+  for (const auto& [piece, id] : vocab.items()) {
+    if (piece.empty() || piece[0] == '<') continue;
+    std::string text;
+    for (size_t i = 0; i < piece.size();)
+      if (piece.compare(i, 3, space_mark) == 0) {
+        text += ' ';
+        i += 3;
+      } else {
+        text += piece[i++];
+      }
+    pieces.push_back(text);
+  }
+  uint64_t state = 12345;
+  auto next = [&] { return (state = state * 6364136223846793005ull + 1442695040888963407ull) >> 33; };
+  for (int line = 0; line < 200; ++line) {
+    std::string text;
+    for (int k = 0, n = 2 + static_cast<int>(next() % 12); k < n; ++k) text += pieces[next() % pieces.size()];
+    corpus.push_back(text);
+  }
+  return corpus;
+}
+
+}  // namespace
+
+TEST_CASE("tokenizer: a tokenizer.json, converted, tokenizes as the folder's tokenizer.model") {
+  for (const char* fixture : {"pipeline_distilled", "pipeline_ti2vid"}) {
+    const std::string folder = test::golden_dir(fixture) + "/gemma";
+    GemmaTokenizer from_model(folder), from_json(folder + "/tokenizer.json");
+    REQUIRE(from_json.bos_id() == from_model.bos_id());
+    REQUIRE(from_json.pad_id() == from_model.pad_id());
+    for (const std::string& text : tokenizer_corpus()) {
+      INFO(fixture << ": " << text);
+      REQUIRE(from_json.encode(text).ids == from_model.encode(text).ids);
+    }
+  }
+}
+
+TEST_CASE("tokenizer: a text-encoder file carries its tokenizer as tokenizer_json or spiece_model bytes") {
+  test::ScratchDir dir("text_tokenizer_tensors");
+  const std::string folder = gemma_root();
+  auto bytes_tensor = [](const std::string& bytes) {
+    Tensor t = Tensor::empty({static_cast<int64_t>(bytes.size())}, DType::U8);
+    std::memcpy(t.data_ptr(), bytes.data(), bytes.size());
+    return t;
+  };
+  const Tensor weight = Tensor::zeros({2, 2});
+  write_safetensors(dir.file("json.safetensors"),
+                    {{"tokenizer_json", bytes_tensor(test::read_bytes(folder + "/tokenizer.json"))}, {"w", weight}});
+  write_safetensors(dir.file("spiece.safetensors"),
+                    {{"spiece_model", bytes_tensor(test::read_bytes(folder + "/tokenizer.model"))}, {"w", weight}});
+  write_safetensors(dir.file("none.safetensors"), {{"w", weight}});
+  write_safetensors(dir.file("wide.safetensors"), {{"tokenizer_json", weight}});
+  GemmaTokenizer reference(folder);
+  const std::string prompt = test::case_json("pipeline_ti2vid")["prompt"].get<std::string>();
+  REQUIRE(GemmaTokenizer(dir.file("json.safetensors")).encode(prompt).ids == reference.encode(prompt).ids);
+  REQUIRE(GemmaTokenizer(dir.file("spiece.safetensors")).encode(prompt).ids == reference.encode(prompt).ids);
+  REQUIRE_THROWS_WITH(GemmaTokenizer(dir.file("none.safetensors")),
+                      dir.file("none.safetensors") + ": holds no tokenizer (tensor 'tokenizer_json' or 'spiece_model')");
+  REQUIRE_THROWS_WITH(GemmaTokenizer(dir.file("wide.safetensors")),
+                      dir.file("wide.safetensors") + ": tensor 'tokenizer_json' is not uint8 bytes");
+}
+
+TEST_CASE("tokenizer: a tokenizer.json this engine cannot convert is refused in one line naming what") {
+  const nlohmann::json good = nlohmann::json::parse(test::read_bytes(gemma_root() + "/tokenizer.json"));
+  auto refused = [&](const std::function<void(nlohmann::json&)>& spoil) {
+    nlohmann::json j = good;
+    spoil(j);
+    try {
+      sentencepiece_model_from_tokenizer_json(j.dump(), "t.json");
+    } catch (const Error& e) {
+      std::string msg = e.what();
+      REQUIRE(msg.rfind("t.json: tokenizer.json ", 0) == 0);
+      REQUIRE(msg.find('\n') == std::string::npos);
+      return msg;
+    }
+    FAIL("not refused");
+    return std::string();
+  };
+  REQUIRE_THAT(refused([](auto& j) { j["model"]["type"] = "Unigram"; }), Contains("model type 'Unigram' is not BPE"));
+  REQUIRE_THAT(refused([](auto& j) { j["pre_tokenizer"] = {{"type", "Whitespace"}}; }), Contains("pre_tokenizer"));
+  REQUIRE_THAT(refused([](auto& j) { j["normalizer"] = {{"type", "NFKC"}}; }), Contains("normalizer"));
+  REQUIRE_THAT(refused([](auto& j) { j["model"]["continuing_subword_prefix"] = "##"; }),
+               Contains("continuing_subword_prefix"));
+  REQUIRE_THAT(refused([](auto& j) { j["model"]["unk_token"] = "<nope>"; }), Contains("unk_token"));
+  REQUIRE_THAT(refused([](auto& j) { j["model"]["vocab"]["zzzz"] = 100000; }), Contains("ids are not 0.."));
+  REQUIRE_THAT(refused([](auto& j) { j["model"]["vocab"]["zzzz"] = 5; }), Contains("gives id 5 to both"));
+  REQUIRE_THAT(refused([](auto& j) { j["model"]["merges"].push_back({"q", "zzz"}); }),
+               Contains("forms 'qzzz', which is not in the vocabulary"));
+  REQUIRE_THAT(refused([](auto& j) { j["model"]["merges"].push_back(42); }), Contains("is not a pair of strings"));
+  REQUIRE_THROWS_WITH(sentencepiece_model_from_tokenizer_json("{", "t.json"),
+                      Contains("t.json: tokenizer.json is not valid JSON"));
 }
