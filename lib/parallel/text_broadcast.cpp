@@ -7,14 +7,15 @@
 namespace ltx2::parallel {
 
 std::vector<EncodedPrompt> BroadcastTextEncoder::encode(pipeline::PipelineModels& m,
-                                                        const std::vector<std::string>& prompts) {
+                                                        const std::vector<std::string>& prompts,
+                                                        const std::optional<EnhanceSettings>& enhance_first) {
   const auto n = static_cast<int64_t>(prompts.size());
   const bool root = comm_.rank() == 0;
   std::vector<EncodedPrompt> out(prompts.size());
   std::vector<int64_t> header(static_cast<size_t>(n) * 8, 0);
   if (root) {
     m.acquire(pipeline::ModelPart::Text);
-    out = m.text->encode(prompts);
+    out = m.text->encode(prompts, enhance_first);
     m.release(pipeline::ModelPart::Text);
     for (int64_t i = 0; i < n; ++i)
       for (int c = 0; c < 2; ++c) {

@@ -12,9 +12,9 @@ class BroadcastTextEncoder final : public pipeline::TextEncodeExecutor {
  public:
   explicit BroadcastTextEncoder(comm::Communicator& comm) : comm_(comm) {}
   // On every rank in the same order: first each context's dtype and shape (4 numbers a context),
-  // then the tensors. Ranks other than 0 get an all-ones context mask.
-  std::vector<EncodedPrompt> encode(pipeline::PipelineModels& models,
-                                    const std::vector<std::string>& prompts) override;
+  // then the tensors. Ranks other than 0 get an all-ones context mask. Rank 0 enhances.
+  std::vector<EncodedPrompt> encode(pipeline::PipelineModels& models, const std::vector<std::string>& prompts,
+                                    const std::optional<EnhanceSettings>& enhance_first) override;
 
  private:
   comm::Communicator& comm_;

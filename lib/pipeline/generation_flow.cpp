@@ -1,6 +1,9 @@
 // The flow shared by every pipeline (see generation_flow.h).
 #include "pipeline/generation_flow.h"
 
+#include <fstream>
+#include <iterator>
+
 #include "core/cuda/events.h"
 #include "core/error.h"
 #include "models/video_vae/tiled_decode.h"
@@ -17,6 +20,18 @@ namespace ltx2::pipeline {
 namespace {
 
 namespace tr = models::transformer;
+
+// --enhance-prompt's settings: the system text from --enhance-system-prompt's file, or ltx2's own.
+std::optional<EnhanceSettings> enhance_settings(const GenerationRequest& r) {
+  if (!r.enhance_prompt) return std::nullopt;
+  EnhanceSettings s;
+  if (!r.enhance_system_prompt.empty()) {
+    std::ifstream in(r.enhance_system_prompt, std::ios::binary);
+    LTX2_CHECK(in, "--enhance-system-prompt {}: cannot read it", r.enhance_system_prompt);
+    s.system_prompt.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  return s;
+}
 
 // A model output as the host-side float32 the latents, probes and writers use (no copy on the CPU).
 Tensor to_host_f32(const Tensor& t) {
@@ -228,12 +243,13 @@ void run_generation_flow(PipelineModels& m, const GenerationRequest& r, const St
   for (const ImageCondition& image : r.images) check_image_crf(image, m.model_version);
   std::vector<std::string> prompts = {r.prompt};
   if (plan.guided_stage1) prompts.push_back(r.negative_prompt);
+  const std::optional<EnhanceSettings> enhance = enhance_settings(r);
   std::vector<EncodedPrompt> encoded;
   if (m.options.executors.text_encode) {
-    encoded = m.options.executors.text_encode->encode(m, prompts);
+    encoded = m.options.executors.text_encode->encode(m, prompts, enhance);
   } else {
     m.acquire(ModelPart::Text);
-    encoded = m.text->encode(prompts);
+    encoded = m.text->encode(prompts, enhance);
     m.release(ModelPart::Text);
   }
   for (size_t i = 0; i < encoded.size(); ++i) {

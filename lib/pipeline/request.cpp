@@ -190,6 +190,13 @@ void validate_request(const GenerationRequest& r, PipelineKind kind, const Model
                "--image {}: strength must be in [0, 1], got {}", im.path, im.strength);
     LTX2_CHECK(im.crf >= -1 && im.crf <= 51, "--image {}: crf must be in [0, 51], got {}", im.path, im.crf);
   }
+  LTX2_CHECK(!r.enhance_prompt || r.images.empty(),
+             "--enhance-prompt with --image: the reference enhances an image-to-video prompt by showing Gemma "
+             "the image, which ltx2 does not do; drop one of them");
+  if (!r.enhance_system_prompt.empty()) {
+    LTX2_CHECK(r.enhance_prompt, "--enhance-system-prompt is only used with --enhance-prompt");
+    check_readable_file(r.enhance_system_prompt, "--enhance-system-prompt");
+  }
   LTX2_CHECK(!r.output_path.empty(), "--output-path is required");
   media::ClipFormat format{};
   std::string target = r.output_path;  // what is renamed into place: the file, or a sequence's folder

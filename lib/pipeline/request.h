@@ -83,6 +83,10 @@ struct GenerationRequest {
   // sequence's frame pattern (frames/%05d.png, + frames/audio.wav).
   std::string output_path;
   bool no_audio = false;  // --no-audio: no audio track (and no audio decode)
+  // --enhance-prompt: Gemma rewrites the prompt before it is encoded (models/text/prompt_enhancer.h),
+  // with the system text of the file --enhance-system-prompt names (empty: ltx2's own).
+  bool enhance_prompt = false;
+  std::string enhance_system_prompt;
 };
 
 // What the run must decode for the output: the video unless the output is a .wav, the audio

@@ -165,6 +165,20 @@ FieldList request_fields(GenerationRequest& r, PipelineKind kind) {
                                        "sequence without its .wav (the audio is "
                                        "not decoded)",
                                        r.no_audio));
+  out.push_back(fields::boolean_switch(
+      "enhance_prompt", "--enhance-prompt",
+      "Rewrite the prompt with Gemma 3 before encoding it, as the reference does, but decoding greedily (the "
+      "same request gives the same video) with ltx2's own system text (see --enhance-system-prompt); up to 512 "
+      "new tokens; the rewrite is logged. Not with --image (the reference's image-to-video enhancement shows "
+      "Gemma the image, which ltx2 does not do)",
+      r.enhance_prompt));
+  Field system_prompt = fields::text(
+      "enhance_system_prompt", "--enhance-system-prompt",
+      "A text file with the system prompt for --enhance-prompt (e.g. the reference's "
+      "gemma3_t2v_system_prompt.txt); default: ltx2's own",
+      r.enhance_system_prompt);
+  system_prompt.type_name = "PATH";
+  out.push_back(std::move(system_prompt));
   out.push_back(fields::integer("seed", "--seed", "Random seed", r.seed));
   const int multiple = pipeline_traits(kind).size_multiple;
   const std::string sizes = multiple == 64 ? " (multiple of 64)" : " (multiple of 32, at least 64)";

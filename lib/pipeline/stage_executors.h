@@ -7,6 +7,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -40,12 +41,13 @@ class VideoDecodeExecutor {
                       const std::function<void(const Tensor& frames)>& on_chunk) = 0;
 };
 
-// Encodes the prompts (positive first) into contexts on the transformer's device.
+// Encodes the prompts (positive first) into contexts on the transformer's device, the first
+// enhanced before when asked (PromptEncoder::encode).
 class TextEncodeExecutor {
  public:
   virtual ~TextEncodeExecutor() = default;
-  virtual std::vector<EncodedPrompt> encode(PipelineModels& models,
-                                            const std::vector<std::string>& prompts) = 0;
+  virtual std::vector<EncodedPrompt> encode(PipelineModels& models, const std::vector<std::string>& prompts,
+                                            const std::optional<EnhanceSettings>& enhance_first) = 0;
 };
 
 // Who runs what. Empty: in this process.

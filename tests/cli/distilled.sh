@@ -57,6 +57,29 @@ cmp -s "$scratch/cast.y4m" "$scratch/fp8.y4m" && fail "--quantization fp8 gave f
 expect_exit 0 "$exe" --prompt "a cat" --output-path "$scratch/auto.y4m" --seed 5 "${small[@]}" --quantization auto
 cmp -s "$scratch/a.y4m" "$scratch/auto.y4m" || fail "--quantization auto on the CPU changed the frames"
 
+# --enhance-prompt: Gemma rewrites the prompt (logged) and the rewrite is what is encoded: other frames
+# than a.y4m's, the same on a rerun (greedy), through a fleet of 2 ranks (rank 0 enhances) and from a
+# --jobs line; a system text from a file changes the rewrite.
+expect_exit 0 "$exe" --prompt "a cat" --output-path "$scratch/enh.y4m" --seed 5 "${small[@]}" --enhance-prompt
+expect_contains "enhanced prompt: "
+enhanced_line=$(echo "$out" | grep -o 'enhanced prompt: .*')
+cmp -s "$scratch/a.y4m" "$scratch/enh.y4m" && fail "--enhance-prompt left the frames unchanged"
+expect_exit 0 "$exe" --prompt "a cat" --output-path "$scratch/enh2.y4m" --seed 5 "${small[@]}" --enhance-prompt \
+  --ranks 2
+cmp -s "$scratch/enh.y4m" "$scratch/enh2.y4m" || fail "--enhance-prompt through 2 ranks changed the frames"
+echo '{"prompt": "a cat", "output_path": "'"$scratch"'/enh3.y4m", "enhance_prompt": true}' > "$scratch/enh.jsonl"
+expect_exit 0 "$exe" --jobs "$scratch/enh.jsonl" --seed 5 "${small[@]}"
+cmp -s "$scratch/enh.y4m" "$scratch/enh3.y4m" || fail "--enhance-prompt from a --jobs line changed the frames"
+echo "Answer in one word." > "$scratch/system.txt"
+expect_exit 0 "$exe" --prompt "a cat" --output-path "$scratch/enh4.y4m" --seed 5 "${small[@]}" --enhance-prompt \
+  --enhance-system-prompt "$scratch/system.txt"
+[ "$(echo "$out" | grep -o 'enhanced prompt: .*')" != "$enhanced_line" ] || fail "--enhance-system-prompt was not used"
+o="$scratch/bad.mp4"
+check_invalid 1 "--enhance-prompt with --image" --prompt x --output-path "$o" --enhance-prompt \
+  --image "$LTX2_SOURCE_DIR/tests/data/golden/pipeline_ti2vid/image.png" 0 1
+check_invalid 1 "--enhance-system-prompt $scratch/none.txt: no such file" --prompt x --output-path "$o" \
+  --enhance-prompt --enhance-system-prompt "$scratch/none.txt"
+
 # --jobs: the command line's values fill in; line 2 is bad and reported, the others run.
 cat > "$scratch/jobs.jsonl" <<JOBS
 {"prompt": "a cat", "output_path": "$scratch/j1.mp4", "seed": 5}

@@ -31,6 +31,7 @@ const std::vector<Kind>& kinds() {
       {"gemma3", "what", "Gemma 3 hidden states", nullptr},
       {"connector", "what", "FeatureExtractor", nullptr},
       {"text_encoder_file", "what", "single-file text encoder", nullptr},
+      {"enhance_prompt", "what", "prompt enhancement", nullptr},
       {"schedulers", "what", "sigma schedules", nullptr},
       {"guiders", "what", "guider", nullptr},
       {"diffusion_steps", "what", "single diffusion steps", nullptr},

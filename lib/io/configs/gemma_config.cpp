@@ -50,6 +50,12 @@ GemmaConfig parse_gemma_config(const json& j) {
   c.rms_norm_eps = r.number("rms_norm_eps", 1e-6);
   c.sliding_window = r.integer("sliding_window", 4096);
   c.bos_token_id = r.integer("bos_token_id", 2);
+  for (const ConfigReader* where : {&top, &r}) {
+    if (!where->has("eos_token_id")) continue;
+    c.eos_token_ids = where->raw().at("eos_token_id").is_array() ? where->integers("eos_token_id")
+                                                                  : std::vector<int64_t>{where->integer("eos_token_id")};
+    break;
+  }
   r.choice("hidden_activation", {"gelu_pytorch_tanh"}, "gelu_pytorch_tanh");
   r.require_equal("attention_bias", false);
   r.require_equal("use_bidirectional_attention", false);

@@ -28,6 +28,9 @@ struct GemmaConfig {
   double rope_global_linear_factor = 1;  // linear scaling of the global layers (inv_freq / factor)
   double rope_local_theta = 0;           // sliding-attention layers
   int64_t bos_token_id = 2;              // must agree with tokenizer.model
+  // Where generation stops (prompt enhancement): "eos_token_id", an id or a list, of the top-level
+  // config (Gemma 3 instruct: <eos> and <end_of_turn>), else of the text config.
+  std::vector<int64_t> eos_token_ids = {1};
 
   int64_t num_hidden_states() const { return num_layers + 1; }
 };

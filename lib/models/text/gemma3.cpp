@@ -29,11 +29,11 @@ Tensor load_norm_plus_one(const WeightView& w, const std::string& key, int64_t d
   return ops::add(w.load(key, {dim}), 1.f).to(device);
 }
 
-// HF default/linear RoPE for positions 0..T-1: inv_freq[i] = 1 / base^(2i/hd) (float32), divided by
+// HF default/linear RoPE for positions first..first+T-1: inv_freq[i] = 1 / base^(2i/hd) (float32), divided by
 // the linear factor; angle = t * inv_freq[i]. HF's rotate_half is the split layout with every head
 // sharing the frequencies: tables [1, 1, T, hd/2], widened to the head count where applied.
-ops::RopeTables gemma_rope_tables(int64_t tokens, int64_t head_dim, double base, double linear_factor,
-                                  Device device) {
+ops::RopeTables gemma_rope_tables(int64_t first, int64_t tokens, int64_t head_dim, double base,
+                                  double linear_factor, Device device) {
   int64_t half = head_dim / 2;
   std::vector<float> inv_freq(half);
   for (int64_t i = 0; i < half; ++i) {
@@ -48,7 +48,7 @@ ops::RopeTables gemma_rope_tables(int64_t tokens, int64_t head_dim, double base,
   float* sp = s.data<float>();
   for (int64_t t = 0; t < tokens; ++t) {
     for (int64_t i = 0; i < half; ++i) {
-      float angle = static_cast<float>(t) * inv_freq[i];
+      float angle = static_cast<float>(first + t) * inv_freq[i];
       cp[t * half + i] = static_cast<float>(std::cos(static_cast<double>(angle)));
       sp[t * half + i] = static_cast<float>(std::sin(static_cast<double>(angle)));
     }
@@ -196,7 +196,7 @@ Tensor Gemma3TextModel::embed(const Tensor& ids) const {
 }
 
 Tensor Gemma3TextModel::attention(const Layer& L, const Tensor& x, const Tensor& mask, const Tensor& seen,
-                                  const ops::RopeTables& rope) const {
+                                  const ops::RopeTables& rope, KvCache* cache, size_t layer_index) const {
   const int64_t B = x.size(0), T = x.size(1), hd = config_.head_dim;
   const int64_t H = config_.num_heads, Hkv = config_.num_kv_heads;
   const float eps = static_cast<float>(config_.rms_norm_eps);
@@ -210,6 +210,13 @@ Tensor Gemma3TextModel::attention(const Layer& L, const Tensor& x, const Tensor&
   Tensor q = heads(L.q_proj, H, L.q_norm);
   Tensor k = heads(L.k_proj, Hkv, L.k_norm);
   Tensor v = heads(L.v_proj, Hkv, Tensor());
+  if (cache) {
+    const int64_t end = cache->length + T;
+    cache->keys[layer_index].narrow(2, cache->length, T).copy_(k);
+    cache->values[layer_index].narrow(2, cache->length, T).copy_(v);
+    k = cache->keys[layer_index].narrow(2, 0, end).contiguous();
+    v = cache->values[layer_index].narrow(2, 0, end).contiguous();
+  }
   float scale = static_cast<float>(1.0 / std::sqrt(config_.query_pre_attn_scalar));
   // k, v keep their Hkv heads: ops::attention maps query head h to KV head h / (H / Hkv), HF's
   // repeat_kv without the copy.
@@ -223,8 +230,8 @@ std::vector<Tensor> Gemma3TextModel::forward(const Tensor& ids, const Tensor& ma
   const int64_t B = ids.size(0), T = ids.size(1);
   const float eps = static_cast<float>(config_.rms_norm_eps);
   const ops::RopeTables local =
-      gemma_rope_tables(T, config_.head_dim, config_.rope_local_theta, 1.0, device_);
-  const ops::RopeTables global = gemma_rope_tables(T, config_.head_dim, config_.rope_global_theta,
+      gemma_rope_tables(0, T, config_.head_dim, config_.rope_local_theta, 1.0, device_);
+  const ops::RopeTables global = gemma_rope_tables(0, T, config_.head_dim, config_.rope_global_theta,
                                                    config_.rope_global_linear_factor, device_);
   const std::vector<int64_t> m = mask.to(Device::cpu()).contiguous().to_vector_i64();
   const AttentionMask local_mask = attention_mask(m, B, T, true, config_.sliding_window, dtype_, device_);
@@ -237,15 +244,72 @@ std::vector<Tensor> Gemma3TextModel::forward(const Tensor& ids, const Tensor& ma
     const Layer& L = layers_[i];
     const ops::RopeTables& rope = L.sliding ? local : global;
     const AttentionMask& am = L.sliding ? local_mask : global_mask;
-    Tensor a = attention(L, ops::rms_norm(h, L.input_norm, eps), am.additive, am.seen, rope);
-    h = ops::add(h, ops::rms_norm(a, L.post_attn_norm, eps));
-    Tensor n = ops::rms_norm(h, L.pre_ff_norm, eps);
-    Tensor m = ops::linear(ops::mul(ops::gelu_tanh(ops::linear(n, L.gate_proj)), ops::linear(n, L.up_proj)),
-                           L.down_proj);
-    h = ops::add(h, ops::rms_norm(m, L.post_ff_norm, eps));
+    h = layer(L, h, [&](const Tensor& x) { return attention(L, x, am.additive, am.seen, rope); });
     states.push_back(i + 1 == layers_.size() ? ops::rms_norm(h, final_norm_, eps) : h);
   }
   return states;
+}
+
+Tensor Gemma3TextModel::layer(const Layer& L, const Tensor& h,
+                              const std::function<Tensor(const Tensor&)>& attend) const {
+  const float eps = static_cast<float>(config_.rms_norm_eps);
+  Tensor a = attend(ops::rms_norm(h, L.input_norm, eps));
+  Tensor x = ops::add(h, ops::rms_norm(a, L.post_attn_norm, eps));
+  Tensor n = ops::rms_norm(x, L.pre_ff_norm, eps);
+  Tensor m = ops::linear(ops::mul(ops::gelu_tanh(ops::linear(n, L.gate_proj)), ops::linear(n, L.up_proj)),
+                         L.down_proj);
+  return ops::add(x, ops::rms_norm(m, L.post_ff_norm, eps));
+}
+
+Gemma3TextModel::KvCache Gemma3TextModel::make_cache(int64_t capacity) const {
+  LTX2_CHECK(capacity > 0, "gemma: a key/value cache needs a positive capacity, got {}", capacity);
+  KvCache cache;
+  for (size_t i = 0; i < layers_.size(); ++i) {
+    const Shape shape = {1, config_.num_kv_heads, capacity, config_.head_dim};
+    cache.keys.push_back(Tensor::zeros(shape, dtype_, device_));
+    cache.values.push_back(Tensor::zeros(shape, dtype_, device_));
+  }
+  return cache;
+}
+
+Tensor Gemma3TextModel::extend(const std::vector<int64_t>& ids, KvCache& cache) const {
+  const int64_t T = static_cast<int64_t>(ids.size()), past = cache.length, end = past + T;
+  LTX2_CHECK(T > 0, "gemma: extend() needs at least one token");
+  LTX2_CHECK(end <= cache.capacity(), "gemma: {} tokens exceed the key/value cache's {} positions", end,
+             cache.capacity());
+  const float eps = static_cast<float>(config_.rms_norm_eps);
+  const ops::RopeTables local =
+      gemma_rope_tables(past, T, config_.head_dim, config_.rope_local_theta, 1.0, device_);
+  const ops::RopeTables global = gemma_rope_tables(past, T, config_.head_dim, config_.rope_global_theta,
+                                                   config_.rope_global_linear_factor, device_);
+  // Query q (position past + q) sees key k <= past + q, and in sliding layers k > past + q - window.
+  auto mask = [&](bool sliding) {
+    Tensor additive = Tensor::empty({1, 1, T, end});
+    float* p = additive.data<float>();
+    for (int64_t q = 0; q < T; ++q)
+      for (int64_t k = 0; k < end; ++k)
+        p[q * end + k] = k <= past + q && (!sliding || k > past + q - config_.sliding_window)
+                             ? 0.f
+                             : std::numeric_limits<float>::lowest();
+    return additive.to(device_);
+  };
+  const Tensor local_mask = mask(true), global_mask = mask(false);
+  const Tensor seen = Tensor::full({1, 1, T, 1}, 1.f, dtype_, device_);  // every query sees itself
+
+  Tensor h = embed(Tensor::from_vector_i64(ids, {1, T}));
+  for (size_t i = 0; i < layers_.size(); ++i) {
+    const Layer& L = layers_[i];
+    h = layer(L, h, [&](const Tensor& x) {
+      return attention(L, x, L.sliding ? local_mask : global_mask, seen, L.sliding ? local : global, &cache, i);
+    });
+  }
+  cache.length = end;
+  return ops::rms_norm(h.select(1, T - 1), final_norm_, eps);
+}
+
+Tensor Gemma3TextModel::logits(const Tensor& hidden) const {
+  if (!lm_head_.defined()) lm_head_ = embed_raw_.to(dtype_).to(device_);
+  return ops::linear(hidden, lm_head_).to(DType::F32).to(Device::cpu());
 }
 
 }  // namespace ltx2

@@ -8,6 +8,7 @@
 // mask plus the sliding window, gelu(tanh)-gated MLP. Positions are 0..T-1 over the padded row.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -50,6 +51,25 @@ class Gemma3TextModel {
   // num_layers + 1 tensors [B, T, D] in the model's dtype on its device.
   std::vector<Tensor> forward(const Tensor& ids, const Tensor& mask) const;
 
+  // Autoregressive decoding of one sequence (prompt enhancement). The cache holds every layer's
+  // keys and values so far, [1, Hkv, capacity, hd] in the model's dtype on its device, the first
+  // `length` positions written; positions run 0, 1, ... from the sequence's first token (a
+  // left-padded batch of one, as Hugging Face's generate() runs it, gives the same: pads neither
+  // count as positions nor are seen).
+  struct KvCache {
+    std::vector<Tensor> keys, values;
+    int64_t length = 0;
+    int64_t capacity() const { return keys.empty() ? 0 : keys[0].size(2); }
+  };
+  KvCache make_cache(int64_t capacity) const;
+  // Runs `ids` (the next tokens of the sequence) through the layers, appending their keys and
+  // values to the cache, and returns the last token's final hidden state [1, D] (after the final
+  // norm). Refuses ids past the cache's capacity.
+  Tensor extend(const std::vector<int64_t>& ids, KvCache& cache) const;
+  // Next-token logits [1, vocab] float32 (host) of a final hidden state [1, D]: the tied embedding
+  // table as the LM head, in the model's dtype on its device (a copy made on first use).
+  Tensor logits(const Tensor& hidden) const;
+
  private:
   struct Layer {
     bool sliding = false;
@@ -65,10 +85,17 @@ class Gemma3TextModel {
   Tensor final_norm_;  // 1 + w
   std::vector<Layer> layers_;
 
+  mutable Tensor lm_head_;  // [vocab, D], made by logits() on first use
+
   Tensor embed(const Tensor& ids) const;
-  // mask: the additive mask [B, 1, T, T]; seen: [B, 1, T, 1] 1 where the query row sees a key.
+  // The attention of one layer on its normalized input x [B, T, D]. Rope tables at the new tokens'
+  // positions; mask: additive [B, 1, T, Tk]; seen: [B, 1, T, 1] 1 where the query row sees a key.
+  // With a cache (B = 1) the new keys and values are written at cache->length and the queries
+  // attend to every cached position before them too (Tk = length + T).
   Tensor attention(const Layer& layer, const Tensor& x, const Tensor& mask, const Tensor& seen,
-                   const ops::RopeTables& rope) const;
+                   const ops::RopeTables& rope, KvCache* cache = nullptr, size_t layer_index = 0) const;
+  // One decoder layer around its attention (given the normalized input, returns the attention).
+  Tensor layer(const Layer& L, const Tensor& h, const std::function<Tensor(const Tensor&)>& attend) const;
 };
 
 }  // namespace ltx2

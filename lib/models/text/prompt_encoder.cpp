@@ -39,6 +39,15 @@ std::string source_gemma_version(const std::string& metadata) {
   return metadata;  // a bare version string
 }
 
+// The text with control characters (a generated NUL, say) written as \xNN, for a log line.
+std::string printable(const std::string& text) {
+  std::string out;
+  for (char c : text)
+    out += static_cast<unsigned char>(c) < 0x20 || c == 0x7f ? fmt::format("\\x{:02x}", static_cast<unsigned char>(c))
+                                                              : std::string(1, c);
+  return out;
+}
+
 }  // namespace
 
 void check_gemma_version(const WeightSet& ltx, const GemmaConfig& gemma, const std::string& gemma_source) {
@@ -76,6 +85,15 @@ PromptEncoder::PromptEncoder(const std::string& gemma_source, std::shared_ptr<co
              "{}: the tokenizer's <bos> is {} but the Gemma config says bos_token_id {}", gemma_source,
              tokenizer_->bos_id(), gemma.config.bos_token_id);
   gemma_ = std::make_unique<Gemma3TextModel>(gemma.config, gemma.view(), dtype, device);
+}
+
+std::vector<EncodedPrompt> PromptEncoder::encode(std::vector<std::string> prompts,
+                                                 const std::optional<EnhanceSettings>& enhance_first) const {
+  if (enhance_first && !prompts.empty()) {
+    prompts[0] = enhance_prompt(*gemma_, *tokenizer_, prompts[0], *enhance_first).text;
+    log_info("enhanced prompt: {}", printable(prompts[0]));
+  }
+  return encode(prompts);
 }
 
 std::vector<EncodedPrompt> PromptEncoder::encode(const std::vector<std::string>& prompts) const {

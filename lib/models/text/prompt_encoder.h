@@ -7,6 +7,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -14,6 +15,7 @@
 #include "io/weights.h"
 #include "models/text/embeddings_processor.h"
 #include "models/text/gemma3.h"
+#include "models/text/prompt_enhancer.h"
 #include "models/text/tokenizer.h"
 
 namespace ltx2 {
@@ -40,6 +42,10 @@ class PromptEncoder {
   // All prompts go through Gemma as one batch (positive and negative together), then each is
   // processed on its own; results in the order given.
   std::vector<EncodedPrompt> encode(const std::vector<std::string>& prompts) const;
+  // The same, with --enhance-prompt: the first prompt is rewritten by Gemma first
+  // (prompt_enhancer.h), and the rewrite is what gets encoded (and logged).
+  std::vector<EncodedPrompt> encode(std::vector<std::string> prompts,
+                                    const std::optional<EnhanceSettings>& enhance_first) const;
 
   const GemmaTokenizer& tokenizer() const { return *tokenizer_; }
 

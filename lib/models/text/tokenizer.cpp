@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <nlohmann/json.hpp>
 
 #include "core/error.h"
 #include "io/safetensors.h"
@@ -111,9 +112,10 @@ GemmaTokenizerLocation locate_gemma_tokenizer(const std::string& source) {
   LTX2_FAIL("{}: holds no tokenizer (tensor '{}' or '{}')", source, kTokenizerJsonTensor, kSentencePieceTensor);
 }
 
-GemmaTokenizerModel read_gemma_tokenizer(const std::string& source) {
+namespace {
+
+GemmaTokenizerModel read_tokenizer_at(const GemmaTokenizerLocation& at) {
   using Kind = GemmaTokenizerLocation::Kind;
-  const GemmaTokenizerLocation at = locate_gemma_tokenizer(source);
   std::string bytes, origin = at.path;
   if (at.tensor.empty()) {
     std::ifstream in(at.path, std::ios::binary);
@@ -128,9 +130,17 @@ GemmaTokenizerModel read_gemma_tokenizer(const std::string& source) {
   return {json ? sentencepiece_model_from_tokenizer_json(bytes, origin) : std::move(bytes), origin};
 }
 
+}  // namespace
+
+GemmaTokenizerModel read_gemma_tokenizer(const std::string& source) {
+  return read_tokenizer_at(locate_gemma_tokenizer(source));
+}
+
 GemmaTokenizer::GemmaTokenizer(const std::string& gemma_source, int64_t max_length)
-    : sp_(std::make_unique<sentencepiece::SentencePieceProcessor>()), max_length_(max_length) {
-  const GemmaTokenizerModel model = read_gemma_tokenizer(gemma_source);
+    : sp_(std::make_unique<sentencepiece::SentencePieceProcessor>()),
+      location_(locate_gemma_tokenizer(gemma_source)),
+      max_length_(max_length) {
+  const GemmaTokenizerModel model = read_tokenizer_at(location_);
   auto status = sp_->LoadFromSerializedProto(model.proto);
   LTX2_CHECK(status.ok(), "{}: cannot load the SentencePiece model: {}", model.origin, status.ToString());
   bos_id_ = sp_->bos_id() >= 0 ? sp_->bos_id() : sp_->PieceToId("<bos>");
@@ -176,6 +186,77 @@ std::vector<int64_t> GemmaTokenizer::encode_text(const std::string& text) const 
 }
 
 GemmaTokenizer::~GemmaTokenizer() = default;
+
+std::vector<int64_t> GemmaTokenizer::tokenize(const std::string& text) const {
+  return encode_text(text);
+}
+
+namespace {
+
+bool valid_utf8(const std::string& s) {
+  for (size_t i = 0; i < s.size();) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    const size_t n = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xe ? 3 : (c >> 3) == 0x1e ? 4 : 0;
+    if (n == 0 || i + n > s.size()) return false;
+    uint32_t cp = n == 1 ? c : c & (0xff >> (n + 1));
+    for (size_t k = 1; k < n; ++k) {
+      const auto b = static_cast<unsigned char>(s[i + k]);
+      if ((b & 0xc0) != 0x80) return false;
+      cp = (cp << 6) | (b & 0x3f);
+    }
+    // Overlong forms, surrogates and code points past U+10FFFF are not UTF-8 (Rust's from_utf8).
+    const uint32_t least[5] = {0, 0, 0x80, 0x800, 0x10000};
+    if (cp < least[n] || (cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff) return false;
+    i += n;
+  }
+  return true;
+}
+
+}  // namespace
+
+std::string GemmaTokenizer::decode(const std::vector<int64_t>& ids) const {
+  if (special_.empty()) {
+    special_.resize(sp_->GetPieceSize());
+    for (int id = 0; id < sp_->GetPieceSize(); ++id) special_[id] = sp_->IsControl(id) || sp_->IsUnknown(id);
+    const fs::path beside = fs::path(location_.path).parent_path() / "tokenizer.json";
+    if (location_.kind == GemmaTokenizerLocation::Kind::SentencePieceFile && fs::is_regular_file(beside)) {
+      std::ifstream in(beside);
+      const nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
+      LTX2_CHECK(j.is_object(), "{}: not valid JSON", beside.string());
+      for (const nlohmann::json& t : j.value("added_tokens", nlohmann::json::array())) {
+        const int64_t id = t.value("id", int64_t{-1});
+        if (t.value("special", false) && id >= 0 && id < sp_->GetPieceSize()) special_[id] = true;
+      }
+    }
+  }
+  std::string out, bytes;
+  size_t byte_pieces = 0;
+  auto flush = [&] {
+    if (valid_utf8(bytes))
+      out += bytes;
+    else
+      for (size_t i = 0; i < byte_pieces; ++i) out += "\xef\xbf\xbd";  // U+FFFD
+    bytes.clear();
+    byte_pieces = 0;
+  };
+  for (int64_t id : ids) {
+    LTX2_CHECK(id >= 0 && id < sp_->GetPieceSize(), "tokenizer: id {} is outside the vocabulary of {}", id,
+               sp_->GetPieceSize());
+    const int piece_id = static_cast<int>(id);
+    if (special_[piece_id]) continue;
+    if (sp_->IsByte(piece_id)) {
+      bytes.push_back(static_cast<char>(std::stoi(sp_->IdToPiece(piece_id).substr(3, 2), nullptr, 16)));
+      ++byte_pieces;
+      continue;
+    }
+    flush();
+    std::string piece = sp_->IdToPiece(piece_id);
+    for (size_t at; (at = piece.find("\xe2\x96\x81")) != std::string::npos;) piece.replace(at, 3, " ");
+    out += piece;
+  }
+  flush();
+  return out;
+}
 
 TokenizedPrompt GemmaTokenizer::encode(const std::string& prompt) const {
   return format_prompt_ids(encode_text(strip_unicode_whitespace(prompt)), bos_id_, pad_id_, max_length_);

@@ -68,6 +68,17 @@ class GemmaTokenizer {
   GemmaTokenizer& operator=(const GemmaTokenizer&) = delete;
 
   TokenizedPrompt encode(const std::string& prompt) const;
+  // Raw ids of a text, as Hugging Face's tokenizer gives them without special tokens added (no
+  // stripping, no <bos>; special tokens written in the text are recognised).
+  std::vector<int64_t> tokenize(const std::string& text) const;
+  // Text of ids as Hugging Face's decode(skip_special_tokens=True) gives it for Gemma's
+  // tokenizer.json: special tokens dropped, U+2581 read as a space, and each run of byte pieces
+  // joined into its UTF-8 text, or one U+FFFD per byte when the run is not valid UTF-8 (its
+  // ByteFallback decoder). The special tokens are tokenizer.json's (its added tokens marked
+  // special, also when the ids come from the tokenizer.model beside it: SentencePiece types some
+  // of them, <end_of_turn> for one, as user-defined); with no tokenizer.json, the control and
+  // unknown pieces.
+  std::string decode(const std::vector<int64_t>& ids) const;
   // Several prompts as one batch: ids and mask [N, max_length] int64.
   std::pair<Tensor, Tensor> encode_batch(const std::vector<std::string>& prompts) const;
 
@@ -77,6 +88,8 @@ class GemmaTokenizer {
 
  private:
   std::unique_ptr<sentencepiece::SentencePieceProcessor> sp_;
+  GemmaTokenizerLocation location_;
+  mutable std::vector<bool> special_;  // by id, made by decode() on first use
   std::vector<std::pair<std::string, int64_t>> literal_specials_;  // control/unknown pieces, longest first
   int64_t bos_id_ = 2, pad_id_ = 0, max_length_;
 

@@ -298,3 +298,38 @@ TEST_CASE("gpu: the pipeline's prompt encoder on the device (pipeline_distilled 
   check_bf16_rule("pipeline_distilled out.text.prompt.audio_context", gpu.audio_context,
                   naive.audio_context.to(DType::F32), io->tensor("out.text.prompt.audio_context"));
 }
+
+// Prompt enhancement's decoding on the device: the enhance_prompt case's chat and generated tokens
+// fed through the key/value cache (the chat at once, then a token a step, as greedy decoding feeds
+// them), the logits of every step against the case's float32 ones; in bf16 by the 2x rule (the naive
+// run: the same model and cache in bf16 on the CPU), in float32 by the case's logits tolerance.
+TEST_CASE("gpu: Gemma's cached decoding (prompt enhancement) gives the reference's logits, bf16 and f32") {
+  const std::string dir = test::golden_dir("enhance_prompt");
+  std::ifstream in(dir + "/case.json");
+  const nlohmann::json spec = nlohmann::json::parse(in);
+  auto io = SafetensorsFile::open(dir + "/io.safetensors");
+  const std::string folder = test::golden_dir(spec.at("models_from").get<std::string>()) + "/gemma";
+  std::vector<int64_t> chat;
+  const std::vector<int64_t> ids = io->tensor("out.enhance.input_ids").contiguous().to_vector_i64();
+  const std::vector<int64_t> mask = io->tensor("out.enhance.attention_mask").contiguous().to_vector_i64();
+  for (size_t i = 0; i < ids.size(); ++i)
+    if (mask[i]) chat.push_back(ids[i]);  // the reference's alignment pads are neither seen nor positions
+  const std::vector<int64_t> generated = io->tensor("out.enhance.generated_ids").contiguous().to_vector_i64();
+  auto teacher_forced = [&](DType dtype, Device device) {
+    auto gemma = Gemma3TextModel::open(folder, dtype, device);
+    auto cache = gemma->make_cache(static_cast<int64_t>(chat.size() + generated.size()));
+    Tensor hidden = gemma->extend(chat, cache);
+    std::vector<Tensor> logits;
+    for (size_t step = 0; step < generated.size(); ++step) {
+      logits.push_back(gemma->logits(hidden));
+      if (step + 1 < generated.size()) hidden = gemma->extend({generated[step]}, cache);
+    }
+    REQUIRE(cache.keys.front().device() == device);
+    return ops::cat(logits, 0);
+  };
+  const Tensor ref = io->tensor("mid.enhance.logits");
+  check_bf16_rule("enhance_prompt mid.enhance.logits", teacher_forced(DType::BF16, test::gpu()),
+                  teacher_forced(DType::BF16, Device::cpu()), ref);
+  check_f32_tolerance("enhance_prompt mid.enhance.logits", teacher_forced(DType::F32, test::gpu()), ref,
+                      spec.at("tolerance").at("logits"));
+}

@@ -61,6 +61,24 @@ TEST_CASE("request: a good request passes, each bad field is named") {
   const std::string png = test::golden_dir("pipeline_ti2vid") + "/image.png";
   bad([&](auto& b) { b.images.push_back({png, 9, 1.0, -1}); }, "outside the video's 9 frames");
   bad([&](auto& b) { b.images.push_back({png, 0, 1.5, -1}); }, "strength must be in [0, 1]");
+  // --enhance-prompt: text to video only; its system text a readable file, and only with it.
+  bad(
+      [&](auto& b) {
+        b.enhance_prompt = true;
+        b.images.push_back({png, 0, 1.0, -1});
+      },
+      "--enhance-prompt with --image: the reference enhances an image-to-video prompt by showing Gemma the image");
+  bad([&](auto& b) { b.enhance_system_prompt = png; }, "--enhance-system-prompt is only used with --enhance-prompt");
+  bad(
+      [&](auto& b) {
+        b.enhance_prompt = true;
+        b.enhance_system_prompt = "/no/such.txt";
+      },
+      "--enhance-system-prompt /no/such.txt: no such file");
+  GenerationRequest enhanced = good(dir);
+  enhanced.enhance_prompt = true;
+  enhanced.enhance_system_prompt = png;
+  REQUIRE_NOTHROW(validate_request(enhanced, PipelineKind::TwoStage));
   // With the model's facts, the STG blocks must be the model's.
   ModelFacts two_blocks;
   two_blocks.transformer_blocks = 2;

@@ -1,0 +1,75 @@
+// Check runner for "enhance_prompt" cases: the reference's prompt enhancement (text to video,
+// Gemma 3, greedy; case.json gives the system prompt and max_new_tokens) on the model set of
+// "models_from": the chat's tokens (the reference's left alignment pads left out: they are neither
+// positions nor seen), every generated token and its logits, the decoded and cleaned text, and the
+// contexts of the enhanced prompt as PromptEncoder encodes it with --enhance-prompt.
+#include "core/error.h"
+#include "golden/kinds.h"
+#include "models/text/gemma3.h"
+#include "models/text/prompt_encoder.h"
+#include "models/text/prompt_enhancer.h"
+#include "models/text/tokenizer.h"
+#include "ops/shape.h"
+
+namespace ltx2::golden {
+namespace {
+
+Tensor ids_tensor(const std::vector<int64_t>& ids) {
+  return Tensor::from_vector_i64(ids, {static_cast<int64_t>(ids.size())}).to(DType::F32);
+}
+
+// A text as its bytes, compared exactly (a length mismatch is a failed row naming both).
+void check_text(Report& report, const std::string& name, const std::string& got, const std::string& want) {
+  if (got.size() != want.size()) {
+    report.fail(name, "got '" + got + "', expected '" + want + "'");
+    return;
+  }
+  auto bytes = [](const std::string& s) {
+    std::vector<float> v(s.begin(), s.end());
+    return Tensor::from_vector(v, {static_cast<int64_t>(v.size())});
+  };
+  report.check(name, bytes(got), bytes(want), parse_tolerance("exact"));
+}
+
+void run_enhance_prompt(const GoldenCase& c, Report& report) {
+  const nlohmann::json& s = c.spec();
+  const Tolerance exact = parse_tolerance("exact");
+  const std::string models = c.path("../" + s.at("models_from").get<std::string>());
+  EnhanceSettings settings;
+  settings.system_prompt = s.at("system_prompt").get<std::string>();
+  settings.max_new_tokens = s.at("max_new_tokens").get<int64_t>();
+  const std::string prompt = s.at("prompt").get<std::string>();
+
+  GemmaTokenizer tokenizer(models + "/gemma");
+  check_text(report, "chat_text", "<bos>" + gemma3_chat(settings.system_prompt, "user prompt: " + prompt),
+             "<bos>" + s.at("chat_text").get<std::string>());
+  auto gemma = Gemma3TextModel::open(models + "/gemma");
+  const EnhancedPrompt e = enhance_prompt(*gemma, tokenizer, prompt, settings, true);
+
+  std::vector<int64_t> want_ids;
+  const std::vector<int64_t> ids = c.tensor("out.enhance.input_ids").to_vector_i64();
+  const std::vector<int64_t> mask = c.tensor("out.enhance.attention_mask").to_vector_i64();
+  for (size_t i = 0; i < ids.size(); ++i)
+    if (mask[i]) want_ids.push_back(ids[i]);
+  report.check("out.enhance.input_ids (unpadded)", ids_tensor(e.prompt_ids), ids_tensor(want_ids), exact);
+  report.check("out.enhance.generated_ids", ids_tensor(e.generated_ids),
+               c.tensor("out.enhance.generated_ids").to(DType::F32), exact);
+  if (!e.logits.empty())
+    report.check("mid.enhance.logits", ops::cat(e.logits, 0), c.tensor("mid.enhance.logits"),
+                 parse_tolerance(s.at("tolerance").at("logits")));
+  check_text(report, "decoded", e.decoded, s.at("decoded").get<std::string>());
+  check_text(report, "enhanced_prompt", e.text, s.at("enhanced_prompt").get<std::string>());
+
+  PromptEncoder encoder(models + "/gemma", WeightSet::open({models + "/checkpoint.safetensors"}));
+  const EncodedPrompt out = encoder.encode({prompt}, settings).at(0);
+  const Tolerance tol = parse_tolerance(s.at("tolerance").at("text_context"));
+  report.check("out.text.enhanced.video_context", out.video_context,
+               c.tensor("out.text.enhanced.video_context"), tol);
+  report.check("out.text.enhanced.audio_context", out.audio_context,
+               c.tensor("out.text.enhanced.audio_context"), tol);
+}
+
+const bool registered = register_kind_runner("enhance_prompt", &run_enhance_prompt);
+
+}  // namespace
+}  // namespace ltx2::golden
