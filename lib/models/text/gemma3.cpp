@@ -307,9 +307,12 @@ Tensor Gemma3TextModel::extend(const std::vector<int64_t>& ids, KvCache& cache) 
   return ops::rms_norm(h.select(1, T - 1), final_norm_, eps);
 }
 
-Tensor Gemma3TextModel::logits(const Tensor& hidden) const {
-  if (!lm_head_.defined()) lm_head_ = embed_raw_.to(dtype_).to(device_);
-  return ops::linear(hidden, lm_head_).to(DType::F32).to(Device::cpu());
+Tensor Gemma3TextModel::lm_head() const {
+  return embed_raw_.to(dtype_).to(device_);
+}
+
+Tensor Gemma3TextModel::logits(const Tensor& hidden, const Tensor& lm_head) const {
+  return ops::linear(hidden, lm_head).to(DType::F32).to(Device::cpu());
 }
 
 }  // namespace ltx2

@@ -66,9 +66,11 @@ class Gemma3TextModel {
   // values to the cache, and returns the last token's final hidden state [1, D] (after the final
   // norm). Refuses ids past the cache's capacity.
   Tensor extend(const std::vector<int64_t>& ids, KvCache& cache) const;
-  // Next-token logits [1, vocab] float32 (host) of a final hidden state [1, D]: the tied embedding
-  // table as the LM head, in the model's dtype on its device (a copy made on first use).
-  Tensor logits(const Tensor& hidden) const;
+  // The LM head: the tied embedding table [vocab, D] in the model's dtype on its device, a copy
+  // (2 GiB for the 12B in bf16) that the caller holds while it decodes and then drops.
+  Tensor lm_head() const;
+  // Next-token logits [1, vocab] float32 (host) of a final hidden state [1, D].
+  Tensor logits(const Tensor& hidden, const Tensor& lm_head) const;
 
  private:
   struct Layer {
@@ -84,8 +86,6 @@ class Gemma3TextModel {
   float embed_scale_;  // sqrt(hidden) rounded to the embedding's stored dtype, as HF does
   Tensor final_norm_;  // 1 + w
   std::vector<Layer> layers_;
-
-  mutable Tensor lm_head_;  // [vocab, D], made by logits() on first use
 
   Tensor embed(const Tensor& ids) const;
   // The attention of one layer on its normalized input x [B, T, D]. Rope tables at the new tokens'

@@ -94,9 +94,10 @@ EnhancedPrompt enhance_prompt(const Gemma3TextModel& gemma, const GemmaTokenizer
 
   const std::vector<int64_t>& eos = gemma.config().eos_token_ids;
   auto cache = gemma.make_cache(static_cast<int64_t>(out.prompt_ids.size()) + settings.max_new_tokens);
+  const Tensor lm_head = gemma.lm_head();
   Tensor hidden = gemma.extend(out.prompt_ids, cache);
   for (int64_t step = 0; step < settings.max_new_tokens; ++step) {
-    const Tensor logits = gemma.logits(hidden);
+    const Tensor logits = gemma.logits(hidden, lm_head);
     const float* p = logits.data<float>();
     const int64_t next = std::max_element(p, p + logits.numel()) - p;  // the first of equal maxima
     if (keep_logits) out.logits.push_back(logits);

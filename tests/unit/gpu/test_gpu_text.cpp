@@ -318,10 +318,11 @@ TEST_CASE("gpu: Gemma's cached decoding (prompt enhancement) gives the reference
   auto teacher_forced = [&](DType dtype, Device device) {
     auto gemma = Gemma3TextModel::open(folder, dtype, device);
     auto cache = gemma->make_cache(static_cast<int64_t>(chat.size() + generated.size()));
+    const Tensor head = gemma->lm_head();
     Tensor hidden = gemma->extend(chat, cache);
     std::vector<Tensor> logits;
     for (size_t step = 0; step < generated.size(); ++step) {
-      logits.push_back(gemma->logits(hidden));
+      logits.push_back(gemma->logits(hidden, head));
       if (step + 1 < generated.size()) hidden = gemma->extend({generated[step]}, cache);
     }
     REQUIRE(cache.keys.front().device() == device);
