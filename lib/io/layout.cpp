@@ -24,6 +24,7 @@ const char* component_name(Component c) {
     case Component::TextModel: return "gemma_text_model";
     case Component::VisionTower: return "gemma_vision";
     case Component::TextAssets: return "gemma_assets";
+    case Component::DurationHead: return "duration_head";
     case Component::Lora: return "lora";
     case Component::Other: return "other";
   }
@@ -66,6 +67,7 @@ Component classify_key(const std::string& k) {
   if (starts(k, "language_model.") || starts(k, "model.language_model.") || starts(k, "model.layers.") ||
       starts(k, "model.embed_tokens.") || starts(k, "model.norm."))
     return Component::TextModel;
+  if (starts(k, "duration_head.")) return Component::DurationHead;
   if (k == kTokenizerJsonTensor || k == kSentencePieceTensor || starts(k, "hf_asset__"))
     return Component::TextAssets;
   if (starts(k, "vision_tower.") || starts(k, "multi_modal_projector.") ||

@@ -26,6 +26,7 @@ enum class Component {
   TextModel,  // Gemma's language model
   VisionTower,  // Gemma's vision parts (unused by LTX-2)
   TextAssets,   // a packed text-encoder file's tokenizer and processor files, as uint8 bytes
+  DurationHead,  // LTX-2.5's shot-length head (models/duration)
   Lora,
   Other,
 };

@@ -32,6 +32,7 @@ const std::vector<Kind>& kinds() {
       {"connector", "what", "FeatureExtractor", nullptr},
       {"text_encoder_file", "what", "single-file text encoder", nullptr},
       {"enhance_prompt", "what", "prompt enhancement", nullptr},
+      {"duration_head", "what", "DurationHead", nullptr},
       {"schedulers", "what", "sigma schedules", nullptr},
       {"guiders", "what", "guider", nullptr},
       {"diffusion_steps", "what", "single diffusion steps", nullptr},
