@@ -29,9 +29,10 @@ Tensor load_norm_plus_one(const WeightView& w, const std::string& key, int64_t d
   return ops::add(w.load(key, {dim}), 1.f).to(device);
 }
 
-// HF default/linear RoPE for positions first..first+T-1: inv_freq[i] = 1 / base^(2i/hd) (float32), divided by
-// the linear factor; angle = t * inv_freq[i]. HF's rotate_half is the split layout with every head
-// sharing the frequencies: tables [1, 1, T, hd/2], widened to the head count where applied.
+// HF default/linear RoPE for positions first..first+T-1: inv_freq[i] = 1 / base^(2i/hd) (float32),
+// divided by the linear factor; angle = position * inv_freq[i]. HF's rotate_half is the split layout
+// with every head sharing the frequencies: tables [1, 1, T, hd/2], widened to the head count where
+// applied.
 ops::RopeTables gemma_rope_tables(int64_t first, int64_t tokens, int64_t head_dim, double base,
                                   double linear_factor, Device device) {
   int64_t half = head_dim / 2;
