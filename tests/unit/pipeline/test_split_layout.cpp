@@ -80,15 +80,21 @@ ModelPaths cut_monolith(const std::string& checkpoint, test::ScratchDir& scratch
   return split;
 }
 
+// A pipeline fixture's model set in the monolith layout.
+ModelPaths monolith_paths(const std::string& fixture) {
+  const std::string dir = test::golden_dir(fixture);
+  ModelPaths p;
+  p.checkpoint = dir + "/checkpoint.safetensors";
+  p.gemma_root = dir + "/gemma";
+  p.spatial_upsampler = dir + "/spatial_upsampler.safetensors";
+  return p;
+}
+
 }  // namespace
 
 TEST_CASE("split layout: the four component files give the monolith's frames and audio") {
-  const std::string dir = test::golden_dir("pipeline_distilled");
   test::ScratchDir scratch("split_layout");
-  ModelPaths mono;
-  mono.checkpoint = dir + "/checkpoint.safetensors";
-  mono.gemma_root = dir + "/gemma";
-  mono.spatial_upsampler = dir + "/spatial_upsampler.safetensors";
+  const ModelPaths mono = monolith_paths("pipeline_distilled");
   ModelPaths split = cut_monolith(mono.checkpoint, scratch);
   split.gemma_root = mono.gemma_root;
   split.spatial_upsampler = mono.spatial_upsampler;
@@ -101,12 +107,8 @@ TEST_CASE("split layout: the four component files give the monolith's frames and
 
 TEST_CASE("split layout: the reference's packed text-encoder file stands in for --gemma-root") {
   // The text_encoder_file fixture packs pipeline_ti2vid's Gemma folder and text projection.
-  const std::string dir = test::golden_dir("pipeline_ti2vid");
   test::ScratchDir scratch("split_layout_packed");
-  ModelPaths mono;
-  mono.checkpoint = dir + "/checkpoint.safetensors";
-  mono.gemma_root = dir + "/gemma";
-  mono.spatial_upsampler = dir + "/spatial_upsampler.safetensors";
+  const ModelPaths mono = monolith_paths("pipeline_ti2vid");
   ModelPaths split =
       cut_monolith(mono.checkpoint, scratch, test::golden_dir("text_encoder_file") + "/text_encoder.safetensors");
   split.spatial_upsampler = mono.spatial_upsampler;
