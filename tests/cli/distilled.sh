@@ -61,8 +61,10 @@ cmp -s "$scratch/a.y4m" "$scratch/auto.y4m" || fail "--quantization auto on the 
 # than a.y4m's, the same on a rerun (greedy), through a fleet of 2 ranks (rank 0 enhances) and from a
 # --jobs line; a system text from a file changes the rewrite.
 expect_exit 0 "$exe" --prompt "a cat" --output-path "$scratch/enh.y4m" --seed 5 "${small[@]}" --enhance-prompt
-expect_contains "enhanced prompt: "
-enhanced_line=$(echo "$out" | grep -o 'enhanced prompt: .*')
+expect_contains "enhanced prompt ("
+enhanced_text() { echo "$out" | sed -n 's/.*enhanced prompt ([0-9]* new tokens in [0-9.]* s): //p'; }
+enhanced_line=$(enhanced_text)
+[ -n "$enhanced_line" ] || fail "no enhanced prompt logged: $(echo "$out" | grep enhanced)"
 cmp -s "$scratch/a.y4m" "$scratch/enh.y4m" && fail "--enhance-prompt left the frames unchanged"
 expect_exit 0 "$exe" --prompt "a cat" --output-path "$scratch/enh2.y4m" --seed 5 "${small[@]}" --enhance-prompt \
   --ranks 2
@@ -73,7 +75,7 @@ cmp -s "$scratch/enh.y4m" "$scratch/enh3.y4m" || fail "--enhance-prompt from a -
 echo "Answer in one word." > "$scratch/system.txt"
 expect_exit 0 "$exe" --prompt "a cat" --output-path "$scratch/enh4.y4m" --seed 5 "${small[@]}" --enhance-prompt \
   --enhance-system-prompt "$scratch/system.txt"
-[ "$(echo "$out" | grep -o 'enhanced prompt: .*')" != "$enhanced_line" ] || fail "--enhance-system-prompt was not used"
+[ "$(enhanced_text)" != "$enhanced_line" ] || fail "--enhance-system-prompt was not used"
 o="$scratch/bad.mp4"
 check_invalid 1 "--enhance-prompt with --image" --prompt x --output-path "$o" --enhance-prompt \
   --image "$LTX2_SOURCE_DIR/tests/data/golden/pipeline_ti2vid/image.png" 0 1

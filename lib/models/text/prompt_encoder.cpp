@@ -1,6 +1,7 @@
 // PromptEncoder (see prompt_encoder.h).
 #include "models/text/prompt_encoder.h"
 
+#include <chrono>
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
@@ -90,8 +91,11 @@ PromptEncoder::PromptEncoder(const std::string& gemma_source, std::shared_ptr<co
 std::vector<EncodedPrompt> PromptEncoder::encode(std::vector<std::string> prompts,
                                                  const std::optional<EnhanceSettings>& enhance_first) const {
   if (enhance_first && !prompts.empty()) {
-    prompts[0] = enhance_prompt(*gemma_, *tokenizer_, prompts[0], *enhance_first).text;
-    log_info("enhanced prompt: {}", printable(prompts[0]));
+    const auto begin = std::chrono::steady_clock::now();
+    const EnhancedPrompt e = enhance_prompt(*gemma_, *tokenizer_, prompts[0], *enhance_first);
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
+    log_info("enhanced prompt ({} new tokens in {:.1f} s): {}", e.generated_ids.size(), seconds, printable(e.text));
+    prompts[0] = e.text;
   }
   return encode(prompts);
 }
