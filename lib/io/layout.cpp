@@ -38,6 +38,7 @@ const char* component_config_key(Component c) {
     case Component::AudioDecoder: case Component::AudioEncoder: case Component::AudioStats:
       return "audio_vae";
     case Component::Vocoder: return "vocoder";
+    case Component::DurationHead: return "duration_head";
     case Component::LatentUpsampler: case Component::TextModel: return "";
     default: return nullptr;
   }
