@@ -10,6 +10,7 @@
 #include "core/error.h"
 #include "models/text/gemma3.h"
 #include "models/text/tokenizer.h"
+#include "models/text/utf8.h"
 #include "ops/elementwise.h"
 
 namespace ltx2 {
@@ -35,22 +36,6 @@ std::string gemma3_chat(const std::string& system, const std::string& user) {
 
 namespace {
 
-// The code point at s[i] and its length; a malformed byte is itself (length 1).
-char32_t code_point_at(const std::string& s, size_t i, size_t* len) {
-  const auto b = [&](size_t k) { return static_cast<unsigned char>(s[k]); };
-  const unsigned char c = b(i);
-  const size_t n = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xe ? 3 : (c >> 3) == 0x1e ? 4 : 0;
-  *len = 1;
-  if (n == 0 || i + n > s.size()) return c;
-  char32_t cp = n == 1 ? c : c & (0xff >> (n + 1));
-  for (size_t k = 1; k < n; ++k) {
-    if ((b(i + k) & 0xc0) != 0x80) return c;
-    cp = (cp << 6) | (b(i + k) & 0x3f);
-  }
-  *len = n;
-  return cp;
-}
-
 bool is_letter(char32_t cp) {
   static const locale_t utf8 = newlocale(LC_CTYPE_MASK, "C.UTF-8", static_cast<locale_t>(nullptr));
   if (cp < 0x80 || !utf8) return (cp | 0x20) >= 'a' && (cp | 0x20) <= 'z';
@@ -67,7 +52,7 @@ std::string clean_enhanced_prompt(const std::string& text) {
   std::string out;
   for (size_t i = 0; i < text.size();) {
     size_t len = 1;
-    code_point_at(text, i, &len);
+    utf8::code_point_at(text, i, &len);
     const std::string ch = text.substr(i, len);
     auto it = std::find_if(plain.begin(), plain.end(), [&](const auto& p) { return p.first == ch; });
     out += it == plain.end() ? ch : it->second;
@@ -75,7 +60,7 @@ std::string clean_enhanced_prompt(const std::string& text) {
   }
   for (size_t i = 0; i < out.size();) {
     size_t len = 1;
-    if (is_letter(code_point_at(out, i, &len))) return out.substr(i);
+    if (is_letter(utf8::code_point_at(out, i, &len))) return out.substr(i);
     i += len;
   }
   return out;

@@ -12,6 +12,7 @@
 #include "core/error.h"
 #include "io/safetensors.h"
 #include "models/text/tokenizer_json.h"
+#include "models/text/utf8.h"
 
 namespace ltx2 {
 
@@ -49,39 +50,17 @@ bool is_python_whitespace(uint32_t c) {
          c == 0x3000;
 }
 
-// Decodes the code point starting at s[i] (length in *len); malformed bytes decode as themselves,
-// which are never whitespace, so stripping stops there.
-uint32_t decode_at(const std::string& s, size_t i, size_t* len) {
-  auto b = [&](size_t k) { return static_cast<uint8_t>(s[k]); };
-  uint8_t c = b(i);
-  size_t n = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xe ? 3 : (c >> 3) == 0x1e ? 4 : 0;
-  if (n == 0 || i + n > s.size()) {
-    *len = 1;
-    return 0xfffd;
-  }
-  uint32_t cp = n == 1 ? c : c & (0xff >> (n + 1));
-  for (size_t k = 1; k < n; ++k) {
-    if ((b(i + k) & 0xc0) != 0x80) {
-      *len = 1;
-      return 0xfffd;
-    }
-    cp = (cp << 6) | (b(i + k) & 0x3f);
-  }
-  *len = n;
-  return cp;
-}
-
 }  // namespace
 
 std::string strip_unicode_whitespace(const std::string& text) {
   size_t begin = 0, len = 0;
-  while (begin < text.size() && is_python_whitespace(decode_at(text, begin, &len))) begin += len;
+  while (begin < text.size() && is_python_whitespace(utf8::code_point_at(text, begin, &len))) begin += len;
   size_t end = text.size();
   while (end > begin) {
     size_t start = end - 1;
     while (start > begin && (static_cast<uint8_t>(text[start]) & 0xc0) == 0x80) --start;
-    if (decode_at(text, start, &len) != 0xfffd && start + len == end &&
-        is_python_whitespace(decode_at(text, start, &len)))
+    if (utf8::code_point_at(text, start, &len) != utf8::kReplacement && start + len == end &&
+        is_python_whitespace(utf8::code_point_at(text, start, &len)))
       end = start;
     else
       break;
@@ -191,29 +170,6 @@ std::vector<int64_t> GemmaTokenizer::tokenize(const std::string& text) const {
   return encode_text(text);
 }
 
-namespace {
-
-bool valid_utf8(const std::string& s) {
-  for (size_t i = 0; i < s.size();) {
-    const auto c = static_cast<unsigned char>(s[i]);
-    const size_t n = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xe ? 3 : (c >> 3) == 0x1e ? 4 : 0;
-    if (n == 0 || i + n > s.size()) return false;
-    uint32_t cp = n == 1 ? c : c & (0xff >> (n + 1));
-    for (size_t k = 1; k < n; ++k) {
-      const auto b = static_cast<unsigned char>(s[i + k]);
-      if ((b & 0xc0) != 0x80) return false;
-      cp = (cp << 6) | (b & 0x3f);
-    }
-    // Overlong forms, surrogates and code points past U+10FFFF are not UTF-8 (Rust's from_utf8).
-    const uint32_t least[5] = {0, 0, 0x80, 0x800, 0x10000};
-    if (cp < least[n] || (cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff) return false;
-    i += n;
-  }
-  return true;
-}
-
-}  // namespace
-
 std::string GemmaTokenizer::decode(const std::vector<int64_t>& ids) const {
   if (special_.empty()) {
     special_.resize(sp_->GetPieceSize());
@@ -232,7 +188,7 @@ std::string GemmaTokenizer::decode(const std::vector<int64_t>& ids) const {
   std::string out, bytes;
   size_t byte_pieces = 0;
   auto flush = [&] {
-    if (valid_utf8(bytes))
+    if (utf8::valid(bytes))
       out += bytes;
     else
       for (size_t i = 0; i < byte_pieces; ++i) out += "\xef\xbf\xbd";  // U+FFFD
@@ -250,9 +206,7 @@ std::string GemmaTokenizer::decode(const std::vector<int64_t>& ids) const {
       continue;
     }
     flush();
-    std::string piece = sp_->IdToPiece(piece_id);
-    for (size_t at; (at = piece.find("\xe2\x96\x81")) != std::string::npos;) piece.replace(at, 3, " ");
-    out += piece;
+    out += utf8::replace_all(sp_->IdToPiece(piece_id), "\xe2\x96\x81", " ");
   }
   flush();
   return out;

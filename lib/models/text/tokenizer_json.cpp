@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "models/text/utf8.h"
 
 namespace ltx2 {
 
@@ -67,17 +68,6 @@ constexpr const char* kSpaceMark = "\xe2\x96\x81";  // U+2581, SentencePiece's e
 bool is_byte_piece(const std::string& p) {
   auto hex = [](char c) { return (c >= '0' && c <= '9') || (c >= 'A' && c <= 'F'); };
   return p.size() == 6 && p.compare(0, 3, "<0x") == 0 && hex(p[3]) && hex(p[4]) && p[5] == '>';
-}
-
-size_t utf8_chars(const std::string& s) {
-  size_t n = 0;
-  for (unsigned char c : s) n += (c & 0xc0) != 0x80;
-  return n;
-}
-
-std::string replace_spaces(std::string s) {
-  for (size_t at; (at = s.find(' ')) != std::string::npos;) s.replace(at, 1, kSpaceMark);
-  return s;
 }
 
 // true when the normalizer escapes spaces as U+2581; refuses any other normalizer.
@@ -143,7 +133,7 @@ std::string sentencepiece_model_from_tokenizer_json(const std::string& tokenizer
     const PieceType type = content == unk              ? PieceType::Unknown
                            : t.value("special", false) ? PieceType::Control
                                                        : PieceType::UserDefined;
-    add(type == PieceType::UserDefined && escape ? replace_spaces(content) : content, t.value("id", json()),
+    add(type == PieceType::UserDefined && escape ? utf8::replace_all(content, " ", kSpaceMark) : content, t.value("id", json()),
         type);
   }
   LTX2_CHECK(!unk.empty() && id_of.count(unk), "{}: tokenizer.json names no unk_token in its vocabulary",
@@ -179,11 +169,16 @@ std::string sentencepiece_model_from_tokenizer_json(const std::string& tokenizer
 
   ProtoWriter proto;
   const float lowest = -static_cast<float>(merges.size()) - 1.f;
+  auto several_chars = [](const std::string& text) {
+    size_t first = 0;
+    utf8::code_point_at(text, 0, &first);
+    return first < text.size();
+  };
   for (auto& [id, p] : by_id) {
     float score = 0.f;
-    if (p.type == PieceType::Normal && p.first_merge)
+    if (p.type == PieceType::Normal && p.first_merge) {
       score = -static_cast<float>(*p.first_merge);
-    else if (p.type == PieceType::Normal && utf8_chars(p.text) > 1) {
+    } else if (p.type == PieceType::Normal && several_chars(p.text)) {
       p.type = PieceType::Unused;
       score = lowest;
     }

@@ -96,6 +96,18 @@ TEST_CASE("image conditioning: cover resize, centre crop and [-1, 1] range") {
 #endif
 }
 
+namespace {
+
+// A rank-2 LoRA (file name `name`) on block 0's video self-attention to_q of a 4-wide model.
+std::shared_ptr<LoraWeights> to_q_lora(const std::string& name) {
+  return std::make_shared<LoraWeights>(lora_from_tensors(
+      {{"diffusion_model.transformer_blocks.0.attn1.to_q.lora_A.weight", test::random_tensor({2, 4}, 11)},
+       {"diffusion_model.transformer_blocks.0.attn1.to_q.lora_B.weight", test::random_tensor({4, 2}, 12)}},
+      name));
+}
+
+}  // namespace
+
 TEST_CASE("transformer loras: fused for a stage, the clean weights restored bit for bit") {
   models::transformer::TransformerWeights w;
   w.blocks.resize(1);
@@ -104,10 +116,7 @@ TEST_CASE("transformer loras: fused for a stage, the clean weights restored bit 
   w.blocks[0].video_self.to_k.weight = test::random_tensor({4, 4}, 10);
   TransformerLoras loras(std::move(w));
   REQUIRE(loras.by_name().count("transformer_blocks.0.attn1.to_q.weight") == 1);
-  auto lora = std::make_shared<LoraWeights>(lora_from_tensors(
-      {{"diffusion_model.transformer_blocks.0.attn1.to_q.lora_A.weight", test::random_tensor({2, 4}, 11)},
-       {"diffusion_model.transformer_blocks.0.attn1.to_q.lora_B.weight", test::random_tensor({4, 2}, 12)}},
-      "test"));
+  auto lora = to_q_lora("test");
   loras.fuse({{lora, 1.0f}});
   REQUIRE(loras.fused());
   REQUIRE(test::max_abs_diff(loras.weights().blocks[0].video_self.to_q.weight, clean) > 0.01f);
@@ -166,10 +175,7 @@ TEST_CASE("transformer loras: with fp8-scaled-mm an FP8-held weight is fused and
   w.blocks[0].video_self.to_q.weight_scale = clean_scale;
   w.blocks[0].video_self.to_q.input_scale = Tensor::scalar(1.f);
   TransformerLoras loras(std::move(w), Quantization::Fp8ScaledMm);
-  auto lora = std::make_shared<LoraWeights>(lora_from_tensors(
-      {{"diffusion_model.transformer_blocks.0.attn1.to_q.lora_A.weight", test::random_tensor({2, 4}, 11)},
-       {"diffusion_model.transformer_blocks.0.attn1.to_q.lora_B.weight", test::random_tensor({4, 2}, 12)}},
-      "style.safetensors"));
+  auto lora = to_q_lora("style.safetensors");
   loras.fuse({{lora, 0.7f}});
   const auto& q = loras.weights().blocks[0].video_self.to_q;
   REQUIRE(q.weight.dtype() == DType::F8E4M3);
@@ -199,10 +205,7 @@ TEST_CASE("transformer loras: with fp8 a per-channel FP8 weight is fused and re-
   w.blocks[0].video_self.to_q.weight = clean.weight;
   w.blocks[0].video_self.to_q.weight_scale = clean.scale;
   TransformerLoras loras(std::move(w), Quantization::Fp8);
-  auto lora = std::make_shared<LoraWeights>(lora_from_tensors(
-      {{"diffusion_model.transformer_blocks.0.attn1.to_q.lora_A.weight", test::random_tensor({2, 4}, 11)},
-       {"diffusion_model.transformer_blocks.0.attn1.to_q.lora_B.weight", test::random_tensor({4, 2}, 12)}},
-      "style.safetensors"));
+  auto lora = to_q_lora("style.safetensors");
   loras.fuse({{lora, 0.7f}});
   const auto& q = loras.weights().blocks[0].video_self.to_q;
   REQUIRE(q.weight.dtype() == DType::F8E4M3);

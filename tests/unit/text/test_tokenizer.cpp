@@ -8,6 +8,7 @@
 #include "io/safetensors.h"
 #include "models/text/tokenizer.h"
 #include "models/text/tokenizer_json.h"
+#include "models/text/utf8.h"
 #include "support/catch.h"
 #include "support/test_util.h"
 #include "text_fixtures.h"
@@ -249,4 +250,18 @@ TEST_CASE("tokenizer: a tokenizer.json this engine cannot convert is refused in 
   REQUIRE_THAT(refused([](auto& j) { j["model"]["merges"].push_back(42); }), Contains("is not a pair of strings"));
   REQUIRE_THROWS_WITH(sentencepiece_model_from_tokenizer_json("{", "t.json"),
                       Contains("t.json: tokenizer.json is not valid JSON"));
+}
+
+TEST_CASE("utf8: code points, Rust's from_utf8 validity, replacing a piece") {
+  size_t len = 0;
+  REQUIRE(utf8::code_point_at("\xc3\xa9", 0, &len) == 0xe9);
+  REQUIRE(len == 2);
+  REQUIRE(utf8::code_point_at("\xc3", 0, &len) == utf8::kReplacement);  // truncated
+  REQUIRE(len == 1);
+  REQUIRE(utf8::valid("a \xc3\xa9 \xf0\x9f\xa6\x8a \xef\xbf\xbd"));
+  REQUIRE(utf8::valid(""));
+  for (const char* bad : {"\x9f", "\xc3", "\xc0\xaf", "\xe0\x80\xaf", "\xed\xa0\x80", "\xf4\x90\x80\x80", "&\x9f"})
+    REQUIRE_FALSE(utf8::valid(bad));  // stray, truncated, overlong (2, 3 bytes), surrogate, past U+10FFFF
+  REQUIRE(utf8::replace_all("a b  c", " ", "\xe2\x96\x81") == "a\xe2\x96\x81" "b\xe2\x96\x81\xe2\x96\x81" "c");
+  REQUIRE(utf8::replace_all("\xe2\x96\x81x\xe2\x96\x81", "\xe2\x96\x81", " ") == " x ");
 }
