@@ -18,14 +18,21 @@
 // attention (k, v with Hkv heads) reads KV head h / (H / Hkv) in place. Nothing of size Tq x Tk
 // is ever stored. Other head dims (ops::attention_kernel_takes) never reach this file: the op
 // composes them from the other ops (lib/ops/attention.cpp). No host synchronisation.
-// In builds with cuDNN an unmasked call may run cuDNN's fused flash attention instead
-// (kernels/cudnn/attention_pick.h says which engine runs when).
+// An unmasked call may run another engine instead: the FlashAttention-3-style kernel
+// (attention_fa3.cu, head dim 128) or, in builds with cuDNN, cuDNN's fused flash attention
+// (kernels/attention_pick.h says which engine runs when); in 8-bit precision
+// (ops::attention_precision) the 8-bit kernel of attention_sage8.cu runs what it takes.
 #include <atomic>
 #include <cmath>
+#include <vector>
 
+#include "kernels/attention_fa3.h"
+#include "kernels/attention_pick.h"
+#include "kernels/attention_sage8.h"
 #include "kernels/common.cuh"
+#include "kernels/wgmma.cuh"
 #ifdef LTX2_WITH_CUDNN
-#include "kernels/cudnn/attention_pick.h"
+#include "kernels/cudnn/attention_cudnn.h"
 #endif
 #include "ops/attention.h"
 
@@ -75,10 +82,6 @@ struct AttentionParams {
   int64_t mask_strides[4];  // batch, head, query, key
 };
 
-__device__ __forceinline__ uint32_t smem_addr(const void* p) {
-  return static_cast<uint32_t>(__cvta_generic_to_shared(p));
-}
-
 __device__ __forceinline__ void cp_async_16(uint32_t dst, const void* src, bool valid) {
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(valid ? 16 : 0));
 }
@@ -88,11 +91,6 @@ __device__ __forceinline__ void cp_async_commit() {
 template <int N>
 __device__ __forceinline__ void cp_async_wait() {
   asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
-}
-
-__device__ __forceinline__ uint32_t pack_bf16(float lo, float hi) {
-  __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);
-  return *reinterpret_cast<uint32_t*>(&v);
 }
 
 // Q, K and V tiles for wgmma: the canonical K-major layout with the 128-byte swizzle (V's rows are
@@ -118,111 +116,6 @@ __device__ __forceinline__ void load_tile_sw128(bf16* tile, const bf16* src, int
     const bf16* g = valid ? src + r * row_stride + chunk * 8 : src;
     cp_async_16(smem_addr(tile + block * TileRows * 64 + r * 64 + in_row * 8), g, valid);
   }
-}
-
-// A wgmma shared-memory descriptor: K-major, 128-byte swizzle, 8-row groups 1024 bytes apart.
-__device__ __forceinline__ uint64_t sw128_desc(uint32_t addr) {
-  return uint64_t((addr & 0x3FFFF) >> 4) | (uint64_t(1) << 16) | (uint64_t(1024 >> 4) << 32) |
-         (uint64_t(1) << 62);
-}
-
-// The wgmma instructions exist only in the sm_90a machine code; the compute_90 PTX fallback
-// (never chosen on a Hopper GPU) traps instead.
-#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-#define LTX2_WGMMA_ASM(...) asm volatile(__VA_ARGS__)
-#else
-#define LTX2_WGMMA_ASM(...) __trap()
-#endif
-
-__device__ __forceinline__ void wgmma_fence() {
-  LTX2_WGMMA_ASM("wgmma.fence.sync.aligned;\n" ::: "memory");
-}
-__device__ __forceinline__ void wgmma_commit() {
-  LTX2_WGMMA_ASM("wgmma.commit_group.sync.aligned;\n" ::: "memory");
-}
-__device__ __forceinline__ void wgmma_wait_all() {
-  LTX2_WGMMA_ASM("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
-}
-__device__ __forceinline__ void fence_proxy_async() {
-  asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
-}
-
-// Pins registers around wgmma: the compiler must not move an operand across the fence or wait.
-template <int N>
-__device__ __forceinline__ void fence_regs(float (&r)[N][4]) {
-#pragma unroll
-  for (int i = 0; i < N; ++i)
-#pragma unroll
-    for (int e = 0; e < 4; ++e) asm volatile("" : "+f"(r[i][e])::"memory");
-}
-template <int N>
-__device__ __forceinline__ void fence_regs(uint32_t (&r)[N][4]) {
-#pragma unroll
-  for (int i = 0; i < N; ++i)
-#pragma unroll
-    for (int e = 0; e < 4; ++e) asm volatile("" : "+r"(r[i][e])::"memory");
-}
-
-// d[64 x 64] += A[64 x 16] · B[64 x 16]ᵀ by the warpgroup, both operands in shared memory. Thread
-// layout of d: d[j][e] is row 16 * warp + g + 8 * (e >= 2), column 8 j + 2 tig + (e & 1).
-__device__ __forceinline__ void wgmma_m64n64k16(float (&d)[8][4], uint64_t desc_a, uint64_t desc_b) {
-  LTX2_WGMMA_ASM(
-      "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, "
-      "%11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, "
-      "%31}, %32, %33, 1, 1, 1, 0, 0;\n"
-      : "+f"(d[0][0]), "+f"(d[0][1]), "+f"(d[0][2]), "+f"(d[0][3]), "+f"(d[1][0]), "+f"(d[1][1]),
-        "+f"(d[1][2]), "+f"(d[1][3]), "+f"(d[2][0]), "+f"(d[2][1]), "+f"(d[2][2]), "+f"(d[2][3]),
-        "+f"(d[3][0]), "+f"(d[3][1]), "+f"(d[3][2]), "+f"(d[3][3]), "+f"(d[4][0]), "+f"(d[4][1]),
-        "+f"(d[4][2]), "+f"(d[4][3]), "+f"(d[5][0]), "+f"(d[5][1]), "+f"(d[5][2]), "+f"(d[5][3]),
-        "+f"(d[6][0]), "+f"(d[6][1]), "+f"(d[6][2]), "+f"(d[6][3]), "+f"(d[7][0]), "+f"(d[7][1]),
-        "+f"(d[7][2]), "+f"(d[7][3])
-      : "l"(desc_a), "l"(desc_b));
-}
-
-// d[64 x N] += A[64 x 16] · B[16 x N] by the warpgroup: A from registers (each warp its 16 rows in
-// the mma.sync A-fragment layout), B (V) in shared memory as N-major 128-byte-swizzled column
-// blocks of 64 (the transposed operand), blocks `block_bytes` apart.
-__device__ __forceinline__ void wgmma_m64n64k16_rs(float (&d)[8][4], const uint32_t (&a)[4],
-                                                   uint64_t desc_b) {
-  LTX2_WGMMA_ASM(
-      "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, "
-      "%11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, "
-      "%31}, {%32, %33, %34, %35}, %36, 1, 1, 1, 1;\n"
-      : "+f"(d[0][0]), "+f"(d[0][1]), "+f"(d[0][2]), "+f"(d[0][3]), "+f"(d[1][0]), "+f"(d[1][1]),
-        "+f"(d[1][2]), "+f"(d[1][3]), "+f"(d[2][0]), "+f"(d[2][1]), "+f"(d[2][2]), "+f"(d[2][3]),
-        "+f"(d[3][0]), "+f"(d[3][1]), "+f"(d[3][2]), "+f"(d[3][3]), "+f"(d[4][0]), "+f"(d[4][1]),
-        "+f"(d[4][2]), "+f"(d[4][3]), "+f"(d[5][0]), "+f"(d[5][1]), "+f"(d[5][2]), "+f"(d[5][3]),
-        "+f"(d[6][0]), "+f"(d[6][1]), "+f"(d[6][2]), "+f"(d[6][3]), "+f"(d[7][0]), "+f"(d[7][1]),
-        "+f"(d[7][2]), "+f"(d[7][3])
-      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b));
-}
-__device__ __forceinline__ void wgmma_m64n128k16_rs(float (&d)[16][4], const uint32_t (&a)[4],
-                                                    uint64_t desc_b) {
-  LTX2_WGMMA_ASM(
-      "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, "
-      "%11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, "
-      "%31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, "
-      "%51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, {%64, %65, %66, %67}, %68, 1, 1, 1, "
-      "1;\n"
-      : "+f"(d[0][0]), "+f"(d[0][1]), "+f"(d[0][2]), "+f"(d[0][3]), "+f"(d[1][0]), "+f"(d[1][1]),
-        "+f"(d[1][2]), "+f"(d[1][3]), "+f"(d[2][0]), "+f"(d[2][1]), "+f"(d[2][2]), "+f"(d[2][3]),
-        "+f"(d[3][0]), "+f"(d[3][1]), "+f"(d[3][2]), "+f"(d[3][3]), "+f"(d[4][0]), "+f"(d[4][1]),
-        "+f"(d[4][2]), "+f"(d[4][3]), "+f"(d[5][0]), "+f"(d[5][1]), "+f"(d[5][2]), "+f"(d[5][3]),
-        "+f"(d[6][0]), "+f"(d[6][1]), "+f"(d[6][2]), "+f"(d[6][3]), "+f"(d[7][0]), "+f"(d[7][1]),
-        "+f"(d[7][2]), "+f"(d[7][3]), "+f"(d[8][0]), "+f"(d[8][1]), "+f"(d[8][2]), "+f"(d[8][3]),
-        "+f"(d[9][0]), "+f"(d[9][1]), "+f"(d[9][2]), "+f"(d[9][3]), "+f"(d[10][0]), "+f"(d[10][1]),
-        "+f"(d[10][2]), "+f"(d[10][3]), "+f"(d[11][0]), "+f"(d[11][1]), "+f"(d[11][2]), "+f"(d[11][3]),
-        "+f"(d[12][0]), "+f"(d[12][1]), "+f"(d[12][2]), "+f"(d[12][3]), "+f"(d[13][0]), "+f"(d[13][1]),
-        "+f"(d[13][2]), "+f"(d[13][3]), "+f"(d[14][0]), "+f"(d[14][1]), "+f"(d[14][2]), "+f"(d[14][3]),
-        "+f"(d[15][0]), "+f"(d[15][1]), "+f"(d[15][2]), "+f"(d[15][3])
-      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b));
-}
-
-// Descriptor of an N-major (transposed) 128-byte-swizzled operand: 8-row groups along K 1024 bytes
-// apart, 64-column blocks along N `block_bytes` apart.
-__device__ __forceinline__ uint64_t sw128_desc_mn(uint32_t addr, uint32_t block_bytes) {
-  return uint64_t((addr & 0x3FFFF) >> 4) | (uint64_t(block_bytes >> 4) << 16) | (uint64_t(1024 >> 4) << 32) |
-         (uint64_t(1) << 62);
 }
 
 // O[64 x DP] += P[64 x 16] · V[16 x DP] for one k-step of 16 keys: V's two 8-row groups start at
@@ -547,14 +440,27 @@ Tensor attention(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor
   if (Tk == 0) {  // no key at all: every row is excluded
     LTX2_CUDA_CHECK(cudaMemsetAsync(token_major.data_ptr(), 0, token_major.nbytes(), 0));
   } else {
-    auto run_wgmma = [&] { launch_for_width(p, static_cast<int>(B), q.device().index, width, mask_kind); };
+    if (mask_kind == kNoMask && ops::attention_precision() == ops::AttentionPrecision::EightBit &&
+        sage8_attention_takes(qb, kb, vb)) {
+      sage8_attention(qb, kb, vb, out, sc);
+      return q.dtype() == DType::BF16 ? out : out.to(q.dtype());
+    }
+    std::vector<AttentionCandidate> engines{{ops::AttentionEngine::Wgmma, [&] {
+                                               launch_for_width(p, static_cast<int>(B), q.device().index,
+                                                                width, mask_kind);
+                                               return true;
+                                             }}};
+    if (mask_kind == kNoMask && fa3_attention_takes(qb, kb, vb))
+      engines.push_back({ops::AttentionEngine::Fa3, [&] {
+                           fa3_attention(qb, kb, vb, out, sc);
+                           return true;
+                         }});
 #ifdef LTX2_WITH_CUDNN
     // cuDNN's graph (kernels/cudnn/attention_cudnn.cpp) is unmasked multi-head attention at 64/128.
-    const bool cudnn_may_run = mask_kind == kNoMask && kv_group == 1 && (D == 64 || D == 128);
-    if (!cudnn_may_run || !attention_by_cudnn(qb, kb, vb, out, sc, run_wgmma)) run_wgmma();
-#else
-    run_wgmma();
+    if (mask_kind == kNoMask && kv_group == 1 && (D == 64 || D == 128))
+      engines.push_back({ops::AttentionEngine::Cudnn, [&] { return cudnn_attention(qb, kb, vb, out, sc); }});
 #endif
+    run_attention_engine(qb, kb, vb, engines);
   }
   return q.dtype() == DType::BF16 ? out : out.to(q.dtype());
 }

@@ -79,6 +79,14 @@ inline unsigned grid_for(int64_t n, int threads) {
   return static_cast<unsigned>(blocks < 65535 * 8 ? (blocks > 0 ? blocks : 1) : 65535 * 8);
 }
 
+// 2^x by the special-function unit, subnormal results flushed to zero (exp2f without fast math
+// adds a rescale for them): the softmax kernels' exponential, where such values are noise.
+__device__ __forceinline__ float exp2_ftz(float x) {
+  float y;
+  asm("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
+  return y;
+}
+
 // Warp and block reductions of a float (block: every thread gets the result; blockDim.x <= 1024,
 // a multiple of 32; `scratch` holds 32 floats; `identity` fills the lanes past the last warp).
 __device__ __forceinline__ float warp_sum(float v) {

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
+#include "ops/attention.h"
 #include "pipeline/pipeline_models.h"
 #include "runtime/fleet_engine.h"
 #include "runtime/launcher.h"
@@ -120,6 +121,7 @@ std::unique_ptr<pipeline::GenerationEngine> make_engine(PipelineKind kind, const
     o.plan_shapes = shapes;
     return runtime::make_fleet_engine(kind, paths, o);
   }
+  ops::set_attention_precision(flags.settings.attention_precision);  // the workers set theirs at setup
   return pipeline::make_local_engine(kind, paths, std::move(local_options));
 }
 

@@ -125,18 +125,28 @@ int bench_attention(const BenchOptions& opt, Device device) {
   const int64_t kv_heads = opt.kv_heads > 0 ? opt.kv_heads : opt.heads;
   LTX2_CHECK(opt.heads % kv_heads == 0, "ltx2 bench attention: --heads {} is not a multiple of --kv-heads {}",
              opt.heads, kv_heads);
-  std::vector<ops::AttentionEngine> engines;
+  // An engine, or "8bit": the 8-bit precision (ops::AttentionPrecision) with the engines on auto.
+  struct Row {
+    ops::AttentionEngine engine;
+    ops::AttentionPrecision precision;
+  };
+  std::vector<Row> engines;
   for (const std::string& name : opt.engines)
-    engines.push_back(ops::parse_attention_engine(name, "--engines"));
+    engines.push_back(
+        name == "8bit" ? Row{ops::AttentionEngine::Auto, ops::AttentionPrecision::EightBit}
+                       : Row{ops::parse_attention_engine(name, "--engines"), ops::AttentionPrecision::Bf16});
   if (engines.empty()) {
-    engines.push_back(ops::AttentionEngine::Wgmma);
-    // cuDNN takes unmasked multi-head attention at head dims 64 and 128 only (ops/attention.h);
-    // elsewhere its row would time the wgmma kernel again.
+    const auto bf16 = ops::AttentionPrecision::Bf16;
+    engines.push_back({ops::AttentionEngine::Wgmma, bf16});
+    // The fa3 kernel takes unmasked attention at head dim 128, cuDNN unmasked multi-head attention
+    // at 64 and 128 (ops/attention.h); elsewhere their rows would time the wgmma kernel again.
+    if (!opt.causal && opt.head_dim == 128) engines.push_back({ops::AttentionEngine::Fa3, bf16});
     const bool cudnn_shape =
         !opt.causal && kv_heads == opt.heads && (opt.head_dim == 64 || opt.head_dim == 128);
-    if (ops::cudnn_attention_built() && cudnn_shape) engines.push_back(ops::AttentionEngine::Cudnn);
+    if (ops::cudnn_attention_built() && cudnn_shape) engines.push_back({ops::AttentionEngine::Cudnn, bf16});
   }
   const ops::AttentionEngine saved = ops::attention_engine();
+  const ops::AttentionPrecision saved_precision = ops::attention_precision();
   std::vector<Result> results;
   for (int64_t T : tokens) {
     const int64_t Tk = opt.kv_tokens > 0 ? opt.kv_tokens : T;
@@ -151,13 +161,18 @@ int bench_attention(const BenchOptions& opt, Device device) {
     if (kv_heads != opt.heads) desc += fmt::format(" Hkv{}", kv_heads);
     if (opt.causal) desc += " causal";
     if (opt.model_layout) desc += " bthd";
-    for (ops::AttentionEngine engine : engines) {
-      ops::set_attention_engine(engine);
-      results.push_back(time_kernel(fmt::format("attn {}", ops::attention_engine_name(engine)), desc,
-                                    {flops, 0}, device, opt, [&] { ops::attention(q, k, v, mask); }));
+    for (const Row& row : engines) {
+      ops::set_attention_engine(row.engine);
+      ops::set_attention_precision(row.precision);
+      const std::string name = row.precision == ops::AttentionPrecision::EightBit
+                                   ? "attn 8bit"
+                                   : fmt::format("attn {}", ops::attention_engine_name(row.engine));
+      results.push_back(
+          time_kernel(name, desc, {flops, 0}, device, opt, [&] { ops::attention(q, k, v, mask); }));
     }
   }
   ops::set_attention_engine(saved);
+  ops::set_attention_precision(saved_precision);
   return report("attention", results, opt);
 }
 
@@ -269,7 +284,9 @@ CLI::App* add_bench_command(CLI::App& app, BenchOptions& opt) {
       sub->add_flag("--model-layout", opt.model_layout,
                     "q, k, v as the transformer passes them ([B, T, H, D] viewed as [B, H, T, D])");
       sub->add_option("--engines", opt.engines,
-                      "attention engines: wgmma cudnn auto (default: wgmma, cudnn)");
+                      "attention engines: wgmma fa3 cudnn auto, or 8bit (8-bit precision, engines on auto; "
+                      "default: the bf16 "
+                      "engines that take the shape)");
     }
     sub->add_option("--peak-tflops", opt.peak_tflops,
                     "dense bf16 peak for the MFU column (FP8 rows use twice it, Hopper's FP8 rate)")

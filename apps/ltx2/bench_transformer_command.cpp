@@ -17,6 +17,7 @@
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <tuple>
 
 #include "bench_stats.h"
 #include "bench_transformer_model.h"
@@ -24,10 +25,12 @@
 #include "core/cuda/memory.h"
 #include "core/error.h"
 #include "core/op_profile.h"
+#include "core/similarity.h"
 #include "io/configs/transformer_config.h"
 #include "io/weights.h"
 #include "models/transformer/modules.h"
 #include "models/transformer/transformer.h"
+#include "ops/attention.h"
 #include "ops/rope.h"
 
 namespace ltx2 {
@@ -196,6 +199,11 @@ CLI::App* add_bench_transformer_command(CLI::App* bench, BenchTransformerOptions
                   "same linears, per-tensor scales)")
       ->capture_default_str()
       ->check(CLI::IsMember({"none", "fp8", "fp8-scaled-mm"}));
+  sub->add_option("--attention-precision", opt->attention_precision,
+                  "bf16, or 8bit (the video attentions in INT8/FP8, ops/attention.h; the outputs of one "
+                  "forward are then compared with a bf16-precision forward: relative L2 and cosine)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"bf16", "8bit"}));
   sub->add_flag("--profile", opt->profile, "also time every op kind in one forward (device events)");
   sub->add_option("--json", opt->json_path, "also write the results to this JSON file");
   return sub;
@@ -210,6 +218,10 @@ int run_bench_transformer(const BenchTransformerOptions& opt) {
   if (opt.layers > 0) config.num_layers = opt.layers;
 
   const Quantization quantization = parse_quantization(opt.quantization);
+  const ops::AttentionPrecision precision =
+      ops::parse_attention_precision(opt.attention_precision, "--attention-precision");
+  const ops::AttentionPrecision saved_precision = ops::attention_precision();
+  ops::set_attention_precision(precision);
   const tr::TransformerWeights weights = shared_block_weights(config, device, quantization);
   auto attention = std::make_shared<TimedAttention>(device.index);
   const tr::Transformer model(config, weights, attention);
@@ -288,8 +300,25 @@ int run_bench_transformer(const BenchTransformerOptions& opt) {
     for (const auto& [name, t] : sites.items())
       std::printf("    %-28s %8.1f ms\n", name.c_str(), t.get<double>());
     const json profile = opt.profile ? op_profile(device.index, forward) : json();
+    // 8-bit attention: how far one forward's outputs are from the same forward in bf16 precision.
+    json accuracy;
+    if (precision != ops::AttentionPrecision::Bf16) {
+      const tr::TransformerOutput eight = model.forward(&video, &audio);
+      ops::set_attention_precision(ops::AttentionPrecision::Bf16);
+      const tr::TransformerOutput bf16 = model.forward(&video, &audio);
+      ops::set_attention_precision(precision);
+      for (const auto& [name, got, want] :
+           {std::tuple{"video", eight.video, bf16.video}, std::tuple{"audio", eight.audio, bf16.audio}}) {
+        const Similarity sim = similarity(got, want);
+        std::printf("  %s output against bf16 attention: relative L2 %.4f, cosine %.6f\n", name, sim.rel_l2,
+                    sim.cosine);
+        accuracy[name] = {{"rel_l2", sim.rel_l2}, {"cosine", sim.cosine}};
+      }
+    }
     rows.push_back({{"model", opt.model},
                     {"quantization", quantization_name(quantization)},
+                    {"attention_precision", ops::attention_precision_name(precision)},
+                    {"accuracy_against_bf16_attention", accuracy},
                     {"shape", shape_name},
                     {"video_tokens", tv},
                     {"audio_tokens", kAudioTokens},
@@ -330,6 +359,7 @@ int run_bench_transformer(const BenchTransformerOptions& opt) {
     LTX2_CHECK(out.good(), "ltx2 bench transformer: cannot write --json file '{}'", opt.json_path);
     out << doc.dump(2) << "\n";
   }
+  ops::set_attention_precision(saved_precision);
   return 0;
 }
 

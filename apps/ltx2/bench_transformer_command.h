@@ -21,7 +21,8 @@ struct BenchTransformerOptions {
   int layers = 0;  // 0: the model's 48
   double peak_tflops = 989.0;
   bool profile = false;
-  std::string quantization = "none";  // none | fp8-scaled-mm
+  std::string quantization = "none";         // none | fp8 | fp8-scaled-mm
+  std::string attention_precision = "bf16";  // bf16 | 8bit (ops::AttentionPrecision)
   std::string json_path;
 };
 

@@ -68,6 +68,7 @@ class PipelineRunner final : public Runner {
     const RankSettings& settings = setup.settings;
     pipeline::PipelineOptions options = pipeline::PipelineOptions::on_device(ctx.device);
     options.quantization = settings.quantization;
+    ops::set_attention_precision(settings.attention_precision);
     // The strategies every stage runs with: sequence parallel transformer passes (stage 2 tiled
     // data parallel when asked), Gemma on rank 0 with its contexts broadcast, the distributed
     // decode. One rank runs the pipeline as the in-process engine does, but for the decode, whose

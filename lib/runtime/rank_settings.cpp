@@ -61,9 +61,8 @@ std::string tiles_text(int64_t h, int64_t w) {
 
 // A latent-cell count >= 0.
 Field overlap_field(std::string key, const std::string& flag, std::string help, int64_t& value) {
-  return fields::checked(fields::integer(std::move(key), flag, std::move(help), value), [&value, flag] {
-    LTX2_CHECK(value >= 0, "{} must be >= 0, got {}", flag, value);
-  });
+  return fields::checked(fields::integer(std::move(key), flag, std::move(help), value),
+                         [&value, flag] { LTX2_CHECK(value >= 0, "{} must be >= 0, got {}", flag, value); });
 }
 
 }  // namespace
@@ -153,6 +152,18 @@ fields::FieldList rank_setting_fields(RankSettings& s, PipelineKind kind) {
       [&s](const std::string& v) { s.quantization = parse_quantization(v); },
       [&s] { return std::string(quantization_name(s.quantization)); }));
   out.back().default_text = "auto";
+  out.push_back(text_form(
+      "attention_precision", "--attention-precision",
+      "The arithmetic of the transformer's large attentions on a GPU: bf16 (bf16 operands, float32 "
+      "softmax and accumulation) or 8bit (SageAttention2's: keys smoothed by their mean, INT8 Q·Kᵀ with "
+      "a scale per query token and per 128 keys, FP8 P·V with a scale per value channel; faster, and "
+      "close to bf16 but not equal: docs/performance.md gives its measured error). Applies to unmasked "
+      "attention at head dim 128 (video self- and cross-attention); the CPU ignores it",
+      [&s](const std::string& v) {
+        s.attention_precision = ops::parse_attention_precision(v, "--attention-precision");
+      },
+      [&s] { return std::string(ops::attention_precision_name(s.attention_precision)); }));
+  out.back().default_text = "bf16";
   Field piece;
   piece.key = "tile_piece_bytes";
   piece.set_json = [&s](const json& j, const std::string& name) {

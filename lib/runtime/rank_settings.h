@@ -1,7 +1,7 @@
 // What every rank of a fleet needs to build its pipeline and its executors (fleet_engine.h's
-// options carry it; the workers get it once, at setup), and the in-process engine's quantization
-// and memory cap. Its fields are declared once (rank_setting_fields): the command line's flags and
-// the setup's JSON are both made from that list.
+// options carry it; the workers get it once, at setup), and the in-process engine's quantization,
+// attention precision and memory cap. Its fields are declared once (rank_setting_fields): the command line's
+// flags and the setup's JSON are both made from that list.
 #pragma once
 
 #include <cstddef>
@@ -12,6 +12,7 @@
 
 #include "io/fields.h"
 #include "io/quantization.h"
+#include "ops/attention.h"
 #include "pipeline/request.h"
 #include "pipeline/residency.h"
 #include "tiling/tile_plan.h"
@@ -47,6 +48,8 @@ struct RankSettings {
   std::vector<pipeline::RequestShape> plan_shapes;
   double gpu_memory_gib = 0;
   Quantization quantization = Quantization::Auto;  // of every rank's transformer
+  // Of every rank's large attentions (ops/attention.h); each process sets it before its engine runs.
+  ops::AttentionPrecision attention_precision = ops::AttentionPrecision::Bf16;
 };
 
 // The stage-2 tiled-data-parallel tiling of a fleet of `world_size` ranks: frames untiled, the
@@ -58,7 +61,8 @@ tiling::GridTiling tdp_tiling(const RankSettings& s, int world_size);
 void check_tdp_tiling(const RankSettings& s, int world_size, const GenerationRequest& r);
 
 // The fields (io/fields.h): flags --stage2-parallel and --tdp-tiles/--tdp-overlap (the pipelines
-// whose stage 2 the distilled LoRA refines), --vae-tiles, --vae-overlap, --gpu-memory, --quantization;
+// whose stage 2 the distilled LoRA refines), --vae-tiles, --vae-overlap, --gpu-memory, --quantization,
+// --attention-precision;
 // tile_piece_bytes and plan_shapes only travel in the setup. Tiles are "HxW" in flags and JSON alike ("" the
 // default;
 // --vae-tiles also takes "ranks": vae_rank_split).

@@ -67,6 +67,14 @@ inline void check_bf16_rule(const std::string& what, const Tensor& gpu_out, cons
   CHECK(gpu_err <= factor * naive_err + atol);
 }
 
+// [B, Hkv, T, D] -> [B, H, T, D], every KV head repeated for the query heads it serves (for the
+// naive computation, whose matmuls take one K/V head per query head).
+inline Tensor repeat_kv_heads(const Tensor& x, int64_t H) {
+  const int64_t B = x.size(0), Hkv = x.size(1), T = x.size(2), D = x.size(3);
+  if (H == Hkv) return x;
+  return x.unsqueeze(2).expand({B, Hkv, H / Hkv, T, D}).reshape({B, H, T, D});
+}
+
 // softmax(round(round(q kᵀ) * scale) + mask) v with bf16 rounding after every step: the naive
 // bf16 attention the attention kernels are judged against (add_mask may be undefined).
 inline Tensor naive_bf16_attention(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& add_mask,

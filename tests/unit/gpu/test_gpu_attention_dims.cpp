@@ -11,13 +11,11 @@
 #include "core/cuda/memory.h"
 #include "core/error.h"
 #include "gpu_compare.h"
+#include "kernels/attention_pick.h"
 #include "ops/attention.h"
 #include "ops/elementwise.h"
 #include "ops/shape.h"
 #include "support/test_util.h"
-#ifdef LTX2_WITH_CUDNN
-#include "kernels/cudnn/attention_pick.h"
-#endif
 
 using namespace ltx2;
 using test::naive_bf16_attention;
@@ -53,20 +51,13 @@ Inputs inputs(int64_t B, int64_t H, int64_t Hkv, int64_t Tq, int64_t Tk, int64_t
   return in;
 }
 
-// [B, Hkv, T, D] -> [B, H, T, D], every KV head copied to the query heads it serves (CPU, for the
-// naive computation, whose matmuls take one K/V head per query head).
-Tensor repeated(const Tensor& x, int64_t H) {
-  const int64_t B = x.size(0), Hkv = x.size(1), T = x.size(2), D = x.size(3);
-  if (H == Hkv) return x;
-  return x.unsqueeze(2).expand({B, Hkv, H / Hkv, T, D}).reshape({B, H, T, D});
-}
-
 // The naive bf16 computation with NaN (the softmax of a row with every key at -inf) set to zero,
 // the CPU op's result for such a row.
 Tensor naive(const Inputs& in, const Tensor& additive_mask, float scale) {
   const int64_t H = in.q.size(1);
-  Tensor n =
-      naive_bf16_attention(in.q, repeated(in.k, H), repeated(in.v, H), additive_mask, scale).contiguous();
+  Tensor n = naive_bf16_attention(in.q, test::repeat_kv_heads(in.k, H), test::repeat_kv_heads(in.v, H),
+                                  additive_mask, scale)
+                 .contiguous();
   float* p = n.data<float>();
   for (int64_t i = 0; i < n.numel(); ++i)
     if (std::isnan(p[i])) p[i] = 0.f;
@@ -239,7 +230,8 @@ TEST_CASE("gpu: grouped-query attention equals the repeated KV heads bit for bit
       const Tensor got =
           check(what + (m.defined() ? ", mask" : ""), in, m, m.defined() ? additive(m) : Tensor(), 0.09f);
       const Tensor mg = m.defined() ? m.to(test::gpu()) : Tensor();
-      const Tensor copied = ops::attention(in.qg, repeated(in.kg, g.H), repeated(in.vg, g.H), mg, 0.09f);
+      const Tensor copied = ops::attention(in.qg, test::repeat_kv_heads(in.kg, g.H),
+                                           test::repeat_kv_heads(in.vg, g.H), mg, 0.09f);
       REQUIRE(test::max_error(got, copied) == 0.0);
     }
   }
@@ -274,13 +266,16 @@ TEST_CASE("gpu: flash attention allocates no [B, H, Tq, Tk] buffer (head dim 256
                            ops::attention(rows.q, rows.k, rows.v, mask_rows, 1.f / 16.f));
 }
 
-#ifdef LTX2_WITH_CUDNN
 TEST_CASE("gpu: Auto never times cuDNN for head dim 256 or grouped KV heads") {
   EngineScope scope(ops::AttentionEngine::Auto);
   const int64_t timings = cuda::attention_engine_timings();
   const Inputs wide = inputs(1, 2, 2, 70, 90, 256, 1900), grouped = inputs(1, 4, 2, 70, 90, 128, 1901);
   check("auto, D 256", wide, Tensor(), Tensor(), 0.0625f);
-  check("auto, H 4 Hkv 2 D 128", grouped, Tensor(), Tensor(), 0.088f);
+  // Only the wgmma kernel takes head dim 256: nothing to time or pick.
   REQUIRE(cuda::attention_engine_timings() == timings);
+  REQUIRE(cuda::picked_attention_engine(wide.qg, wide.kg, wide.vg) == ops::AttentionEngine::Auto);
+  // Grouped KV heads at 128: the wgmma and fa3 kernels take them, cuDNN does not.
+  check("auto, H 4 Hkv 2 D 128", grouped, Tensor(), Tensor(), 0.088f);
+  const ops::AttentionEngine picked = cuda::picked_attention_engine(grouped.qg, grouped.kg, grouped.vg);
+  REQUIRE((picked == ops::AttentionEngine::Wgmma || picked == ops::AttentionEngine::Fa3));
 }
-#endif

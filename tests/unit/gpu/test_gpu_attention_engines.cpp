@@ -1,10 +1,15 @@
-// The attention engines of the CUDA backend: cuDNN's fused flash attention against the CPU op
-// (docs/gpu.md bf16 rule) at head dims 64 and 128, self and cross shapes, the transformer's strided
-// q/k/v; what it refuses (other head dims, grouped KV heads, f32, unaligned rows); the engine mode
-// (forced engines, masks always on the wgmma kernel) and Auto's pick, made once per shape. Without
-// cuDNN only the mode tests build.
+// The attention engines of the CUDA backend against the CPU op (docs/gpu.md bf16 rule): the
+// FlashAttention-3-style kernel at head dim 128 (self and cross shapes, tails of rows and keys, a
+// K/V ring wrapped several times, grouped KV heads, the transformer's strided q/k/v) and what it
+// refuses; cuDNN's fused flash attention at head dims 64 and 128 and what it refuses; the engine
+// mode (forced engines, masks always on the wgmma kernel) and Auto's pick, made once per shape.
+// Without cuDNN the cuDNN cases do not build.
+#include <algorithm>
+
 #include "core/error.h"
 #include "gpu_compare.h"
+#include "kernels/attention_fa3.h"
+#include "kernels/attention_pick.h"
 #include "ops/attention.h"
 #include "ops/elementwise.h"
 #include "ops/linear.h"
@@ -12,7 +17,6 @@
 #include "support/test_util.h"
 #ifdef LTX2_WITH_CUDNN
 #include "kernels/cudnn/attention_cudnn.h"
-#include "kernels/cudnn/attention_pick.h"
 #endif
 
 using namespace ltx2;
@@ -48,7 +52,8 @@ struct EngineScope {
 }  // namespace
 
 TEST_CASE("gpu: attention engine names parse, others are refused naming their source") {
-  for (AttentionEngine e : {AttentionEngine::Auto, AttentionEngine::Wgmma, AttentionEngine::Cudnn})
+  for (AttentionEngine e :
+       {AttentionEngine::Auto, AttentionEngine::Wgmma, AttentionEngine::Fa3, AttentionEngine::Cudnn})
     REQUIRE(ops::parse_attention_engine(ops::attention_engine_name(e), "test") == e);
   REQUIRE_THROWS_WITH(ops::parse_attention_engine("cudnn9", "LTX2_ATTENTION"),
                       Catch::Matchers::Contains("LTX2_ATTENTION"));
@@ -68,13 +73,60 @@ TEST_CASE("gpu: every engine mode gives the same attention, masks included") {
   }
   Tensor masked_ref = ops::attention(q.cpu, k.cpu, v.cpu, mask);
   Tensor masked_naive = naive_bf16_attention(q.cpu, k.cpu, v.cpu, add, scale);
-  for (AttentionEngine e : {AttentionEngine::Wgmma, AttentionEngine::Cudnn, AttentionEngine::Auto}) {
+  for (AttentionEngine e :
+       {AttentionEngine::Wgmma, AttentionEngine::Fa3, AttentionEngine::Cudnn, AttentionEngine::Auto}) {
     EngineScope scope(e);
     const std::string name = ops::attention_engine_name(e);
     test::require_bf16_close(name, ops::attention(q.gpu, k.gpu, v.gpu), naive, ref);
     test::require_bf16_close(name + " masked", ops::attention(q.gpu, k.gpu, v.gpu, mask.to(test::gpu())),
                              masked_naive, masked_ref);
   }
+}
+
+TEST_CASE("gpu: fa3 attention, self and cross, row and key tails, grouped KV heads, contiguous and strided") {
+  struct Case {
+    int64_t B, H, Hkv, Tq, Tk;
+  };
+  // 257 x 257: one row and one key past the tiles; 700 keys: the two-buffer K/V ring wraps twice
+  // with a partial last tile; 1 x 1 and 128 x 128: the smallest call and whole tiles only; H 4
+  // on Hkv 2: grouped-query attention.
+  for (const Case& c : {Case{1, 4, 4, 257, 257}, Case{2, 2, 2, 190, 61}, Case{1, 2, 2, 300, 700},
+                        Case{1, 3, 3, 1, 1}, Case{1, 2, 2, 128, 128}, Case{2, 4, 2, 150, 333}}) {
+    for (bool model_layout : {false, true}) {
+      const uint64_t seed = 800 + c.Tq + c.Tk + c.Hkv + model_layout;
+      Operand q = input(c.B, c.H, c.Tq, 128, seed, model_layout, 3.f);
+      Operand k = input(c.B, c.Hkv, c.Tk, 128, seed + 1, model_layout);
+      Operand v = input(c.B, c.Hkv, c.Tk, 128, seed + 2, model_layout);
+      REQUIRE(cuda::fa3_attention_takes(q.gpu, k.gpu, v.gpu));
+      const Tensor k_rep = test::repeat_kv_heads(k.cpu, c.H), v_rep = test::repeat_kv_heads(v.cpu, c.H);
+      for (float scale : {1.f / std::sqrt(128.f), 0.2f}) {
+        const Tensor token_major = Tensor::empty({c.B, c.Tq, c.H, 128}, DType::BF16, test::gpu());
+        const Tensor out = token_major.transpose(1, 2);
+        const std::string what = fmt::format("B{} H{} Hkv{} Tq{} Tk{}{} scale {}", c.B, c.H, c.Hkv, c.Tq,
+                                             c.Tk, model_layout ? " bthd" : "", scale);
+        INFO(what);
+        cuda::fa3_attention(q.gpu, k.gpu, v.gpu, out, scale);
+        test::require_bf16_close(what, out, naive_bf16_attention(q.cpu, k_rep, v_rep, Tensor(), scale),
+                                 ops::attention(q.cpu, k.cpu, v.cpu, Tensor(), scale));
+      }
+    }
+  }
+}
+
+TEST_CASE("gpu: fa3 attention refuses what its bulk copies cannot read") {
+  Tensor q = input(1, 2, 40, 128, 900, false).gpu, k = input(1, 2, 50, 128, 901, false).gpu;
+  REQUIRE(cuda::fa3_attention_takes(q, k, k));
+  // Head dim 64; f32; rows not 16-byte aligned (a view starting 4 elements in); a broadcast
+  // (zero-stride) head axis; no keys.
+  Tensor q64 = input(1, 2, 40, 64, 902, false).gpu;
+  REQUIRE_FALSE(cuda::fa3_attention_takes(q64, q64, q64));
+  REQUIRE_FALSE(cuda::fa3_attention_takes(q.to(DType::F32), k, k));
+  Tensor shifted = input(1, 2, 40, 132, 903, false).gpu.narrow(3, 4, 128);
+  REQUIRE_FALSE(cuda::fa3_attention_takes(shifted, k, k));
+  Tensor broadcast = k.narrow(1, 0, 1).expand({1, 2, 50, 128});
+  REQUIRE_FALSE(cuda::fa3_attention_takes(q, broadcast, broadcast));
+  REQUIRE_FALSE(cuda::fa3_attention_takes(q, k.narrow(2, 0, 0), k.narrow(2, 0, 0)));
+  REQUIRE_THROWS_WITH(cuda::fa3_attention(q64, q64, q64, q64, 0.1f), Catch::Matchers::Contains("fa3"));
 }
 
 #ifdef LTX2_WITH_CUDNN
@@ -142,22 +194,36 @@ TEST_CASE("gpu: Auto times a new shape once, keeps its pick, and runs it") {
   REQUIRE(cuda::attention_engine_timings() == timings + 2);
 }
 
-TEST_CASE("gpu: the engine mode decides whether cuDNN runs") {
-  Tensor q = input(1, 2, 70, 64, 700, false).gpu, q80 = input(1, 2, 70, 80, 701, false).gpu;
-  Tensor out = Tensor::empty({1, 2, 70, 64}, DType::BF16, test::gpu());
-  Tensor out80 = Tensor::empty({1, 2, 70, 80}, DType::BF16, test::gpu());
-  int wgmma_runs = 0;
-  auto run_wgmma = [&] { ++wgmma_runs; };
-  {
-    EngineScope scope(AttentionEngine::Wgmma);
-    REQUIRE_FALSE(cuda::attention_by_cudnn(q, q, q, out, 0.125f, run_wgmma));
-  }
-  {
-    EngineScope scope(AttentionEngine::Cudnn);
-    REQUIRE(cuda::attention_by_cudnn(q, q, q, out, 0.125f, run_wgmma));
-    REQUIRE_FALSE(cuda::attention_by_cudnn(q80, q80, q80, out80, 0.125f, run_wgmma));
-  }
-  REQUIRE(wgmma_runs == 0);  // forced modes never time
-}
-
 #endif
+
+TEST_CASE("gpu: the engine mode decides which engine runs, falling back to the wgmma kernel") {
+  Tensor q = input(1, 2, 70, 128, 700, false).gpu;
+  std::vector<int> runs(4, 0);
+  bool cudnn_can = true;
+  const auto count = [&](AttentionEngine e) { ++runs[static_cast<int>(e)]; };
+  const std::vector<cuda::AttentionCandidate> engines{
+      {AttentionEngine::Wgmma, [&] { return count(AttentionEngine::Wgmma), true; }},
+      {AttentionEngine::Fa3, [&] { return count(AttentionEngine::Fa3), true; }},
+      {AttentionEngine::Cudnn, [&] { return cudnn_can && (count(AttentionEngine::Cudnn), true); }}};
+  const auto ran = [&](AttentionEngine mode) {
+    EngineScope scope(mode);
+    std::fill(runs.begin(), runs.end(), 0);
+    return cuda::run_attention_engine(q, q, q, engines);
+  };
+  REQUIRE(ran(AttentionEngine::Wgmma) == AttentionEngine::Wgmma);
+  REQUIRE(runs == std::vector<int>{0, 1, 0, 0});
+  REQUIRE(ran(AttentionEngine::Fa3) == AttentionEngine::Fa3);
+  REQUIRE(runs == std::vector<int>{0, 0, 1, 0});
+  REQUIRE(ran(AttentionEngine::Cudnn) == AttentionEngine::Cudnn);
+  REQUIRE(runs == std::vector<int>{0, 0, 0, 1});
+  cudnn_can = false;  // cuDNN without an engine for the shape: the wgmma kernel runs it
+  REQUIRE(ran(AttentionEngine::Cudnn) == AttentionEngine::Wgmma);
+  REQUIRE(runs == std::vector<int>{0, 1, 0, 0});
+  // A forced engine that is no candidate (a masked call offers only the wgmma kernel).
+  {
+    EngineScope scope(AttentionEngine::Fa3);
+    REQUIRE(cuda::run_attention_engine(q, q, q, {engines.front()}) == AttentionEngine::Wgmma);
+  }
+  // The wgmma kernel must come first: it is the one that takes every call.
+  REQUIRE_THROWS_WITH(cuda::run_attention_engine(q, q, q, {engines[1]}), Catch::Matchers::Contains("first"));
+}

@@ -16,7 +16,7 @@
 #include "ops/rgb8.h"
 #include "ops/shape.h"
 #include "pipeline/pipeline.h"
-#include "support/similarity.h"
+#include "core/similarity.h"
 #include "support/test_util.h"
 
 using namespace ltx2;
@@ -131,7 +131,7 @@ TEST_CASE("gpu: the distilled pipeline under fp8 stays near its bf16 frames (PSN
   const Outputs bf16 = run_distilled(test::gpu(), std::nullopt, DType::BF16, Quantization::None);
   const Outputs fp8 = run_distilled(test::gpu(), std::nullopt, DType::BF16, Quantization::Fp8);
   const double frames_db = psnr(fp8.frames, bf16.frames);
-  const test::Similarity audio = test::similarity(fp8.waveform, bf16.waveform);
+  const Similarity audio = similarity(fp8.waveform, bf16.waveform);
   std::printf("distilled pipeline fp8 vs bf16 on the GPU: frames PSNR %.2f dB, waveform rel_l2 %.4f\n",
               frames_db, audio.rel_l2);
   REQUIRE(std::isfinite(frames_db));  // fp8 ran: the frames differ

@@ -23,7 +23,7 @@
 #include "io/safetensors.h"
 #include "io/weights.h"
 #include "models/transformer/transformer.h"
-#include "support/similarity.h"
+#include "core/similarity.h"
 #include "support/test_util.h"
 
 using namespace ltx2;
@@ -104,7 +104,7 @@ void check_case(const std::string& name, double factor = 2.0,
 // mode, and against the float32 forward with the scales honoured.
 struct StreamErrors {
   const char* stream;
-  test::Similarity vs_cpu, vs_f32;
+  Similarity vs_cpu, vs_f32;
 };
 
 // The fixture under `mode` on the GPU (bf16) against the CPU's float32 `mode` and the float32
@@ -129,7 +129,7 @@ std::vector<StreamErrors> quantized_errors(const std::string& name, Quantization
   std::vector<StreamErrors> out;
   for (const auto& [stream, g, c, w] : {std::tuple{"video", gpu.video, cpu.video, want.video},
                                         std::tuple{"audio", gpu.audio, cpu.audio, want.audio}}) {
-    out.push_back({stream, test::similarity(g, c), test::similarity(g, w)});
+    out.push_back({stream, similarity(g, c), similarity(g, w)});
     const StreamErrors& e = out.back();
     std::printf(
         "%s %s: GPU %s vs CPU rel_l2 %.4f cosine %.6f; vs float32 dequantized rel_l2 %.4f cosine %.6f\n",

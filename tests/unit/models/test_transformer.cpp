@@ -10,7 +10,7 @@
 #include "models/transformer/transformer.h"
 #include "ops/elementwise.h"
 #include "support/catch.h"
-#include "support/similarity.h"
+#include "core/similarity.h"
 #include "support/test_util.h"
 
 using namespace ltx2;
@@ -178,15 +178,15 @@ namespace {
 
 // Each stream's output of `model` on the fixture's inputs against `dequantized`'s (the float32
 // forward with the scales honoured), printed for the record under `mode`.
-std::vector<std::pair<const char*, test::Similarity>> errors_against(const std::string& fixture,
+std::vector<std::pair<const char*, Similarity>> errors_against(const std::string& fixture,
                                                                      const Transformer& model,
                                                                      const Transformer& dequantized,
                                                                      const char* mode) {
   auto io = SafetensorsFile::open(test::golden_dir(fixture) + "/io.safetensors");
   const Modality video = modality(*io, "video"), audio = modality(*io, "audio");
   const TransformerOutput want = dequantized.forward(&video, &audio), got = model.forward(&video, &audio);
-  std::vector<std::pair<const char*, test::Similarity>> out = {
-      {"video", test::similarity(got.video, want.video)}, {"audio", test::similarity(got.audio, want.audio)}};
+  std::vector<std::pair<const char*, Similarity>> out = {
+      {"video", similarity(got.video, want.video)}, {"audio", similarity(got.audio, want.audio)}};
   for (const auto& [name, sim] : out)
     std::printf("%s %s %s: rel_l2 %.4f, cosine %.6f\n", fixture.c_str(), mode, name, sim.rel_l2, sim.cosine);
   return out;

@@ -32,11 +32,13 @@ TEST_CASE("rank settings: flags set what the setup's JSON carries, and it reads 
   set_flag(s, PipelineKind::TwoStage, "--vae-overlap", {"2"});
   set_flag(s, PipelineKind::TwoStage, "--quantization", {"fp8-cast"});
   set_flag(s, PipelineKind::TwoStage, "--gpu-memory", {"80"});
+  set_flag(s, PipelineKind::TwoStage, "--attention-precision", {"8bit"});
   s.plan_shapes = {pipeline::RequestShape{}};
   CHECK(s.stage2_parallel == runtime::Stage2Parallel::TiledData);
   CHECK((s.tdp_height_tiles == 2 && s.tdp_width_tiles == 3));
   CHECK(s.vae_rank_split);
   CHECK(s.quantization == Quantization::Fp8Cast);
+  CHECK(s.attention_precision == ops::AttentionPrecision::EightBit);
   const json j = runtime::to_json(setup);
   CHECK(j.at("tdp_tiles") == "2x3");
   CHECK(j.at("vae_tiles") == "ranks");
@@ -45,6 +47,7 @@ TEST_CASE("rank settings: flags set what the setup's JSON carries, and it reads 
   CHECK(back.settings.vae_overlap == 2);
   CHECK(back.settings.gpu_memory_gib == 80);
   CHECK(back.settings.plan_shapes.size() == 1);
+  CHECK(back.settings.attention_precision == ops::AttentionPrecision::EightBit);
   set_flag(s, PipelineKind::TwoStage, "--vae-tiles", {"4x1"});
   CHECK_FALSE(s.vae_rank_split);
   CHECK((s.vae_height_tiles == 4 && s.vae_width_tiles == 1));
@@ -63,6 +66,7 @@ TEST_CASE(
   refuses("--vae-overlap", "-1", "--vae-overlap must be >= 0, got -1");
   refuses("--gpu-memory", "-2", "--gpu-memory must be >= 0 GiB");
   refuses("--quantization", "int8", "--quantization 'int8'");
+  refuses("--attention-precision", "int8", "--attention-precision: unknown attention precision 'int8'");
   for (const fields::Field& f : runtime::rank_setting_fields(s, PipelineKind::Distilled))
     for (const std::string& n : f.flags) CHECK(n.rfind("--tdp", 0) != 0);
   json setup = runtime::to_json(runtime::RankSetup{});

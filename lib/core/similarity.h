@@ -1,5 +1,6 @@
-// Whole-tensor similarity for reduced-precision paths (FP8), where an element-wise bound says
-// little: relative L2 error ||a - b|| / ||b|| and cosine similarity, in double, on the host.
+// Whole-tensor similarity for reduced-precision paths (FP8 linears, 8-bit attention), where an
+// element-wise bound says little: relative L2 error ||a - b|| / ||b|| and cosine similarity, in
+// double, on the host. Used by the tests and by `ltx2 bench transformer`.
 #pragma once
 
 #include <cmath>
@@ -7,7 +8,7 @@
 
 #include "core/tensor.h"
 
-namespace ltx2::test {
+namespace ltx2 {
 
 struct Similarity {
   double rel_l2 = INFINITY, cosine = 0;
@@ -30,4 +31,4 @@ inline Similarity similarity(const Tensor& got, const Tensor& want) {
   return {std::sqrt(diff / bb), ab / std::sqrt(aa * bb)};
 }
 
-}  // namespace ltx2::test
+}  // namespace ltx2
