@@ -15,8 +15,9 @@
 // - The tensor core's FP8 accumulator is narrower than float32 (about 13 mantissa bits seen here):
 //   each 128-key tile's P·V starts from zero and is added to O in float32 registers.
 //
-// The kernel has attention_fa3.cu's structure (a TMA producer warpgroup, two consumer warpgroups of
-// 64 query rows in ping-pong, the softmax of tile j overlapping P_{j-1}·V_{j-1}) over 8-bit tiles:
+// The kernel has attention_fa3.cu's structure and loops (kernels/kv_pipeline.cuh: a TMA producer
+// warpgroup, two consumer warpgroups of 64 query rows in ping-pong, the softmax of tile j
+// overlapping P_{j-1}·V_{j-1}) over 8-bit tiles:
 // Q, K and Vᵀ tiles are 128 x 128 bytes, one 128-byte-swizzled column block each, in a ring of
 // kStages. The quantization runs first as three passes over q, k and v (sage8_prepare below).
 #include <cuda_fp8.h>
@@ -27,6 +28,7 @@
 
 #include "kernels/attention_sage8.h"
 #include "kernels/common.cuh"
+#include "kernels/kv_pipeline.cuh"
 #include "kernels/tensor_map.h"
 #include "kernels/tma.cuh"
 #include "kernels/wgmma.cuh"
@@ -42,8 +44,7 @@ constexpr int kStages = 4;
 constexpr int kConsumers = 2;
 constexpr int kThreads = 128 * (1 + kConsumers);
 constexpr uint32_t kTileBytes = kBlockN * kHeadDim;  // an int8 Q or K tile, an e4m3 Vᵀ tile: 16 KiB
-constexpr int kBarriers = 1 + 4 * kStages;
-constexpr int kSmemBytes = int(kTileBytes) * (1 + 2 * kStages) + 8 * kBarriers + 1024;
+constexpr int kSmemBytes = int(kTileBytes) * (1 + 2 * kStages) + KvRing<kStages>::kBytes + 1024;
 static_assert(kSmemBytes <= 227 * 1024, "more shared memory than an sm_90 block may have");
 using Turns = TurnBarriers<1>;
 constexpr float kLog2e = 1.4426950408889634f;
@@ -80,53 +81,30 @@ __global__ void __launch_bounds__(kThreads, 1)
   const uint32_t q_tile = base;
   const auto k_tile = [&](int s) { return base + kTileBytes * (1 + s); };
   const auto v_tile = [&](int s) { return base + kTileBytes * (1 + kStages + s); };
-  const uint32_t bars = base + kTileBytes * (1 + 2 * kStages);
-  const uint32_t q_full = bars;
-  const auto k_full = [&](int s) { return bars + 8 * (1 + s); };
-  const auto v_full = [&](int s) { return bars + 8 * (1 + kStages + s); };
-  const auto k_empty = [&](int s) { return bars + 8 * (1 + 2 * kStages + s); };
-  const auto v_empty = [&](int s) { return bars + 8 * (1 + 3 * kStages + s); };
+  const KvRing<kStages> ring{base + kTileBytes * (1 + 2 * kStages)};
 
   const int warpgroup = threadIdx.x / 128;
   const int bh = blockIdx.y, b = bh / p.H, h = bh % p.H, h_kv = h / (p.H / p.Hkv);
   const int m0 = blockIdx.x * kBlockM;
   const int n_tiles = p.n_tiles;
 
-  if (threadIdx.x == 0) {
-    mbar_init(q_full, 1);
-    for (int s = 0; s < kStages; ++s) {
-      mbar_init(k_full(s), 1);
-      mbar_init(v_full(s), 1);
-      mbar_init(k_empty(s), 4 * kConsumers);  // one arrival per consumer warp
-      mbar_init(v_empty(s), 4 * kConsumers);
-    }
-    mbar_init_fence();
-  }
+  if (threadIdx.x == 0) ring.init(4 * kConsumers);
   __syncthreads();
 
   if (warpgroup == 0) {  // the producer
     LTX2_WGMMA_ASM("setmaxnreg.dec.sync.aligned.u32 24;\n" ::: "memory");
-    if (threadIdx.x == 0) {
-      mbar_expect_tx(q_full, kTileBytes);
-      tma_load_4d(q_tile, q_map, q_full, 0, m0, h, b);
-      for (int j = 0; j < n_tiles; ++j) {
-        const int s = j % kStages;
-        const uint32_t free_parity = ((j / kStages) & 1) ^ 1;
-        mbar_wait(k_empty(s), free_parity);
-        mbar_expect_tx(k_full(s), kTileBytes);
-        tma_load_4d(k_tile(s), k_map, k_full(s), 0, j * kBlockN, h_kv, b);
-        mbar_wait(v_empty(s), free_parity);
-        mbar_expect_tx(v_full(s), kTileBytes);
-        tma_load_4d(v_tile(s), v_map, v_full(s), j * kBlockN, 0, h_kv, b);
-      }
-    }
+    if (threadIdx.x == 0)
+      produce_tiles(
+          ring, n_tiles, kTileBytes, kTileBytes,
+          [&](uint32_t bar) { tma_load_4d(q_tile, q_map, bar, 0, m0, h, b); },
+          [&](int s, int j, uint32_t bar) { tma_load_4d(k_tile(s), k_map, bar, 0, j * kBlockN, h_kv, b); },
+          [&](int s, int j, uint32_t bar) { tma_load_4d(v_tile(s), v_map, bar, j * kBlockN, 0, h_kv, b); });
     return;
   }
 
   LTX2_WGMMA_ASM("setmaxnreg.inc.sync.aligned.u32 240;\n" ::: "memory");
   const int consumer = warpgroup - 1;
   const int warp = (threadIdx.x / 32) % 4, lane = threadIdx.x % 32, g = lane / 4, tig = lane % 4;
-  if (consumer == 1) Turns::turn_start();  // consumer 0 issues first
 
   const int row0 = m0 + consumer * 64 + warp * 16 + g;  // the thread's rows: row0, row0 + 8
   float q_scale[2];
@@ -145,46 +123,41 @@ __global__ void __launch_bounds__(kThreads, 1)
   uint32_t pa[4][4];  // P in e4m3, A fragments of the four 32-key k-steps
   const uint32_t q_rows = q_tile + consumer * 64 * 128;
 
-  const auto issue_qk = [&](int stage) {
-#pragma unroll
-    for (int kk = 0; kk < kHeadDim / 32; ++kk)
-      wgmma_m64n128k32_s8(s, sw128_desc(q_rows + kk * 32), sw128_desc(k_tile(stage) + kk * 32), kk > 0);
-    wgmma_commit();
-  };
-  const auto issue_pv = [&](int stage) {
-#pragma unroll
-    for (int kk = 0; kk < kBlockN / 32; ++kk)
-      wgmma_m64n128k32_e4m3_rs(o_tile, pa[kk], sw128_desc(v_tile(stage) + kk * 32), kk > 0);
-    wgmma_commit();
-  };
-  const auto release = [&](uint32_t bar) {
-    if (lane == 0) mbar_arrive(bar);
-  };
   // The online softmax of tile j: scores to P x 448 (float bits in s), the running statistics
   // updated, `rescale` the factor for the O rows accumulated so far.
   const auto softmax = [&](int j) {
     const int valid = min(kBlockN, p.Tk - j * kBlockN);
     const float k_scale = k_scales[j];
-    int tile_max[2] = {INT_MIN, INT_MIN};
+    // Four partial maxima and sums per row (8-key blocks nb % 4): short dependency chains.
+    int part_max[2][4] = {{INT_MIN, INT_MIN, INT_MIN, INT_MIN}, {INT_MIN, INT_MIN, INT_MIN, INT_MIN}};
+    if (valid == kBlockN) {
 #pragma unroll
-    for (int nb = 0; nb < 16; ++nb)
+      for (int nb = 0; nb < 16; ++nb)
 #pragma unroll
-      for (int e = 0; e < 4; ++e) {
-        const bool ok = valid == kBlockN || nb * 8 + 2 * tig + (e & 1) < valid;
-        tile_max[e >> 1] = max(tile_max[e >> 1], ok ? int(s[nb][e]) : INT_MIN);
-      }
+        for (int r = 0; r < 2; ++r)
+          part_max[r][nb % 4] = max(part_max[r][nb % 4], max(int(s[nb][2 * r]), int(s[nb][2 * r + 1])));
+    } else {
+#pragma unroll
+      for (int nb = 0; nb < 16; ++nb)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          const bool ok = nb * 8 + 2 * tig + (e & 1) < valid;
+          part_max[e >> 1][nb % 4] = max(part_max[e >> 1][nb % 4], ok ? int(s[nb][e]) : INT_MIN);
+        }
+    }
     float c[2], bias[2];
 #pragma unroll
     for (int r = 0; r < 2; ++r) {
-      tile_max[r] = max(tile_max[r], __shfl_xor_sync(0xffffffffu, tile_max[r], 1));
-      tile_max[r] = max(tile_max[r], __shfl_xor_sync(0xffffffffu, tile_max[r], 2));
+      int tile_max = max(max(part_max[r][0], part_max[r][1]), max(part_max[r][2], part_max[r][3]));
+      tile_max = max(tile_max, __shfl_xor_sync(0xffffffffu, tile_max, 1));
+      tile_max = max(tile_max, __shfl_xor_sync(0xffffffffu, tile_max, 2));
       c[r] = q_scale[r] * k_scale;
-      const float new_max = fmaxf(row_max[r], float(tile_max[r]) * c[r]);
+      const float new_max = fmaxf(row_max[r], float(tile_max) * c[r]);
       rescale[r] = exp2_ftz(row_max[r] - new_max);
       row_max[r] = new_max;
-      row_sum[r] *= rescale[r];
       bias[r] = kMagic * c[r] + new_max - kLog2P8;
     }
+    float part_sum[2][4] = {};
 #pragma unroll
     for (int nb = 0; nb < 16; ++nb)
 #pragma unroll
@@ -192,9 +165,13 @@ __global__ void __launch_bounds__(kThreads, 1)
         const float magic = __int_as_float(int(s[nb][e]) + kMagicBits);
         float pe = exp2_ftz(fmaf(magic, c[e >> 1], -bias[e >> 1]));
         if (valid < kBlockN && nb * 8 + 2 * tig + (e & 1) >= valid) pe = 0.f;
-        row_sum[e >> 1] += pe;
+        part_sum[e >> 1][nb % 4] += pe;
         s[nb][e] = __float_as_uint(pe);
       }
+#pragma unroll
+    for (int r = 0; r < 2; ++r)
+      row_sum[r] =
+          row_sum[r] * rescale[r] + ((part_sum[r][0] + part_sum[r][1]) + (part_sum[r][2] + part_sum[r][3]));
   };
   // P's e4m3 A fragments: k-step kk covers the accumulator's 8-key blocks 4 kk .. 4 kk + 3; the
   // thread's keys 2 tig, 2 tig + 1 of blocks 4 kk and 4 kk + 1 fill its k 4 tig .. + 3, those of
@@ -222,74 +199,32 @@ __global__ void __launch_bounds__(kThreads, 1)
       }
   };
 
-  mbar_wait(q_full, 0);
-  mbar_wait(k_full(0), 0);
-  Turns::turn_wait(consumer);
-  fence_regs(s);
-  wgmma_fence();
-  issue_qk(0);
-  Turns::turn_pass(consumer);
-  wgmma_wait<0>();
-  fence_regs(s);
-  release(k_empty(0));
-  softmax(0);
-  pack_p();
-
-  for (int j = 1; j < n_tiles; ++j) {
-    const int ks = j % kStages, vs = (j - 1) % kStages;
-    mbar_wait(k_full(ks), (j / kStages) & 1);
-    mbar_wait(v_full(vs), ((j - 1) / kStages) & 1);
-    Turns::turn_wait(consumer);
-    fence_regs(s);
-    fence_regs(o_tile);
-    fence_regs(pa);
-    wgmma_fence();
-    issue_qk(ks);
-    issue_pv(vs);
-    Turns::turn_pass(consumer);
-    wgmma_wait<1>();  // S_j is done; P_{j-1}·V_{j-1} may still run
-    fence_regs(s);
-    release(k_empty(ks));
-    softmax(j);
-    wgmma_wait<0>();
-    fence_regs(o_tile);
-    fence_regs(pa);
-    release(v_empty(vs));
-    add_tile(true);
-    pack_p();
-  }
-
-  const int last = (n_tiles - 1) % kStages;
-  mbar_wait(v_full(last), ((n_tiles - 1) / kStages) & 1);
-  Turns::turn_wait(consumer);
-  fence_regs(o_tile);
-  fence_regs(pa);
-  wgmma_fence();
-  issue_pv(last);
-  // Consumer 0 opened one window fewer than consumer 1 was passed (turn_start), so only it passes
-  // the last turn: every arrival on a turn barrier is then matched by a wait.
-  if (consumer == 0) Turns::turn_pass(consumer);
-  wgmma_wait<0>();
-  fence_regs(o_tile);
-  add_tile(false);
+  consume_tiles<kStages, Turns>(
+      ring, consumer, n_tiles,
+      [&](int stage) {
+#pragma unroll
+        for (int kk = 0; kk < kHeadDim / 32; ++kk)
+          wgmma_m64n128k32_s8(s, sw128_desc(q_rows + kk * 32), sw128_desc(k_tile(stage) + kk * 32), kk > 0);
+        wgmma_commit();
+      },
+      [&](int stage) {
+#pragma unroll
+        for (int kk = 0; kk < kBlockN / 32; ++kk)
+          wgmma_m64n128k32_e4m3_rs(o_tile, pa[kk], sw128_desc(v_tile(stage) + kk * 32), kk > 0);
+        wgmma_commit();
+      },
+      [&] { fence_regs(s); },
+      [&] {
+        fence_regs(o_tile);
+        fence_regs(pa);
+      },
+      softmax, [&] { add_tile(true); }, pack_p, [&] { add_tile(false); });
 
   const float* v_scale = p.v_scale + (int64_t(b) * p.Hkv + h_kv) * kHeadDim;
-#pragma unroll
-  for (int r = 0; r < 2; ++r) {
-    float sum = row_sum[r];
-    sum += __shfl_xor_sync(0xffffffffu, sum, 1);
-    sum += __shfl_xor_sync(0xffffffffu, sum, 2);
-    const float inv = sum > 0.f ? 1.f / sum : 0.f;
-    const int row = row0 + 8 * r;
-    if (row >= p.Tq) continue;
-    bf16* orow = p.o + b * p.o_strides[0] + h * p.o_strides[1] + row * p.o_strides[2];
-#pragma unroll
-    for (int db = 0; db < 16; ++db) {
-      const int col = db * 8 + 2 * tig;
-      *reinterpret_cast<uint32_t*>(orow + col) =
-          pack_bf16(o[db][2 * r] * inv * v_scale[col], o[db][2 * r + 1] * inv * v_scale[col + 1]);
-    }
-  }
+  store_output(
+      o, row_sum, row0, p.Tq,
+      [&](int row) { return p.o + b * p.o_strides[0] + h * p.o_strides[1] + row * p.o_strides[2]; },
+      [&](int col) { return v_scale[col]; });
 }
 
 // ---- The quantization passes. Rows of 128 bf16 are read as 16 packs of 8 (16-byte loads).
