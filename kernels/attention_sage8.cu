@@ -12,14 +12,16 @@
 //   stored transposed ([d][key], K-major as 8-bit wgmma needs). Within every 32 keys the columns are
 //   permuted so that the score accumulator's registers are P's A fragments as they stand (the
 //   product sums over keys, so the order is free).
-// - The tensor core's FP8 accumulator is narrower than float32 (about 13 mantissa bits seen here):
+// - The tensor core's FP8 accumulator is narrower than float32 (about 13 mantissa bits: the FP8
+//   GEMM's measurement in docs/performance.md):
 //   each 128-key tile's P·V starts from zero and is added to O in float32 registers.
 //
 // The kernel has attention_fa3.cu's structure and loops (kernels/kv_pipeline.cuh: a TMA producer
 // warpgroup, two consumer warpgroups of 64 query rows in ping-pong, the softmax of tile j
 // overlapping P_{j-1}·V_{j-1}) over 8-bit tiles:
 // Q, K and Vᵀ tiles are 128 x 128 bytes, one 128-byte-swizzled column block each, in a ring of
-// kStages. The quantization runs first as three passes over q, k and v (sage8_prepare below).
+// kStages. The quantization runs first, four small kernels below the attention kernel: K's
+// channel means and V's channel maxima (kv_stats_kernel), then Q, K and V each into its 8-bit copy.
 #include <cuda_fp8.h>
 
 #include <atomic>

@@ -51,14 +51,6 @@ struct EngineScope {
 
 }  // namespace
 
-TEST_CASE("gpu: attention engine names parse, others are refused naming their source") {
-  for (AttentionEngine e :
-       {AttentionEngine::Auto, AttentionEngine::Wgmma, AttentionEngine::Fa3, AttentionEngine::Cudnn})
-    REQUIRE(ops::parse_attention_engine(ops::attention_engine_name(e), "test") == e);
-  REQUIRE_THROWS_WITH(ops::parse_attention_engine("cudnn9", "LTX2_ATTENTION"),
-                      Catch::Matchers::Contains("LTX2_ATTENTION"));
-}
-
 TEST_CASE("gpu: every engine mode gives the same attention, masks included") {
   const int64_t B = 2, H = 3, Tq = 130, Tk = 77, D = 128;
   Operand q = input(B, H, Tq, D, 300, true, 3.f), k = input(B, H, Tk, D, 301, true),

@@ -41,13 +41,6 @@ struct PrecisionScope {
 
 }  // namespace
 
-TEST_CASE("gpu: attention precision names parse, others are refused naming their source") {
-  for (AttentionPrecision p : {AttentionPrecision::Bf16, AttentionPrecision::EightBit})
-    REQUIRE(ops::parse_attention_precision(ops::attention_precision_name(p), "test") == p);
-  REQUIRE_THROWS_WITH(ops::parse_attention_precision("int8", "LTX2_ATTENTION_PRECISION"),
-                      Catch::Matchers::Contains("LTX2_ATTENTION_PRECISION"));
-}
-
 TEST_CASE("gpu: 8-bit attention against float32, self and cross, tails, grouped KV heads, strided") {
   struct Case {
     int64_t B, H, Hkv, Tq, Tk;

@@ -233,6 +233,31 @@ TEST_CASE("ops: attention equals softmax(q kᵀ·scale + mask) v, masked keys ex
   REQUIRE(test::max_abs_diff(ops::attention(q, k, v, fmask), o) < 1e-6);
 }
 
+TEST_CASE("ops: attention engine and precision names parse back, others are refused naming their source") {
+  for (ops::AttentionEngine e : {ops::AttentionEngine::Auto, ops::AttentionEngine::Wgmma,
+                                 ops::AttentionEngine::Fa3, ops::AttentionEngine::Cudnn})
+    REQUIRE(ops::parse_attention_engine(ops::attention_engine_name(e), "test") == e);
+  for (ops::AttentionPrecision p : {ops::AttentionPrecision::Bf16, ops::AttentionPrecision::EightBit})
+    REQUIRE(ops::parse_attention_precision(ops::attention_precision_name(p), "test") == p);
+  REQUIRE_THROWS_WITH(
+      ops::parse_attention_engine("sage", "LTX2_ATTENTION"),
+      Contains("LTX2_ATTENTION: unknown attention engine 'sage' (auto, wgmma, fa3 or cudnn)"));
+  REQUIRE_THROWS_WITH(
+      ops::parse_attention_precision("int8", "LTX2_ATTENTION_PRECISION"),
+      Contains("LTX2_ATTENTION_PRECISION: unknown attention precision 'int8' (bf16 or 8bit)"));
+}
+
+TEST_CASE("ops: the CPU ignores the 8-bit attention precision") {
+  Tensor q = test::random_tensor({1, 2, 5, 128}, 40), k = test::random_tensor({1, 2, 7, 128}, 41),
+         v = test::random_tensor({1, 2, 7, 128}, 42);
+  const Tensor bf16 = ops::attention(q, k, v);
+  const ops::AttentionPrecision saved = ops::attention_precision();
+  ops::set_attention_precision(ops::AttentionPrecision::EightBit);
+  const Tensor eight = ops::attention(q, k, v);
+  ops::set_attention_precision(saved);
+  REQUIRE(test::max_abs_diff(eight, bf16) == 0.0);
+}
+
 TEST_CASE("ops: attention with an all-zero or key-padding mask equals the unmasked result bit for bit") {
   const Tensor q = test::random_tensor({1, 12, 12, 8}, 1), k = test::random_tensor({1, 12, 12, 8}, 2),
                v = test::random_tensor({1, 12, 12, 8}, 3);
