@@ -106,31 +106,54 @@ const float* scalar_pointer(const Tensor& scale, const Tensor& x, const char* wh
   return static_cast<const float*>(scale.data_ptr());
 }
 
+// The weight's checks both FP8 linears share, against an input of `K` features on `device`.
+void check_fp8_weight(const ops::Fp8Linear& w, int64_t K, Device device) {
+  const Tensor& w8 = w.weight;
+  LTX2_CHECK(w8.dtype() == DType::F8E4M3 && w8.dim() == 2 && w8.device() == device,
+             "linear_fp8: the weight must be an F8_E4M3 matrix on {}, got {}", device.str(), w8.str());
+  LTX2_CHECK(K == w8.size(1), "linear_fp8: {} input features do not match weight {}", K, w8.str());
+  // cuBLASLt's FP8 kernels take 16-byte aligned rows of the 8-bit operands and of the output.
+  LTX2_CHECK(K % 16 == 0 && w8.size(0) % 16 == 0,
+             "linear_fp8: in ({}) and out ({}) features must be multiples of 16", K, w8.size(0));
+  if (w.bias.defined())
+    LTX2_CHECK(w.bias.numel() == w8.size(0) && w.bias.device() == device,
+               "linear_fp8: bias {} for {} outputs", w.bias.str(), w8.size(0));
+}
+
+// y [..., N] in `out_dtype` = codes [..., K] · weightᵀ through cuBLASLt, the accumulator scaled by
+// a_scale (the weight's) and b_scale (the input's): scalars on the device, or with `outer_vectors`
+// one per output channel and one per row; bias and GELU in the epilogue. The weight is checked.
+Tensor fp8_gemm(const Tensor& codes, const ops::Fp8Linear& w, DType out_dtype, const float* a_scale,
+                const float* b_scale, bool outer_vectors, bool gelu_tanh) {
+  const Tensor wc = w.weight.contiguous();
+  const int64_t K = wc.size(1), N = wc.size(0), M = K ? codes.numel() / K : 0;
+  Shape out_shape = codes.shape();
+  out_shape.back() = N;
+  Tensor y = Tensor::empty(out_shape, out_dtype, codes.device());
+  if (M == 0) return y;
+  const Tensor bias = w.bias.defined() ? w.bias.to(DType::BF16).contiguous() : Tensor();  // gemm.cuh
+  GemmParams p = linear_params(DType::F8E4M3, out_dtype, wc.data_ptr(), codes.data_ptr(), y.data_ptr(), M, N,
+                               K, bias.defined() ? bias.data_ptr() : nullptr, gelu_tanh);
+  p.a_scale = a_scale;
+  p.b_scale = b_scale;
+  p.outer_vector_scales = outer_vectors;
+  gemm(y, p);
+  return y;
+}
+
 }  // namespace
 
 Tensor linear_fp8(const Tensor& x, const ops::Fp8Linear& w, bool gelu_tanh) {
-  const Tensor& w8 = w.weight;
-  LTX2_CHECK(w8.dtype() == DType::F8E4M3 && w8.dim() == 2 && w8.device() == x.device(),
-             "linear_fp8: the weight must be an F8_E4M3 matrix on {}, got {}", x.device().str(), w8.str());
-  LTX2_CHECK(x.dim() >= 1 && x.size(-1) == w8.size(1), "linear_fp8: input {} does not match weight {}",
-             x.str(), w8.str());
-  const int64_t K = w8.size(1), N = w8.size(0), M = K ? x.numel() / K : 0;
-  // cuBLASLt's FP8 kernels take 16-byte aligned rows of the 8-bit operands and of the output.
-  LTX2_CHECK(K % 16 == 0 && N % 16 == 0, "linear_fp8: in ({}) and out ({}) features must be multiples of 16",
-             K, N);
+  LTX2_CHECK(x.dim() >= 1, "linear_fp8: input {} has no feature dimension", x.str());
+  check_fp8_weight(w, x.size(-1), x.device());
   const float* weight_scale = scalar_pointer(w.weight_scale, x, "weight scale");
   const float* input_scale = scalar_pointer(w.input_scale, x, "input scale");
-  const DType out_dtype = x.dtype() == DType::BF16 ? DType::BF16 : DType::F32;
   LTX2_CHECK(x.dtype() == DType::BF16 || x.dtype() == DType::F32 || x.dtype() == DType::F8E4M3,
              "linear_fp8: the input must be bf16, f32 or F8_E4M3, got {}", x.str());
+  const DType out_dtype = x.dtype() == DType::BF16 ? DType::BF16 : DType::F32;
   use_device(x);
-  Shape out_shape = x.shape();
-  out_shape.back() = N;
-  Tensor y = Tensor::empty(out_shape, out_dtype, x.device());
-  if (M == 0) return y;
-
   Tensor q = x.contiguous();
-  if (q.dtype() != DType::F8E4M3) {
+  if (q.dtype() != DType::F8E4M3 && q.numel() > 0) {
     const Tensor src = q;
     q = Tensor::empty(x.shape(), DType::F8E4M3, x.device());
     const int64_t n = src.numel();
@@ -144,19 +167,7 @@ Tensor linear_fp8(const Tensor& x, const ops::Fp8Linear& w, bool gelu_tanh) {
     });
     check_launch();
   }
-  Tensor bias;
-  if (w.bias.defined()) {
-    LTX2_CHECK(w.bias.numel() == N && w.bias.device() == x.device(), "linear_fp8: bias {} for {} outputs",
-               w.bias.str(), N);
-    bias = w.bias.to(DType::BF16).contiguous();  // the FP8 epilogue reads a bf16 bias (gemm.cuh)
-  }
-  const Tensor wc = w8.contiguous();
-  GemmParams p = linear_params(DType::F8E4M3, out_dtype, wc.data_ptr(), q.data_ptr(), y.data_ptr(), M, N, K,
-                               bias.defined() ? bias.data_ptr() : nullptr, gelu_tanh);
-  p.a_scale = weight_scale;
-  p.b_scale = input_scale;
-  gemm(y, p);
-  return y;
+  return fp8_gemm(q, w, out_dtype, weight_scale, input_scale, false, gelu_tanh);
 }
 
 ops::Fp8Rows quantize_rows_f8e4m3(const Tensor& x_in) {
@@ -185,25 +196,13 @@ ops::Fp8Rows quantize_rows_f8e4m3(const Tensor& x_in) {
 }
 
 Tensor linear_fp8_rows(const ops::Fp8Rows& x, const ops::Fp8Linear& w, bool gelu_tanh) {
-  const Tensor& w8 = w.weight;
-  const int64_t K = w8.size(1), N = w8.size(0), M = x.codes.numel() / K;
-  LTX2_CHECK(K % 16 == 0 && N % 16 == 0, "linear_fp8: in ({}) and out ({}) features must be multiples of 16",
-             K, N);
+  // The public op (ops/linear.cpp) checked the rows' scales and the per-channel weight scale.
+  check_fp8_weight(w, x.codes.size(-1), x.codes.device());
   use_device(x.codes);
-  Shape out_shape = x.codes.shape();
-  out_shape.back() = N;
-  Tensor y = Tensor::empty(out_shape, x.dtype, x.codes.device());
-  if (M == 0) return y;
-  const Tensor bias = w.bias.defined() ? w.bias.to(DType::BF16).contiguous() : Tensor();  // gemm.cuh
-  const Tensor wc = w8.contiguous(), weight_scale = w.weight_scale.contiguous(),
-               scales = x.scales.contiguous();
-  GemmParams p = linear_params(DType::F8E4M3, x.dtype, wc.data_ptr(), x.codes.data_ptr(), y.data_ptr(), M, N,
-                               K, bias.defined() ? bias.data_ptr() : nullptr, gelu_tanh);
-  p.a_scale = static_cast<const float*>(weight_scale.data_ptr());  // one per output channel (m)
-  p.b_scale = static_cast<const float*>(scales.data_ptr());        // one per row (n)
-  p.outer_vector_scales = true;
-  gemm(y, p);
-  return y;
+  const Tensor weight_scale = w.weight_scale.contiguous(), scales = x.scales.contiguous();
+  // The weight's scale is one per output channel (m), the input's one per row (n).
+  return fp8_gemm(x.codes, w, x.dtype, static_cast<const float*>(weight_scale.data_ptr()),
+                  static_cast<const float*>(scales.data_ptr()), true, gelu_tanh);
 }
 
 }  // namespace ltx2::cuda

@@ -21,6 +21,7 @@ struct RopeSpec;
 struct RopeTables;
 struct Fp8Linear;
 struct Fp8Rows;
+struct NormedQk;
 
 }  // namespace ltx2::ops
 
@@ -54,6 +55,9 @@ struct Fp8Rows;
   /* norm_rope.h */                                                                                   \
   X(rms_norm_rope, Tensor, (const Tensor& x, const Tensor& w, float eps, const Tensor& cos,           \
                             const Tensor& sin, int layout))                                           \
+  X(rms_norm_rope_qk, ops::NormedQk, (const Tensor& q, const Tensor& wq, const Tensor& k,             \
+                                      const Tensor& wk, float eps, const Tensor& cos,                 \
+                                      const Tensor& sin, int layout))                                 \
   /* adaln.h */                                                                                       \
   X(rms_norm_modulate, Tensor, (const Tensor& x, const ops::AdaRow& shift, const ops::AdaRow& scale,  \
                                 float eps))                                                           \

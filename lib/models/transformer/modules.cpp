@@ -22,6 +22,17 @@ constexpr int64_t kSinusoidHalf = 128;
 Tensor qk_norm(const Tensor& t, const Tensor& weight, float eps, const ops::RopeTables* rope) {
   return rope ? ops::rms_norm_rope(t, weight, eps, *rope) : ops::rms_norm(t, weight, eps);
 }
+
+// Both norms; one pass over q and k when they share the tables (self-attention), so that the tables
+// are read once.
+ops::NormedQk qk_norms(const Tensor& q, const Tensor& k, const AttentionWeights& w,
+                       const AttentionCall& call) {
+  const bool shared = call.q_rope != nullptr && call.q_rope == call.k_rope && q.shape() == k.shape() &&
+                      w.q_norm.defined() == w.k_norm.defined() &&
+                      (!w.q_norm.defined() || w.q_norm.dtype() == w.k_norm.dtype());
+  if (shared) return ops::rms_norm_rope_qk(q, w.q_norm, k, w.k_norm, call.eps, *call.q_rope);
+  return {qk_norm(q, w.q_norm, call.eps, call.q_rope), qk_norm(k, w.k_norm, call.eps, call.k_rope)};
+}
 }  // namespace
 
 const Tensor& LinearInput::tensor() const {
@@ -134,9 +145,9 @@ Tensor attention_module(const AttentionWeights& w, const LinearInput& x, const L
   if (call.perturbation.all) {
     out = v;
   } else {
-    const Tensor q = qk_norm(apply_linear(x, w.to_q), w.q_norm, call.eps, call.q_rope);
-    const Tensor k = qk_norm(apply_linear(context, w.to_k), w.k_norm, call.eps, call.k_rope);
-    out = strategy.attend(call.site, q, k, v, call.heads, call.mask);
+    const Tensor q = apply_linear(x, w.to_q);
+    const ops::NormedQk qk = qk_norms(q, apply_linear(context, w.to_k), w, call);
+    out = strategy.attend(call.site, qk.q, qk.k, v, call.heads, call.mask);
     if (call.perturbation.keep.defined()) {
       const Tensor& p = call.perturbation.keep;
       out = ops::add(ops::mul(out, p), ops::mul(v, ops::add(ops::mul(p, -1.0f), 1.0f)));

@@ -475,6 +475,22 @@ std::map<std::string, std::vector<Case>> all_cases() {
                                 },
                                 1e-4,
                                 3e-5});
+          add("rms_norm_rope_qk",
+              {"layout " + std::to_string(int(layout)) + " [2, 19, " + std::to_string(dim) +
+                   "] q and k, tables batch " + std::to_string(table_batch),
+               {{rnd({2, 19, dim}, 75, 3.f)},
+                {rnd({dim}, 76, 1.f, 1.f)},
+                {rnd({2, 19, dim}, 77, 2.f)},
+                {rnd({dim}, 78, 1.f, 1.f)},
+                {t.cos},
+                {t.sin}},
+               [layout](const Args& a) {
+                 const ops::NormedQk r =
+                     ops::rms_norm_rope_qk(a[0], a[1], a[2], a[3], 1e-6f, {a[4], a[5], layout});
+                 return ops::cat({r.q, r.k}, 0);
+               },
+               1e-4,
+               3e-5});
         }
       }
   }

@@ -3,7 +3,7 @@
 // it (odd half-head widths, a width not a multiple of 8), and a misaligned x; bf16 under the
 // FlashAttention-style rule (the naive computation rounds x, w, the tables and the normed value to
 // bf16) and within one bf16 rounding of the unfused GPU pair, f32 tightly (3e-5 for outputs up to ~5),
-// bf16 tables against rounded CPU tables.
+// bf16 tables against rounded CPU tables; q and k through rms_norm_rope_qk, each equal to its own call.
 #include <algorithm>
 #include <cmath>
 
@@ -55,6 +55,15 @@ void require_within_one_rounding(const Tensor& a, const Tensor& b) {
   REQUIRE(off == 0);
 }
 
+void require_identical(const Tensor& a, const Tensor& b) {
+  REQUIRE(a.shape() == b.shape());
+  const auto va = test::to_host_f32(a).to_vector(), vb = test::to_host_f32(b).to_vector();
+  size_t off = 0;
+  for (size_t i = 0; i < va.size(); ++i) off += va[i] != vb[i];
+  INFO(off << " of " << va.size() << " elements differ");
+  REQUIRE(off == 0);
+}
+
 void check(ops::RopeLayout layout, int64_t B, int64_t table_batch, int64_t T, int64_t dim, int64_t heads,
            bool misaligned, uint64_t seed) {
   INFO("layout " << int(layout) << " B " << B << " tables " << table_batch << " T " << T << " dim " << dim
@@ -81,6 +90,14 @@ void check(ops::RopeLayout layout, int64_t B, int64_t table_batch, int64_t T, in
       const Tensor unfused = ops::apply_rope(ops::rms_norm(xb, wg, kEps), gpu);
       require_within_one_rounding(got, unfused);
     }
+    // q and k through the shared-tables kernel: each bit for bit the single call's.
+    const Tensor kb =
+        gpu_x(ops::mul(test::random_tensor({B, T, dim}, seed + 3), 2.f), DType::BF16, misaligned);
+    const Tensor wb = weight.defined() ? to_gpu(weight, DType::BF16) : Tensor();
+    const Tensor wk = weight.defined() ? to_gpu(ops::mul(weight, 0.5f), DType::BF16) : Tensor();
+    const ops::NormedQk pair = ops::rms_norm_rope_qk(xb, wb, kb, wk, kEps, gpu);
+    require_identical(pair.q, ops::rms_norm_rope(xb, wb, kEps, gpu));
+    require_identical(pair.k, ops::rms_norm_rope(kb, wk, kEps, gpu));
     const Tensor wf = weight.defined() ? to_gpu(weight, DType::F32) : Tensor();
     test::require_f32_close("rms_norm_rope f32",
                             ops::rms_norm_rope(gpu_x(x, DType::F32, misaligned), wf, kEps, gpu), ref, 3e-5);
@@ -99,6 +116,9 @@ TEST_CASE("gpu: rms_norm_rope split tables, per-sample and broadcast, packed and
   check(ops::RopeLayout::Split, 1, 1, 5, 90, 3, false, 30);   // hd/2 = 15: unpacked
   check(ops::RopeLayout::Split, 1, 1, 3, 4096, 32, false,
         40);  // the 19B's width, several packs per thread in f32
+  check(ops::RopeLayout::Split, 1, 1, 2, 8192, 64, false, 45);       // 2 (bf16) and 4 (f32) packs a thread
+  check(ops::RopeLayout::Split, 1, 1, 2, 3840, 128, false, 47);      // hd/2 = 15: 8 elements a thread
+  check(ops::RopeLayout::Interleaved, 1, 1, 2, 6144, 1, false, 49);  // f32 past 4 packs: in pairs
 }
 
 TEST_CASE("gpu: rms_norm_rope interleaved tables, per-sample and broadcast, packed and unpacked widths") {

@@ -69,3 +69,21 @@ TEST_CASE("rms_norm_rope: refuses x that is not [B, T, dim], a wrong weight and 
   const ops::RopeTables i = tables_for(ops::RopeLayout::Interleaved, 1, 5, 24, 1);
   REQUIRE_THROWS_AS(ops::rms_norm_rope(test::random_tensor({1, 5, 26}, 1), Tensor(), 1e-6f, i), Error);
 }
+
+TEST_CASE("rms_norm_rope_qk: equals two rms_norm_rope calls; refuses q and k that differ") {
+  const int64_t B = 2, T = 5, dim = 24, heads = 3;
+  const Tensor q = test::random_tensor({B, T, dim}, 21), k = test::random_tensor({B, T, dim}, 22);
+  const Tensor wq = test::random_tensor({dim}, 23), wk = test::random_tensor({dim}, 24);
+  for (auto layout : {ops::RopeLayout::Split, ops::RopeLayout::Interleaved}) {
+    const ops::RopeTables t = tables_for(layout, 1, T, dim, heads);
+    const ops::NormedQk both = ops::rms_norm_rope_qk(q, wq, k, wk, 1e-6f, t);
+    require_equal(both.q, ops::rms_norm_rope(q, wq, 1e-6f, t));
+    require_equal(both.k, ops::rms_norm_rope(k, wk, 1e-6f, t));
+    const ops::NormedQk plain = ops::rms_norm_rope_qk(q, Tensor(), k, Tensor(), 1e-6f, t);
+    require_equal(plain.k, ops::rms_norm_rope(k, Tensor(), 1e-6f, t));
+  }
+  const ops::RopeTables t = tables_for(ops::RopeLayout::Split, 1, T, dim, heads);
+  REQUIRE_THROWS_WITH(ops::rms_norm_rope_qk(q, wq, test::random_tensor({B, T - 1, dim}, 25), wk, 1e-6f, t),
+                      Contains("q") && Contains("differ"));
+  REQUIRE_THROWS_WITH(ops::rms_norm_rope_qk(q, wq, k, Tensor(), 1e-6f, t), Contains("weights"));
+}
