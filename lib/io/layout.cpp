@@ -74,6 +74,10 @@ Component classify_key(const std::string& k) {
   if (starts(k, "vision_tower.") || starts(k, "multi_modal_projector.") ||
       starts(k, "model.vision_tower.") || starts(k, "model.multi_modal_projector."))
     return Component::VisionTower;
+  // Gemma 4 (gemma4_unified)'s image and audio embedders: Hugging Face's and ComfyUI's names.
+  if (starts(k, "model.vision_embedder.") || starts(k, "model.embed_vision.") ||
+      starts(k, "model.embed_audio.") || starts(k, "vision_model.") || starts(k, "audio_projector."))
+    return Component::VisionTower;
   return Component::Other;
 }
 

@@ -29,6 +29,7 @@ const std::vector<Kind>& kinds() {
       {"audio_vae_decoder", "component", "audio VAE decoder", nullptr},
       {"vocoder", "component", "vocoder", nullptr},
       {"gemma3", "what", "Gemma 3 hidden states", nullptr},
+      {"gemma4", "what", "Gemma 4 (gemma4_unified)", nullptr},
       {"connector", "what", "FeatureExtractor", nullptr},
       {"text_encoder_file", "what", "single-file text encoder", nullptr},
       {"enhance_prompt", "what", "prompt enhancement", nullptr},

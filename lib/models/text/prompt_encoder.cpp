@@ -85,12 +85,22 @@ PromptEncoder::PromptEncoder(const std::string& gemma_source, std::shared_ptr<co
   LTX2_CHECK(tokenizer_->bos_id() == gemma.config.bos_token_id,
              "{}: the tokenizer's <bos> is {} but the Gemma config says bos_token_id {}", gemma_source,
              tokenizer_->bos_id(), gemma.config.bos_token_id);
-  gemma_ = std::make_unique<Gemma3TextModel>(gemma.config, gemma.view(), dtype, device);
+  gemma_source_ = gemma_source;
+  if (gemma.config.gemma4) {
+    tokenizer_->set_tokenizer_adds_bos(false);
+    gemma4_ = std::make_unique<Gemma4TextModel>(gemma.config, gemma.view(), dtype, device);
+  } else {
+    gemma_ = std::make_unique<Gemma3TextModel>(gemma.config, gemma.view(), dtype, device);
+  }
 }
 
 std::vector<EncodedPrompt> PromptEncoder::encode(std::vector<std::string> prompts,
                                                  const std::optional<EnhanceSettings>& enhance_first) const {
   if (enhance_first && !prompts.empty()) {
+    LTX2_CHECK(gemma_,
+               "--enhance-prompt: {} is a gemma4_unified Gemma, which only encodes (the reference enhances "
+               "with a separate instruct Gemma, its --prompt-enhancer-gemma-root); not supported",
+               gemma_source_);
     const auto begin = std::chrono::steady_clock::now();
     const EnhancedPrompt e = enhance_prompt(*gemma_, *tokenizer_, prompts[0], *enhance_first);
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
@@ -103,7 +113,7 @@ std::vector<EncodedPrompt> PromptEncoder::encode(std::vector<std::string> prompt
 std::vector<EncodedPrompt> PromptEncoder::encode(const std::vector<std::string>& prompts) const {
   LTX2_CHECK(!prompts.empty(), "prompt encoder: no prompts given");
   auto [ids, mask] = tokenizer_->encode_batch(prompts);
-  std::vector<Tensor> states = gemma_->forward(ids, mask);
+  std::vector<Tensor> states = gemma4_ ? gemma4_->forward(ids, mask) : gemma_->forward(ids, mask);
   std::vector<EncodedPrompt> out;
   for (int64_t i = 0; i < static_cast<int64_t>(prompts.size()); ++i) {
     std::vector<Tensor> row;

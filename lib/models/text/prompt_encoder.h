@@ -1,9 +1,13 @@
 // Prompt encoding for the pipelines (the reference's PromptEncoder): prompts -> Gemma tokens ->
 // one Gemma batch -> per prompt, the embeddings processor -> video and audio contexts.
 //
-// The Gemma root supplies tokenizer.model, config.json and the weights; the LTX checkpoint supplies
-// the text projection and connectors (and says which Gemma it was trained with: a Gemma whose
-// width / depth / version does not match is refused before any compute).
+// The Gemma root supplies tokenizer.model (or tokenizer.json), config.json and the weights; the LTX
+// checkpoint supplies the text projection and connectors (and says which Gemma it was trained with:
+// a Gemma whose width / depth / version does not match is refused before any compute). The config's
+// model_type picks the model: gemma3 (Gemma3TextModel), or gemma4_unified (Gemma4TextModel, LTX-2.5:
+// the same hidden states into the same feature extractor, its tokenizer adding <bos> only where the
+// prompt does not start with one; encoding only, so --enhance-prompt is refused with it, as the
+// reference refuses it without a separate enhancer Gemma).
 #pragma once
 
 #include <memory>
@@ -15,6 +19,7 @@
 #include "io/weights.h"
 #include "models/text/embeddings_processor.h"
 #include "models/text/gemma3.h"
+#include "models/text/gemma4.h"
 #include "models/text/prompt_enhancer.h"
 #include "models/text/tokenizer.h"
 
@@ -51,7 +56,9 @@ class PromptEncoder {
 
  private:
   std::unique_ptr<GemmaTokenizer> tokenizer_;
-  std::unique_ptr<Gemma3TextModel> gemma_;
+  std::unique_ptr<Gemma3TextModel> gemma_;   // model_type gemma3
+  std::unique_ptr<Gemma4TextModel> gemma4_;  // model_type gemma4_unified
+  std::string gemma_source_;
   std::unique_ptr<EmbeddingsProcessor> processor_;
 };
 

@@ -25,10 +25,10 @@ int64_t TokenizedPrompt::num_tokens() const {
 }
 
 TokenizedPrompt format_prompt_ids(const std::vector<int64_t>& raw_ids, int64_t bos_id, int64_t pad_id,
-                                  int64_t max_length) {
+                                  int64_t max_length, bool bos_if_absent) {
   LTX2_CHECK(max_length > 0, "tokenizer: max length must be positive, got {}", max_length);
   std::vector<int64_t> tokens;
-  tokens.push_back(bos_id);
+  if (!bos_if_absent || raw_ids.empty() || raw_ids.front() != bos_id) tokens.push_back(bos_id);
   for (int64_t id : raw_ids) {
     if (static_cast<int64_t>(tokens.size()) == max_length) break;
     tokens.push_back(id);
@@ -213,7 +213,8 @@ std::string GemmaTokenizer::decode(const std::vector<int64_t>& ids) const {
 }
 
 TokenizedPrompt GemmaTokenizer::encode(const std::string& prompt) const {
-  return format_prompt_ids(encode_text(strip_unicode_whitespace(prompt)), bos_id_, pad_id_, max_length_);
+  return format_prompt_ids(encode_text(strip_unicode_whitespace(prompt)), bos_id_, pad_id_, max_length_,
+                           !tokenizer_adds_bos_);
 }
 
 std::pair<Tensor, Tensor> GemmaTokenizer::encode_batch(const std::vector<std::string>& prompts) const {

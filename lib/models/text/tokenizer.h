@@ -32,9 +32,11 @@ struct TokenizedPrompt {
 };
 
 // The reference's BOS/truncate/left-pad rule on raw ids (without BOS): [bos] + raw cut to
-// max_length, then pads on the left.
+// max_length, then pads on the left. With `bos_if_absent` (Gemma 4, whose tokenizer adds no <bos>:
+// LTXGemmaTokenizer prepends one only when the ids do not already start with it), raw ids that
+// start with <bos> get no second one.
 TokenizedPrompt format_prompt_ids(const std::vector<int64_t>& raw_ids, int64_t bos_id, int64_t pad_id,
-                                  int64_t max_length);
+                                  int64_t max_length, bool bos_if_absent = false);
 
 // Python's str.strip() on UTF-8 text (every Unicode whitespace code point Python strips).
 std::string strip_unicode_whitespace(const std::string& text);
@@ -82,6 +84,11 @@ class GemmaTokenizer {
   // Several prompts as one batch: ids and mask [N, max_length] int64.
   std::pair<Tensor, Tensor> encode_batch(const std::vector<std::string>& prompts) const;
 
+  // Whether the reference's Hugging Face tokenizer puts <bos> first by itself: Gemma 3's does
+  // (its post-processor; a prompt that starts with a literal "<bos>" then has two), Gemma 4's does
+  // not (LTXGemmaTokenizer prepends one unless the tokens already start with it). Default: Gemma 3's.
+  void set_tokenizer_adds_bos(bool adds) { tokenizer_adds_bos_ = adds; }
+
   int64_t bos_id() const { return bos_id_; }
   int64_t pad_id() const { return pad_id_; }
   int64_t max_length() const { return max_length_; }
@@ -92,6 +99,7 @@ class GemmaTokenizer {
   mutable std::vector<bool> special_;  // by id, made by decode() on first use
   std::vector<std::pair<std::string, int64_t>> literal_specials_;  // control/unknown pieces, longest first
   int64_t bos_id_ = 2, pad_id_ = 0, max_length_;
+  bool tokenizer_adds_bos_ = true;
 
   std::vector<int64_t> encode_text(const std::string& text) const;
 };

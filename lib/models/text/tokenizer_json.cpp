@@ -82,6 +82,15 @@ bool escapes_spaces(const json& normalizer, const std::string& source) {
   return true;
 }
 
+// Split(" ", merged_with_previous): transformers' GemmaTokenizer writes it, and Gemma 4's
+// tokenizer.json has it. After the Replace(" " -> "▁") normalizer no space is left to split at, so
+// it changes nothing.
+bool splits_at_spaces_only(const json& pre) {
+  return pre.is_object() && pre.value("type", "") == "Split" && pre.contains("pattern") &&
+         pre["pattern"].is_object() && pre["pattern"].value("String", "") == " " &&
+         pre.value("behavior", "") == "MergedWithPrevious" && pre.value("invert", true) == false;
+}
+
 }  // namespace
 
 std::string sentencepiece_model_from_tokenizer_json(const std::string& tokenizer_json,
@@ -97,15 +106,17 @@ std::string sentencepiece_model_from_tokenizer_json(const std::string& tokenizer
   const json& model = j["model"];
   LTX2_CHECK(model.value("type", "") == "BPE", "{}: tokenizer.json model type '{}' is not BPE", source,
              model.value("type", ""));
-  LTX2_CHECK(!j.contains("pre_tokenizer") || j["pre_tokenizer"].is_null(),
-             "{}: tokenizer.json has a pre_tokenizer ({}); only tokenizers without one are supported", source,
-             j["pre_tokenizer"].dump());
   for (const char* field : {"continuing_subword_prefix", "end_of_word_suffix"})
     LTX2_CHECK(!model.contains(field) || model[field].is_null() || model[field] == "",
                "{}: tokenizer.json model.{} is not supported", source, field);
   LTX2_CHECK(!model.contains("dropout") || model["dropout"].is_null() || model["dropout"] == 0,
              "{}: tokenizer.json model.dropout is not supported", source);
   const bool escape = escapes_spaces(j.value("normalizer", json()), source);
+  LTX2_CHECK(!j.contains("pre_tokenizer") || j["pre_tokenizer"].is_null() ||
+                 (escape && splits_at_spaces_only(j["pre_tokenizer"])),
+             "{}: tokenizer.json has a pre_tokenizer ({}); only tokenizers without one (or with Split(\" \", "
+             "merged_with_previous) after the space-escaping normalizer) are supported",
+             source, j["pre_tokenizer"].dump());
   const bool byte_fallback = model.value("byte_fallback", false);
   LTX2_CHECK(model.contains("vocab") && model["vocab"].is_object(), "{}: tokenizer.json has no model.vocab",
              source);

@@ -4,7 +4,9 @@
 //
 // What is converted, and refused otherwise (one line naming the source and the field): a "BPE"
 // model with byte fallback or none, no pre-tokenizer (SentencePiece's BPE does not split words
-// either), no normalizer or the Replace(" " -> "▁") one (SentencePiece's whitespace escaping), no
+// either; the Split(" ", merged_with_previous) that Gemma 4's file carries is accepted after the
+// space-escaping normalizer, where no space is left for it to split at), no normalizer or the
+// Replace(" " -> "▁") one (SentencePiece's whitespace escaping), no
 // subword prefix or suffix, no dropout, ids 0..N-1 each used once over the vocabulary and the added
 // tokens. Pieces keep their ids; special added tokens become control pieces (unk_token the unknown
 // one), other added tokens user-defined pieces, <0xNN> byte pieces when byte fallback is on.

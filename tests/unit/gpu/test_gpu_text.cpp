@@ -1,5 +1,6 @@
 // The text side on the GPU against the golden fixtures: Gemma 3 (gemma3_tiny, and a synthesized
-// model with the 12B's attention shape against the CPU float32 run), the embeddings processor with
+// model with the 12B's attention shape against the CPU float32 run), Gemma 4 (gemma4_tiny, its
+// packed text-encoder file), the embeddings processor with
 // the 19B caption projections (connector_19b, connector_22b), and the pipeline's prompt encoder
 // placed on the device (pipeline_distilled's prompt contexts).
 //
@@ -28,6 +29,7 @@
 #include "models/text/caption_projection.h"
 #include "models/text/embeddings_processor.h"
 #include "models/text/gemma3.h"
+#include "models/text/gemma4.h"
 #include "ops/shape.h"
 #include "pipeline/pipeline_models.h"
 #include "support/test_util.h"
@@ -217,6 +219,30 @@ TEST_CASE("gpu: gemma3_tiny hidden states in f32 (the case's tolerance)") {
                       g.spec.at("tolerance"));
   check_f32_tolerance("gemma3_tiny out.last_hidden_state", gpu.last, g.io->tensor("out.last_hidden_state"),
                       g.spec.at("tolerance"));
+}
+
+TEST_CASE("gpu: gemma4_tiny hidden states in bf16 (2x rule) and f32 (the case's tolerance)") {
+  const std::string dir = test::golden_dir("gemma4_tiny");
+  std::ifstream in(dir + "/case.json");
+  const nlohmann::json spec = nlohmann::json::parse(in);
+  auto io = SafetensorsFile::open(dir + "/io.safetensors");
+  const Tensor ids = io->tensor("in.input_ids"), mask = io->tensor("in.attention_mask");
+  auto run = [&](DType dtype, Device device) {
+    const std::vector<Tensor> states =
+        Gemma4TextModel::open(dir + "/text_encoder.safetensors", dtype, device)->forward(ids, mask);
+    REQUIRE(states.front().device() == device);
+    REQUIRE(states.back().dtype() == dtype);
+    return gemma_outputs(states, mask, false);
+  };
+  // The fixture keeps the pad rows' states; the comparison, like gemma_outputs, zeroes them.
+  const Tensor want = ops::mul(io->tensor("out.hidden_states"), mask.to(DType::F32).unsqueeze(-1));
+  // The naive bf16 run: the model placed in bf16 on the CPU (ops/cpu/bf16_widening.h).
+  const GemmaOut gpu = run(DType::BF16, test::gpu()), naive = run(DType::BF16, Device::cpu());
+  check_bf16_rule("gemma4_tiny out.hidden_states", gpu.stacked, naive.stacked, want);
+  check_bf16_rule("gemma4_tiny out.last_hidden_state", gpu.last, naive.last,
+                  io->tensor("out.last_hidden_state"));
+  check_f32_tolerance("gemma4_tiny out.hidden_states", run(DType::F32, test::gpu()).stacked, want,
+                      spec.at("tolerance"));
 }
 
 TEST_CASE(
