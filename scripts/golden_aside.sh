@@ -9,7 +9,8 @@
 #   scripts/golden_aside.sh back  # after them (also safe to run twice)
 #
 # A case counts as read when its folder name appears quoted in tests/unit, tests/fleet,
-# tests/multigpu or tests/support, or a case read so names it in case.json "models_from".
+# tests/multigpu or tests/support, or a case read so names it in case.json "models_from". Cases git
+# does not track yet stay (work in progress); `back` never overwrites a case made again meanwhile.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 golden="$root/tests/data/golden"
@@ -32,6 +33,8 @@ case "${1:-}" in
       name=$(basename "$dir")
       [ "$name" = generators ] && continue
       printf '%s\n' "${needed[@]}" | grep -qx "$name" && continue
+      # A case git does not track yet is someone's work in progress (a generator may be writing it).
+      [ -n "$(git -C "$root" ls-files -- "tests/data/golden/$name")" ] || continue
       mv "$dir" "$aside/$name"
       echo "aside: $name"
     done
@@ -41,10 +44,15 @@ case "${1:-}" in
     [ -d "$aside" ] || exit 0
     for dir in "$aside"/*/; do
       [ -d "$dir" ] || continue
-      mv "$dir" "$golden/$(basename "$dir")"
-      echo "back: $(basename "$dir")"
+      name=$(basename "$dir")
+      if [ -e "$golden/$name" ]; then  # made again meanwhile: keep both, say so
+        echo "not back: $name exists in $golden again; the moved copy stays in $aside" >&2
+        continue
+      fi
+      mv "$dir" "$golden/$name"
+      echo "back: $name"
     done
-    rmdir "$aside"
+    rmdir "$aside" 2>/dev/null || true
     git -C "$root" status --short -- tests/data/golden
     ;;
   *)

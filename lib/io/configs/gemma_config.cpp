@@ -25,6 +25,18 @@ void read_rope_parameters(const ConfigReader& r, const std::string& type, double
   *factor = rope_type == "linear" ? p.number("factor") : 1.0;
 }
 
+// layer_types: one "sliding_attention" or "full_attention" a layer, into c.layer_is_sliding.
+void read_layer_types(const ConfigReader& r, GemmaConfig& c) {
+  auto types = r.raw().at("layer_types");
+  LTX2_CHECK(types.is_array() && static_cast<int64_t>(types.size()) == c.num_layers,
+             "gemma config: 'layer_types' must list {} layers", c.num_layers);
+  for (const auto& t : types) {
+    LTX2_CHECK(t == "sliding_attention" || t == "full_attention",
+               "gemma config: 'layer_types' entry {} is not sliding_attention or full_attention", t.dump());
+    c.layer_is_sliding.push_back(t == "sliding_attention");
+  }
+}
+
 void read_eos_token_ids(const ConfigReader& top, const ConfigReader& r, GemmaConfig& c) {
   for (const ConfigReader* where : {&top, &r}) {
     if (!where->has("eos_token_id")) continue;
@@ -92,14 +104,7 @@ void parse_gemma4_text(const ConfigReader& top, const ConfigReader& r, bool nest
                                        std::to_string(c.num_layers - 1));
 
   if (r.has("layer_types")) {
-    auto types = r.raw().at("layer_types");
-    LTX2_CHECK(types.is_array() && static_cast<int64_t>(types.size()) == c.num_layers,
-               "gemma config: 'layer_types' must list {} layers", c.num_layers);
-    for (const auto& t : types) {
-      LTX2_CHECK(t == "sliding_attention" || t == "full_attention",
-                 "gemma config: 'layer_types' entry {} is not sliding_attention or full_attention", t.dump());
-      c.layer_is_sliding.push_back(t == "sliding_attention");
-    }
+    read_layer_types(r, c);
   } else {
     // Gemma4UnifiedTextConfig's own pattern (it reads no sliding_window_pattern key).
     if (r.has("sliding_window_pattern") && r.integer("sliding_window_pattern") != 6)
@@ -199,14 +204,7 @@ GemmaConfig parse_gemma_config(const json& j) {
              c.num_layers, c.num_heads, c.num_kv_heads, c.head_dim, c.hidden_size);
 
   if (r.has("layer_types")) {
-    auto types = r.raw().at("layer_types");
-    LTX2_CHECK(types.is_array() && static_cast<int64_t>(types.size()) == c.num_layers,
-               "gemma config: 'layer_types' must list {} layers", c.num_layers);
-    for (const auto& t : types) {
-      LTX2_CHECK(t == "sliding_attention" || t == "full_attention",
-                 "gemma config: 'layer_types' entry {} is not sliding_attention or full_attention", t.dump());
-      c.layer_is_sliding.push_back(t == "sliding_attention");
-    }
+    read_layer_types(r, c);
   } else {
     int64_t pattern = r.integer("sliding_window_pattern", 6);
     LTX2_CHECK(pattern > 0, "gemma config: 'sliding_window_pattern' must be positive");

@@ -11,6 +11,7 @@
 
 #include "core/error.h"
 #include "io/layout.h"
+#include "models/text/gemma_layers.h"
 #include "ops/attention.h"
 #include "ops/elementwise.h"
 #include "ops/linear.h"
@@ -27,69 +28,6 @@ namespace {
 // Float32 whatever the model dtype: HF's Gemma3RMSNorm multiplies by 1.0 + weight.float().
 Tensor load_norm_plus_one(const WeightView& w, const std::string& key, int64_t dim, Device device) {
   return ops::add(w.load(key, {dim}), 1.f).to(device);
-}
-
-// HF default/linear RoPE for positions first..first+T-1: inv_freq[i] = 1 / base^(2i/hd) (float32),
-// divided by the linear factor; angle = position * inv_freq[i]. HF's rotate_half is the split layout
-// with every head sharing the frequencies: tables [1, 1, T, hd/2], widened to the head count where
-// applied.
-ops::RopeTables gemma_rope_tables(int64_t first, int64_t tokens, int64_t head_dim, double base,
-                                  double linear_factor, Device device) {
-  int64_t half = head_dim / 2;
-  std::vector<float> inv_freq(half);
-  for (int64_t i = 0; i < half; ++i) {
-    float exponent = static_cast<float>(2 * i) / static_cast<float>(head_dim);
-    float p = static_cast<float>(
-        std::pow(static_cast<double>(static_cast<float>(base)), static_cast<double>(exponent)));
-    inv_freq[i] = 1.f / p;
-    if (linear_factor != 1.0) inv_freq[i] /= static_cast<float>(linear_factor);
-  }
-  Tensor c = Tensor::empty({1, 1, tokens, half}), s = Tensor::empty({1, 1, tokens, half});
-  float* cp = c.data<float>();
-  float* sp = s.data<float>();
-  for (int64_t t = 0; t < tokens; ++t) {
-    for (int64_t i = 0; i < half; ++i) {
-      float angle = static_cast<float>(first + t) * inv_freq[i];
-      cp[t * half + i] = static_cast<float>(std::cos(static_cast<double>(angle)));
-      sp[t * half + i] = static_cast<float>(std::sin(static_cast<double>(angle)));
-    }
-  }
-  return {c.to(device), s.to(device), ops::RopeLayout::Split};
-}
-
-// [B, T, heads * hd] rotated per head by the shared tables.
-Tensor rotate_heads(const Tensor& x, const ops::RopeTables& t, int64_t heads) {
-  const Shape s = {1, heads, t.cos.size(2), t.cos.size(3)};
-  return ops::apply_rope(x, {t.cos.expand(s), t.sin.expand(s), ops::RopeLayout::Split});
-}
-
-// Key k is visible to query q iff it is a token, k <= q, and (sliding) k > q - window. The mask
-// is additive [B, 1, T, T] float32: 0, or the lowest float (HF eager's finfo.min) rather than
-// -inf, because the CUDA attention at head dims other than 64/128 adds float masks before a plain
-// softmax, where a row with every key at -inf would turn to NaN and spread through P.V. `seen`
-// [B, 1, T, 1] (model dtype) is 1 where the query row sees a key: a row that sees none (a left pad)
-// is multiplied to zeros, as torch >= 2.5's SDPA yields; those rows are discarded downstream.
-struct AttentionMask {
-  Tensor additive, seen;
-};
-
-AttentionMask attention_mask(const std::vector<int64_t>& m, int64_t B, int64_t T, bool sliding,
-                             int64_t window, DType dtype, Device device) {
-  Tensor additive = Tensor::empty({B, 1, T, T});
-  std::vector<float> seen(B * T, 0.f);
-  float* p = additive.data<float>();
-  const float excluded = std::numeric_limits<float>::lowest();
-  for (int64_t b = 0; b < B; ++b) {
-    for (int64_t q = 0; q < T; ++q) {
-      float* row = p + (b * T + q) * T;
-      for (int64_t k = 0; k < T; ++k) {
-        const bool visible = m[b * T + k] != 0 && k <= q && (!sliding || k > q - window);
-        row[k] = visible ? 0.f : excluded;
-        if (visible) seen[b * T + q] = 1.f;
-      }
-    }
-  }
-  return {additive.to(device), Tensor::from_vector(seen, {B, 1, T, 1}).to(dtype).to(device)};
 }
 
 }  // namespace
@@ -205,7 +143,7 @@ Tensor Gemma3TextModel::attention(const Layer& L, const Tensor& x, const Tensor&
   auto heads = [&](const Tensor& w, int64_t n, const Tensor& norm) {
     Tensor t = ops::linear(x, w);
     if (norm.defined())
-      t = rotate_heads(ops::rms_norm(t.view({B, T, n, hd}), norm, eps).view({B, T, n * hd}), rope, n);
+      t = gemma_rotate_heads(ops::rms_norm(t.view({B, T, n, hd}), norm, eps).view({B, T, n * hd}), rope, n);
     return t.view({B, T, n, hd}).permute({0, 2, 1, 3});
   };
   Tensor q = heads(L.q_proj, H, L.q_norm);
@@ -231,12 +169,14 @@ std::vector<Tensor> Gemma3TextModel::forward(const Tensor& ids, const Tensor& ma
   const int64_t B = ids.size(0), T = ids.size(1);
   const float eps = static_cast<float>(config_.rms_norm_eps);
   const ops::RopeTables local =
-      gemma_rope_tables(0, T, config_.head_dim, config_.rope_local_theta, 1.0, device_);
-  const ops::RopeTables global = gemma_rope_tables(0, T, config_.head_dim, config_.rope_global_theta,
-                                                   config_.rope_global_linear_factor, device_);
+      gemma_rope_tables(0, T, config_.head_dim, config_.head_dim / 2, config_.rope_local_theta, 1.0, device_);
+  const ops::RopeTables global =
+      gemma_rope_tables(0, T, config_.head_dim, config_.head_dim / 2, config_.rope_global_theta,
+                        config_.rope_global_linear_factor, device_);
   const std::vector<int64_t> m = mask.to(Device::cpu()).contiguous().to_vector_i64();
-  const AttentionMask local_mask = attention_mask(m, B, T, true, config_.sliding_window, dtype_, device_);
-  const AttentionMask global_mask = attention_mask(m, B, T, false, 0, dtype_, device_);
+  const GemmaAttentionMask local_mask =
+      gemma_attention_mask(m, B, T, true, config_.sliding_window, dtype_, device_);
+  const GemmaAttentionMask global_mask = gemma_attention_mask(m, B, T, false, 0, dtype_, device_);
 
   std::vector<Tensor> states;
   Tensor h = embed(ids);
@@ -244,7 +184,7 @@ std::vector<Tensor> Gemma3TextModel::forward(const Tensor& ids, const Tensor& ma
   for (size_t i = 0; i < layers_.size(); ++i) {
     const Layer& L = layers_[i];
     const ops::RopeTables& rope = L.sliding ? local : global;
-    const AttentionMask& am = L.sliding ? local_mask : global_mask;
+    const GemmaAttentionMask& am = L.sliding ? local_mask : global_mask;
     h = layer(L, h, [&](const Tensor& x) { return attention(L, x, am.additive, am.seen, rope); });
     states.push_back(i + 1 == layers_.size() ? ops::rms_norm(h, final_norm_, eps) : h);
   }
@@ -279,10 +219,11 @@ Tensor Gemma3TextModel::extend(const std::vector<int64_t>& ids, KvCache& cache) 
   LTX2_CHECK(end <= cache.capacity(), "gemma: {} tokens exceed the key/value cache's {} positions", end,
              cache.capacity());
   const float eps = static_cast<float>(config_.rms_norm_eps);
-  const ops::RopeTables local =
-      gemma_rope_tables(past, T, config_.head_dim, config_.rope_local_theta, 1.0, device_);
-  const ops::RopeTables global = gemma_rope_tables(past, T, config_.head_dim, config_.rope_global_theta,
-                                                   config_.rope_global_linear_factor, device_);
+  const ops::RopeTables local = gemma_rope_tables(past, T, config_.head_dim, config_.head_dim / 2,
+                                                  config_.rope_local_theta, 1.0, device_);
+  const ops::RopeTables global =
+      gemma_rope_tables(past, T, config_.head_dim, config_.head_dim / 2, config_.rope_global_theta,
+                        config_.rope_global_linear_factor, device_);
   // Query q (position past + q) sees key k <= past + q, and in sliding layers k > past + q - window.
   auto mask = [&](bool sliding) {
     Tensor additive = Tensor::empty({1, 1, T, end});
@@ -301,7 +242,8 @@ Tensor Gemma3TextModel::extend(const std::vector<int64_t>& ids, KvCache& cache) 
   for (size_t i = 0; i < layers_.size(); ++i) {
     const Layer& L = layers_[i];
     h = layer(L, h, [&](const Tensor& x) {
-      return attention(L, x, L.sliding ? local_mask : global_mask, seen, L.sliding ? local : global, &cache, i);
+      return attention(L, x, L.sliding ? local_mask : global_mask, seen, L.sliding ? local : global, &cache,
+                       i);
     });
   }
   cache.length = end;

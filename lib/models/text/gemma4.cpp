@@ -6,10 +6,10 @@
 
 #include <algorithm>
 #include <cmath>
-#include <limits>
 
 #include "core/error.h"
 #include "models/text/gemma3.h"
+#include "models/text/gemma_layers.h"
 #include "ops/attention.h"
 #include "ops/elementwise.h"
 #include "ops/linear.h"
@@ -17,70 +17,6 @@
 #include "ops/rope.h"
 
 namespace ltx2 {
-
-namespace {
-
-// HF's default and proportional RoPE for positions 0..T-1 over a head dim: inv_freq[i] =
-// 1 / base^(2i/hd) (float32) for the first `rotated` of the hd/2 pairs and 0 (angle 0: the pair
-// is left as it is) for the rest, divided by `factor`. Split layout, tables [1, 1, T, hd/2].
-ops::RopeTables gemma4_rope_tables(int64_t tokens, int64_t head_dim, int64_t rotated, double base,
-                                   double factor, Device device) {
-  const int64_t half = head_dim / 2;
-  std::vector<float> inv_freq(half, 0.f);
-  for (int64_t i = 0; i < rotated; ++i) {
-    float exponent = static_cast<float>(2 * i) / static_cast<float>(head_dim);
-    float p = static_cast<float>(
-        std::pow(static_cast<double>(static_cast<float>(base)), static_cast<double>(exponent)));
-    inv_freq[i] = 1.f / p;
-  }
-  if (factor != 1.0)
-    for (float& f : inv_freq) f /= static_cast<float>(factor);
-  Tensor c = Tensor::empty({1, 1, tokens, half}), s = Tensor::empty({1, 1, tokens, half});
-  float* cp = c.data<float>();
-  float* sp = s.data<float>();
-  for (int64_t t = 0; t < tokens; ++t) {
-    for (int64_t i = 0; i < half; ++i) {
-      float angle = static_cast<float>(t) * inv_freq[i];
-      cp[t * half + i] = static_cast<float>(std::cos(static_cast<double>(angle)));
-      sp[t * half + i] = static_cast<float>(std::sin(static_cast<double>(angle)));
-    }
-  }
-  return {c.to(device), s.to(device), ops::RopeLayout::Split};
-}
-
-// [B, T, heads * hd] rotated per head by the shared tables.
-Tensor gemma4_rotate(const Tensor& x, const ops::RopeTables& t, int64_t heads) {
-  const Shape s = {1, heads, t.cos.size(2), t.cos.size(3)};
-  return ops::apply_rope(x, {t.cos.expand(s), t.sin.expand(s), ops::RopeLayout::Split});
-}
-
-// As gemma3.cpp's: key k is visible to query q iff it is a token, k <= q, and (sliding)
-// k > q - window; additive [B, 1, T, T] float32 with the lowest float for excluded keys, and `seen`
-// [B, 1, T, 1] (model dtype) zeroing the rows of queries that see no key (left pads).
-struct Gemma4Mask {
-  Tensor additive, seen;
-};
-
-Gemma4Mask gemma4_mask(const std::vector<int64_t>& m, int64_t B, int64_t T, bool sliding, int64_t window,
-                       DType dtype, Device device) {
-  Tensor additive = Tensor::empty({B, 1, T, T});
-  std::vector<float> seen(B * T, 0.f);
-  float* p = additive.data<float>();
-  const float excluded = std::numeric_limits<float>::lowest();
-  for (int64_t b = 0; b < B; ++b) {
-    for (int64_t q = 0; q < T; ++q) {
-      float* row = p + (b * T + q) * T;
-      for (int64_t k = 0; k < T; ++k) {
-        const bool visible = m[b * T + k] != 0 && k <= q && (!sliding || k > q - window);
-        row[k] = visible ? 0.f : excluded;
-        if (visible) seen[b * T + q] = 1.f;
-      }
-    }
-  }
-  return {additive.to(device), Tensor::from_vector(seen, {B, 1, T, 1}).to(dtype).to(device)};
-}
-
-}  // namespace
 
 Gemma4TextModel::Gemma4TextModel(const GemmaConfig& config, const WeightView& w, DType dtype, Device device)
     : config_(config), dtype_(dtype), device_(device) {
@@ -176,12 +112,14 @@ std::vector<Tensor> Gemma4TextModel::forward(const Tensor& ids, const Tensor& ma
   const auto global_rotated = static_cast<int64_t>(
       std::floor(config_.rope_global_partial_factor * static_cast<double>(global_dim) / 2.0));
   const ops::RopeTables local =
-      gemma4_rope_tables(T, local_dim, local_dim / 2, config_.rope_local_theta, 1.0, device_);
-  const ops::RopeTables global = gemma4_rope_tables(T, global_dim, global_rotated, config_.rope_global_theta,
-                                                    config_.rope_global_linear_factor, device_);
+      gemma_rope_tables(0, T, local_dim, local_dim / 2, config_.rope_local_theta, 1.0, device_);
+  const ops::RopeTables global =
+      gemma_rope_tables(0, T, global_dim, global_rotated, config_.rope_global_theta,
+                        config_.rope_global_linear_factor, device_);
   const std::vector<int64_t> m = mask.to(Device::cpu()).contiguous().to_vector_i64();
-  const Gemma4Mask local_mask = gemma4_mask(m, B, T, true, config_.sliding_window, dtype_, device_);
-  const Gemma4Mask global_mask = gemma4_mask(m, B, T, false, 0, dtype_, device_);
+  const GemmaAttentionMask local_mask =
+      gemma_attention_mask(m, B, T, true, config_.sliding_window, dtype_, device_);
+  const GemmaAttentionMask global_mask = gemma_attention_mask(m, B, T, false, 0, dtype_, device_);
 
   std::vector<Tensor> keys(layers_.size()), values(layers_.size());  // of the layers others share
   std::vector<Tensor> states;
@@ -190,14 +128,14 @@ std::vector<Tensor> Gemma4TextModel::forward(const Tensor& ids, const Tensor& ma
   for (size_t i = 0; i < layers_.size(); ++i) {
     const Layer& L = layers_[i];
     const ops::RopeTables& rope = L.sliding ? local : global;
-    const Gemma4Mask& am = L.sliding ? local_mask : global_mask;
+    const GemmaAttentionMask& am = L.sliding ? local_mask : global_mask;
     const int64_t hd = L.head_dim, Hkv = L.kv_heads;
 
     Tensor x = ops::rms_norm(h, L.input_norm, eps);
     // Projection -> per-head norm -> RoPE, as [B, n, T, hd].
     auto heads = [&](const Tensor& t, int64_t n, const Tensor& norm, bool rotate) {
       Tensor y = ops::rms_norm(t.view({B, T, n, hd}), norm, eps).view({B, T, n * hd});
-      if (rotate) y = gemma4_rotate(y, rope, n);
+      if (rotate) y = gemma_rotate_heads(y, rope, n);
       return y.view({B, T, n, hd}).permute({0, 2, 1, 3});
     };
     Tensor q = heads(ops::linear(x, L.q_proj), H, L.q_norm, true);
