@@ -1,7 +1,8 @@
 // CUDA fused AdaLN ops (ops/adaln.h): rms_norm_modulate, rms_norm_modulate_fp8 and add_gated, one
 // block per token row.
 // Each modulation value is read as table[i] + embedding[b, t or 0, i] straight from the block's
-// scale_shift_table row and the AdaLN output (a strided view), never materialised. Float32
+// scale_shift_table row and the AdaLN output (a strided view), never materialised; with an index,
+// as table[i] + embedding[0, index[b, t], i] (the rows of the distinct timesteps). Float32
 // arithmetic, one rounding to the result's dtype (f32 when any operand is f32, else bf16). Rows are read in
 // 16-byte packs when every operand allows.
 #include "kernels/common.cuh"
@@ -14,12 +15,15 @@ namespace {
 
 constexpr int kThreads = 256;
 
-// One AdaLN row on the device: table [D] and, unless null, embedding rows at b * batch + t * token.
+// One AdaLN row on the device: table [D] and, unless null, embedding rows at b * batch + t * token,
+// or (index not null) at index[b * tokens + t] * token.
 template <typename T>
 struct DeviceRow {
   const T* table;
   const T* embedding;
   int64_t batch_stride, token_stride;
+  const int32_t* index;
+  int64_t tokens;
 };
 
 // values[j] = table[i + j] + embedding[b, t, i + j].
@@ -29,7 +33,9 @@ __device__ __forceinline__ void load_row(float (&out)[V], const DeviceRow<T>& r,
   load_pack<T, V>(out, r.table + i);
   if (r.embedding) {
     float e[V];
-    load_pack<T, V>(e, r.embedding + b * r.batch_stride + t * r.token_stride + i);
+    const int64_t at = r.index ? int64_t(r.index[b * r.tokens + t]) * r.token_stride
+                               : b * r.batch_stride + t * r.token_stride;
+    load_pack<T, V>(e, r.embedding + at + i);
 #pragma unroll
     for (int j = 0; j < V; ++j) out[j] += e[j];
   }
@@ -130,7 +136,7 @@ DType promoted(std::initializer_list<const Tensor*> ts) {
 }
 
 ops::AdaRow converted(const ops::AdaRow& r, DType dtype) {
-  return {r.table.to(dtype), r.embedding.defined() ? r.embedding.to(dtype) : Tensor()};
+  return {r.table.to(dtype), r.embedding.defined() ? r.embedding.to(dtype) : Tensor(), r.index};
 }
 
 // The row's device view; its operands are on x's device with a contiguous last dim.
@@ -141,11 +147,18 @@ DeviceRow<T> device_row(const Tensor& x, const ops::AdaRow& r, const char* op) {
       LTX2_CHECK(p->device() == x.device() && p->stride(-1) == 1,
                  "{}: AdaLN operand {} must be on {} with a contiguous last dim", op, p->str(),
                  x.device().str());
-  DeviceRow<T> d{static_cast<const T*>(r.table.data_ptr()), nullptr, 0, 0};
+  DeviceRow<T> d{static_cast<const T*>(r.table.data_ptr()), nullptr, 0, 0, nullptr, 0};
   if (r.embedding.defined()) {
     d.embedding = static_cast<const T*>(r.embedding.data_ptr());
     d.batch_stride = r.embedding.stride(0);
     d.token_stride = r.embedding.size(1) == 1 ? 0 : r.embedding.stride(1);
+  }
+  if (r.index.defined()) {
+    LTX2_CHECK(r.index.is_contiguous(), "{}: the AdaLN index {} must be contiguous", op, r.index.str());
+    d.index = static_cast<const int32_t*>(r.index.data_ptr());
+    d.tokens = x.size(1);
+    d.batch_stride = 0;
+    d.token_stride = r.embedding.stride(1);
   }
   return d;
 }

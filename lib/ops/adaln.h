@@ -13,15 +13,25 @@ namespace ltx2::ops {
 // table + embedding: table [D] (a row of a scale_shift_table), embedding [B, T', D] with T' = 1 (per
 // sample) or T (per token), or undefined (the table row alone). Both may be views (last dim
 // contiguous), e.g. one row of a [B, T', rows * D] AdaLN output viewed as [B, T', rows, D].
+// With `index` (int32 [B, T], on the embedding's device), embedding is [1, U, D]: the rows of the
+// U distinct timesteps, token (b, t) reading row index[b, t] (the AdaLN computed once per
+// distinct timestep instead of per token; the same values).
 struct AdaRow {
   Tensor table;
   Tensor embedding;
+  Tensor index;
 };
 
-// Row `table_row` of table [R, D] plus row `row` of modulation [B, T', rows * D] (undefined: none).
-AdaRow ada_row(const Tensor& table, int64_t table_row, const Tensor& modulation, int64_t rows, int64_t row);
-// The row's value materialised: table + embedding, broadcast.
+// Row `table_row` of table [R, D] plus row `row` of modulation [B, T', rows * D] (undefined: none),
+// or of modulation [1, U, rows * D] read through `index` as AdaRow says.
+AdaRow ada_row(const Tensor& table, int64_t table_row, const Tensor& modulation, int64_t rows, int64_t row,
+               const Tensor& index = Tensor());
+// The row's value materialised: table + embedding, broadcast (per token through an index: on the
+// CPU; the CUDA kernels read indexed rows in place).
 Tensor ada_value(const AdaRow& r);
+// rows [1, U, W] (any device, last dim contiguous) gathered by index [B, T] (int32, on the host) to
+// a contiguous [B, T, W] on the rows' device: each run of equal consecutive indices is one copy.
+Tensor gather_rows(const Tensor& rows, const Tensor& index);
 
 // rms_norm(x) * (1 + scale) + shift over the last dim of x [B, T, D] (RMSNorm without weight).
 Tensor rms_norm_modulate(const Tensor& x, const AdaRow& shift, const AdaRow& scale, float eps);

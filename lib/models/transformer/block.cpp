@@ -31,12 +31,12 @@ void attend_self_and_text(const AttentionWeights& self_w, const AttentionWeights
   const float eps = static_cast<float>(c.norm_eps);
   const int64_t rows = c.adaln_rows();
   {
-    const LinearInput h =
-        normalized_input(s.x, ada_row(table, s.modulation, rows, 0), ada_row(table, s.modulation, rows, 1),
-                         eps, query_reads_rows_only(self_w) && context_reads_rows_only(self_w));
+    const LinearInput h = normalized_input(s.x, ada_row(table, s.modulation, s.ada_index, rows, 0),
+                                           ada_row(table, s.modulation, s.ada_index, rows, 1), eps,
+                                           query_reads_rows_only(self_w) && context_reads_rows_only(self_w));
     AttentionCall call{self_site, s.heads, eps, &s.rope, &s.rope, s.self_mask, perturbation};
     s.x = ops::add_gated(s.x, attention_module(self_w, h, h, call, strategy),
-                         ada_row(table, s.modulation, rows, 2));
+                         ada_row(table, s.modulation, s.ada_index, rows, 2));
   }
   AttentionCall call{text_site, s.heads, eps, nullptr, nullptr, s.context_mask, {}};
   if (!c.cross_attention_adaln) {
@@ -48,11 +48,11 @@ void attend_self_and_text(const AttentionWeights& self_w, const AttentionWeights
   const ops::AdaRow kv_shift = ops::ada_row(prompt_table, 0, s.prompt_modulation, 2, 0);
   const ops::AdaRow kv_scale = ops::ada_row(prompt_table, 1, s.prompt_modulation, 2, 1);
   const Tensor context = modulate(s.context, ops::ada_value(kv_shift), ops::ada_value(kv_scale));
-  const LinearInput q_in =
-      normalized_input(s.x, ada_row(table, s.modulation, rows, 6), ada_row(table, s.modulation, rows, 7), eps,
-                       query_reads_rows_only(text_w));
+  const LinearInput q_in = normalized_input(s.x, ada_row(table, s.modulation, s.ada_index, rows, 6),
+                                            ada_row(table, s.modulation, s.ada_index, rows, 7), eps,
+                                            query_reads_rows_only(text_w));
   s.x = ops::add_gated(s.x, attention_module(text_w, q_in, context, call, strategy),
-                       ada_row(table, s.modulation, rows, 8));
+                       ada_row(table, s.modulation, s.ada_index, rows, 8));
 }
 
 // Multiplies by the per-sample keep values (0 or 1, so exact in any dtype and in any order with the
@@ -87,10 +87,12 @@ void run_block(const BlockWeights& w, const TransformerConfig& c, int64_t index,
     Tensor v_update, a_update;
     if (a2v) {
       const AttentionWeights& aw = w.audio_to_video;
-      const LinearInput q_in = normalized_input(video.x, ada_row(tv, mv, 4, 1), ada_row(tv, mv, 4, 0), eps,
-                                                query_reads_rows_only(aw));
-      const LinearInput kv_in = normalized_input(audio.x, ada_row(ta, ma, 4, 1), ada_row(ta, ma, 4, 0), eps,
-                                                 context_reads_rows_only(aw));
+      const LinearInput q_in =
+          normalized_input(video.x, ada_row(tv, mv, video.ada_index, 4, 1),
+                           ada_row(tv, mv, video.ada_index, 4, 0), eps, query_reads_rows_only(aw));
+      const LinearInput kv_in =
+          normalized_input(audio.x, ada_row(ta, ma, audio.ada_index, 4, 1),
+                           ada_row(ta, ma, audio.ada_index, 4, 0), eps, context_reads_rows_only(aw));
       AttentionCall call{AttentionSite::AudioToVideo, audio.heads, eps, &video.cross_rope,
                          &audio.cross_rope,           {},          {}};
       v_update = keep_samples(attention_module(w.audio_to_video, q_in, kv_in, call, strategy), p,
@@ -98,10 +100,12 @@ void run_block(const BlockWeights& w, const TransformerConfig& c, int64_t index,
     }
     if (v2a) {
       const AttentionWeights& aw = w.video_to_audio;
-      const LinearInput q_in = normalized_input(audio.x, ada_row(ta, ma, 4, 3), ada_row(ta, ma, 4, 2), eps,
-                                                query_reads_rows_only(aw));
-      const LinearInput kv_in = normalized_input(video.x, ada_row(tv, mv, 4, 3), ada_row(tv, mv, 4, 2), eps,
-                                                 context_reads_rows_only(aw));
+      const LinearInput q_in =
+          normalized_input(audio.x, ada_row(ta, ma, audio.ada_index, 4, 3),
+                           ada_row(ta, ma, audio.ada_index, 4, 2), eps, query_reads_rows_only(aw));
+      const LinearInput kv_in =
+          normalized_input(video.x, ada_row(tv, mv, video.ada_index, 4, 3),
+                           ada_row(tv, mv, video.ada_index, 4, 2), eps, context_reads_rows_only(aw));
       AttentionCall call{AttentionSite::VideoToAudio, audio.heads, eps, &audio.cross_rope,
                          &video.cross_rope,           {},          {}};
       a_update = keep_samples(attention_module(w.video_to_audio, q_in, kv_in, call, strategy), p,
@@ -115,9 +119,9 @@ void run_block(const BlockWeights& w, const TransformerConfig& c, int64_t index,
   const int64_t rows = c.adaln_rows();
   auto ff = [&](const FeedForwardWeights& fw, const Tensor& table, StreamState& s) {
     const LinearInput h =
-        normalized_input(s.x, ada_row(table, s.modulation, rows, 3), ada_row(table, s.modulation, rows, 4),
-                         eps, reads_rows(fw.proj_in));
-    s.x = ops::add_gated(s.x, feed_forward(fw, h), ada_row(table, s.modulation, rows, 5));
+        normalized_input(s.x, ada_row(table, s.modulation, s.ada_index, rows, 3),
+                         ada_row(table, s.modulation, s.ada_index, rows, 4), eps, reads_rows(fw.proj_in));
+    s.x = ops::add_gated(s.x, feed_forward(fw, h), ada_row(table, s.modulation, s.ada_index, rows, 5));
   };
   if (video.runs) ff(w.video_ff, w.video_table, video);
   if (audio.runs) ff(w.audio_ff, w.audio_table, audio);

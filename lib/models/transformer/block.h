@@ -18,12 +18,13 @@ struct StreamState {
   Tensor context;              // [B, S, D]
   Tensor context_mask;         // additive [B, 1, 1, S] or undefined
   Tensor self_mask;            // additive [B, 1, T, T] or undefined
-  Tensor modulation;           // [B, T', C*D]
+  Tensor modulation;           // [B, T', C*D], or [1, U, C*D] read through ada_index
+  Tensor ada_index;            // int32 [B, T] or undefined: token (b, t) reads modulation row index[b, t]
   Tensor embedded_timestep;    // [B, T', D]
   Tensor prompt_modulation;    // [B, 1, 2D] or undefined
   ops::RopeTables rope;        // self-attention tables
   ops::RopeTables cross_rope;  // A<->V tables (both streams present)
-  Tensor cross_modulation;     // [B, T', 4D]
+  Tensor cross_modulation;     // [B, T', 4D], or [1, U, 4D] read through ada_index
   Tensor cross_gate;           // [B, 1, D]
 };
 

@@ -118,8 +118,9 @@ AdaLnOutput adaln_single(const AdaLnWeights& w, const Tensor& t, Tensor* sinusoi
   return out;
 }
 
-ops::AdaRow ada_row(const Tensor& table, const Tensor& modulation, int64_t rows, int64_t row) {
-  return ops::ada_row(table, row, modulation, rows, row);
+ops::AdaRow ada_row(const Tensor& table, const Tensor& modulation, const Tensor& index, int64_t rows,
+                    int64_t row) {
+  return ops::ada_row(table, row, modulation, rows, row, index);
 }
 
 Tensor modulate(const Tensor& x, const Tensor& shift, const Tensor& scale) {

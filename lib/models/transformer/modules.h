@@ -52,8 +52,10 @@ struct AdaLnOutput {
 AdaLnOutput adaln_single(const AdaLnWeights& w, const Tensor& t, Tensor* sinusoid = nullptr);
 
 // table[row] + modulation[:, :, row, :], viewing modulation [B, T', rows * D] as [B, T', rows, D]
-// (read in place by the fused ops; ops::ada_value materialises it).
-ops::AdaRow ada_row(const Tensor& table, const Tensor& modulation, int64_t rows, int64_t row);
+// (read in place by the fused ops; ops::ada_value materialises it); with `index` defined, modulation
+// is [1, U, rows * D], the rows of the distinct timesteps (StreamState::ada_index).
+ops::AdaRow ada_row(const Tensor& table, const Tensor& modulation, const Tensor& index, int64_t rows,
+                    int64_t row);
 // x * (1 + scale) + shift
 Tensor modulate(const Tensor& x, const Tensor& shift, const Tensor& scale);
 

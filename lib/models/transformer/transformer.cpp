@@ -5,13 +5,16 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <nlohmann/json.hpp>
+#include <unordered_map>
 
 #include "core/error.h"
 #include "io/layout.h"
 #include "models/transformer/block.h"
 #include "models/transformer/modules.h"
+#include "ops/adaln.h"
 #include "ops/elementwise.h"
 #include "ops/linear.h"
 #include "ops/norm.h"
@@ -63,6 +66,31 @@ Tensor keyframe_indicator(const Tensor& mask) {
   return out.to(mask.device());
 }
 
+// The distinct values of tau [B * T] (compared by bit pattern: equal values share a row, any others
+// differ) in order of first appearance, as `values` [U] in tau's dtype on its device, and each token's
+// row, `index` int32 [B, T] on the host. Reads tau on the host (one small copy from the device).
+struct DistinctTimesteps {
+  Tensor values, index;
+};
+
+DistinctTimesteps distinct_timesteps(const Tensor& tau, int64_t B, int64_t T) {
+  const Tensor host = tau.to(Device::cpu()).to(DType::F32).contiguous();
+  const float* t = host.data<float>();
+  std::vector<float> values;
+  std::unordered_map<uint32_t, int32_t> row_of;
+  Tensor index = Tensor::empty({B, T}, DType::I32);
+  int32_t* row = index.data<int32_t>();
+  for (int64_t i = 0; i < B * T; ++i) {
+    uint32_t bits;
+    std::memcpy(&bits, &t[i], sizeof bits);
+    auto [it, added] = row_of.emplace(bits, static_cast<int32_t>(values.size()));
+    if (added) values.push_back(t[i]);
+    row[i] = it->second;
+  }
+  const auto U = static_cast<int64_t>(values.size());
+  return {Tensor::from_vector(values, {U}).to(tau.dtype()).to(tau.device()), index};
+}
+
 struct StreamSetup {
   const char* name;
   const StreamWeights& weights;
@@ -94,13 +122,31 @@ StreamState prepare(const TransformerConfig& c, const StreamSetup& st, const Mod
   const float tsm = static_cast<float>(c.timestep_scale_multiplier);
   LTX2_CHECK(m.timesteps.defined() && m.timesteps.numel() % B == 0,
              "transformer: {} timesteps {} do not fit batch {}", st.name, m.timesteps.str(), B);
-  const Tensor tau = ops::mul(m.timesteps.reshape({m.timesteps.numel()}), tsm);
+  Tensor tau = ops::mul(m.timesteps.reshape({m.timesteps.numel()}), tsm);
+  // Per-token timesteps take a handful of values (sigma, and the conditioned tokens' own): the
+  // AdaLN MLPs run once per distinct value and the fused ops read each token's row by index.
+  Tensor host_index;  // int32 [B, T] on the host, or undefined: one AdaLN row per timestep entry
+  if (T > 1 && tau.numel() == B * T) {
+    DistinctTimesteps d = distinct_timesteps(tau, B, T);
+    if (d.values.numel() < tau.numel()) {
+      tau = d.values;
+      host_index = d.index;
+      s.ada_index = d.index.to(s.x.device());
+    }
+  }
+  // A [1, U, W] AdaLN output as the [B, T, W] per-token tensor it stands for (for the probes and
+  // the output head), or a per-entry one viewed [B, T', W].
+  auto per_token = [&](const Tensor& out) {
+    const int64_t W = out.size(-1);
+    return host_index.defined() ? ops::gather_rows(out.view({1, -1, W}), host_index) : out.view({B, -1, W});
+  };
   Tensor sinusoid;
   AdaLnOutput ada = adaln_single(st.weights.adaln, tau, &sinusoid);
-  emit("t_sinusoid", sinusoid);
-  s.modulation = ada.modulation.view({B, -1, ada.modulation.size(-1)});
-  s.embedded_timestep = ada.embedding.view({B, -1, st.dim});
-  emit("adaln_mod", s.modulation);
+  if (probe) emit("t_sinusoid", per_token(sinusoid).view({-1, sinusoid.size(-1)}));
+  s.modulation = host_index.defined() ? ada.modulation.view({1, -1, ada.modulation.size(-1)})
+                                      : ada.modulation.view({B, -1, ada.modulation.size(-1)});
+  s.embedded_timestep = per_token(ada.embedding);
+  if (probe) emit("adaln_mod", per_token(ada.modulation));
   emit("embedded_timestep", s.embedded_timestep);
 
   if (c.has_prompt_adaln()) {
@@ -145,8 +191,8 @@ StreamState prepare(const TransformerConfig& c, const StreamSetup& st, const Mod
     emit("cross_rope_cos", s.cross_rope.cos);
     emit("cross_rope_sin", s.cross_rope.sin);
     const Tensor ss = adaln_single(st.weights.av_scale_shift, tau).modulation;
-    s.cross_modulation = ss.view({B, -1, ss.size(-1)});
-    emit("cross_ss_mod", s.cross_modulation);
+    s.cross_modulation = host_index.defined() ? ss.view({1, -1, ss.size(-1)}) : ss.view({B, -1, ss.size(-1)});
+    if (probe) emit("cross_ss_mod", per_token(ss));
     // sigma * tsm first, then * (av_ca / tsm) with the factor formed in double, as the reference.
     const float factor = static_cast<float>(c.av_ca_timestep_scale_multiplier / c.timestep_scale_multiplier);
     const Tensor gate_t = ops::mul(ops::mul(other->sigma.reshape({B}), tsm), factor);

@@ -543,6 +543,42 @@ std::map<std::string, std::vector<Case>> all_cases() {
     }
   }
 
+  // adaln.h: the rows of 3 distinct timesteps [1, U, rows * D] read through an int32 index [B, T].
+  {
+    const int64_t B = 2, T = 29, U = 3, D = 256;
+    Tensor index = Tensor::empty({B, T}, DType::I32);
+    for (int64_t i = 0; i < B * T; ++i) index.data<int32_t>()[i] = static_cast<int32_t>((i / 7) % U);
+    const Tensor x = rnd({B, T, D}, 190, 3.f), y = rnd({B, T, D}, 191), table = rnd({kAdaRows, D}, 192, 0.5f);
+    const Tensor modulation = rnd({1, U, kAdaRows * D}, 193, 0.5f);
+    const Arg idx{index, false};  // stays int32
+    auto row = [](const Args& a, int64_t r) { return ops::ada_row(a[1], r, a[2], kAdaRows, r, a[4]); };
+    const std::string what = "[2, 29, 256] rows of 3 distinct timesteps by index";
+    add("rms_norm_modulate",
+        {what,
+         {{x}, {table}, {modulation}, {y}, idx},
+         [row](const Args& a) { return ops::rms_norm_modulate(a[0], row(a, 3), row(a, 1), 1e-6f); },
+         1e-4,
+         1e-5});
+    Case fp8{what,
+             {{x}, {table}, {modulation}, {y}, idx},
+             [row](const Args& a) {
+               return dequantized(ops::rms_norm_modulate_fp8(a[0], row(a, 3), row(a, 1), 1e-6f));
+             },
+             1e-4,
+             0.08};
+    fp8.f32_relative = true;
+    fp8.naive = [row](const Args& a) {
+      const Args r{round_bf16(a[0]), round_bf16(a[1]), round_bf16(a[2]), a[3], a[4]};
+      return dequantized(ops::rms_norm_modulate_fp8(r[0], row(r, 3), row(r, 1), 1e-6f));
+    };
+    add("rms_norm_modulate_fp8", std::move(fp8));
+    add("add_gated", {what,
+                      {{x}, {table}, {modulation}, {y}, idx},
+                      [row](const Args& a) { return ops::add_gated(a[0], a[3], row(a, 5)); },
+                      1e-4,
+                      1e-6});
+  }
+
   // conv1d.h .. conv_transpose1d.h: strides, paddings (asymmetric ones), dilation, groups, bias.
   {
     struct Conv1 {

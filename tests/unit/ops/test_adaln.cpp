@@ -1,5 +1,7 @@
 // The fused AdaLN ops on the CPU against naive double-precision loops written out here: rows read
-// from a [B, T', rows * D] AdaLN output (per token and per sample) plus the table row.
+// from a [B, T', rows * D] AdaLN output (per token and per sample) plus the table row; rows of
+// distinct timesteps read through an index equal the per-token rows they stand for, bit for bit.
+#include <algorithm>
 #include <cmath>
 #include <numbers>
 
@@ -75,6 +77,49 @@ TEST_CASE("ops: ada_row refuses a row outside the table or a modulation of anoth
   REQUIRE_THROWS_AS(ops::add_gated(test::random_tensor({1, 2, 9}, 3), test::random_tensor({1, 2, 9}, 4),
                                    ops::ada_row(table, 0, modulation, 3, 0)),
                     Error);
+}
+
+namespace {
+
+// An int32 [B, T] index from values.
+Tensor index_of(const std::vector<int32_t>& v, int64_t B, int64_t T) {
+  Tensor t = Tensor::empty({B, T}, DType::I32);
+  std::copy(v.begin(), v.end(), t.data<int32_t>());
+  return t;
+}
+
+}  // namespace
+
+TEST_CASE("ops: gather_rows copies each token's row, runs and all") {
+  const Tensor rows = test::random_tensor({1, 3, 4}, 31);
+  const Tensor g = ops::gather_rows(rows, index_of({2, 2, 0, 1, 1, 1, 0, 0, 2, 1}, 2, 5));
+  REQUIRE(g.shape() == Shape{2, 5, 4});
+  const int32_t want[] = {2, 2, 0, 1, 1, 1, 0, 0, 2, 1};
+  for (int k = 0; k < 10; ++k)
+    for (int i = 0; i < 4; ++i) REQUIRE(g.item({k / 5, k % 5, i}) == rows.item({0, want[k], i}));
+  REQUIRE_THROWS_AS(ops::gather_rows(rows, index_of({0, 3}, 1, 2)), Error);                 // row 3 of 3
+  REQUIRE_THROWS_AS(ops::gather_rows(rows, index_of({0, 1}, 1, 2).to(DType::F32)), Error);  // not int32
+}
+
+TEST_CASE("ops: AdaLN rows of distinct timesteps read by index equal the per-token rows") {
+  const int64_t B = 2, T = 6, D = 16, R = 6, U = 3;
+  const Tensor x = test::random_tensor({B, T, D}, 41), y = test::random_tensor({B, T, D}, 42);
+  const Tensor table = test::random_tensor({R, D}, 43), distinct = test::random_tensor({1, U, R * D}, 44);
+  const Tensor index = index_of({1, 1, 0, 0, 0, 2, 2, 0, 0, 1, 1, 1}, B, T);
+  const Tensor per_token = ops::gather_rows(distinct, index);  // [B, T, R * D]
+  auto indexed = [&](int64_t r) { return ops::ada_row(table, r, distinct, R, r, index); };
+  auto plain = [&](int64_t r) { return ops::ada_row(table, r, per_token, R, r); };
+  REQUIRE(test::max_abs_diff(ops::rms_norm_modulate(x, indexed(0), indexed(1), 1e-6f),
+                             ops::rms_norm_modulate(x, plain(0), plain(1), 1e-6f)) == 0);
+  REQUIRE(test::max_abs_diff(ops::add_gated(x, y, indexed(2)), ops::add_gated(x, y, plain(2))) == 0);
+  const ops::Fp8Rows a = ops::rms_norm_modulate_fp8(x, indexed(3), indexed(4), 1e-6f);
+  const ops::Fp8Rows b = ops::rms_norm_modulate_fp8(x, plain(3), plain(4), 1e-6f);
+  REQUIRE(test::max_abs_diff(a.codes.to(DType::F32), b.codes.to(DType::F32)) == 0);
+  REQUIRE(test::max_abs_diff(a.scales, b.scales) == 0);
+  // An index that is not [B, T] of x, or rows that are not [1, U, ...], is refused.
+  REQUIRE_THROWS_AS(ops::add_gated(x, y, ops::ada_row(table, 2, distinct, R, 2, index_of({0, 0}, 1, 2))),
+                    Error);
+  REQUIRE_THROWS_AS(ops::ada_row(table, 0, per_token, R, 0, index), Error);
 }
 
 TEST_CASE("ops: linear_gelu_tanh is the tanh GELU of the linear") {
