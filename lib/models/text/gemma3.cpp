@@ -36,19 +36,7 @@ Gemma3TextModel::Gemma3TextModel(const GemmaConfig& config, const WeightView& w,
     : config_(config), dtype_(dtype), device_(device) {
   const int64_t D = config.hidden_size, I = config.intermediate_size, hd = config.head_dim;
   const int64_t qd = config.num_heads * hd, kvd = config.num_kv_heads * hd;
-  // While synthesizing (make-tiny) there is no stored file to view: load the table like any other.
-  if (w.synthesizing()) {
-    embed_raw_ = w.load("embed_tokens.weight", {config.vocab_size, D});
-  } else {
-    LTX2_CHECK(w.shape_of("embed_tokens.weight") == Shape({config.vocab_size, D}),
-               "{}: embed_tokens.weight is {}, the Gemma config says [{}, {}]", w.set().describe(),
-               shape_str(w.shape_of("embed_tokens.weight")), config.vocab_size, D);
-    embed_raw_ = w.set().raw(w.resolve("embed_tokens.weight"));
-  }
-  // HF casts the scale to the embedding's dtype: the stored one, or bf16 when the model runs in it.
-  const bool bf16 = embed_raw_.dtype() == DType::BF16 || dtype == DType::BF16;
-  float scale = static_cast<float>(std::sqrt(static_cast<double>(D)));
-  embed_scale_ = bf16 ? bf16_to_f32(f32_to_bf16(scale)) : scale;
+  embedding_ = GemmaEmbedding(config, w, dtype);
   final_norm_ = load_norm_plus_one(w, "norm.weight", D, device);
   for (int64_t i = 0; i < config.num_layers; ++i) {
     WeightView l = w.sub("layers." + std::to_string(i) + ".");
@@ -123,15 +111,8 @@ std::unique_ptr<Gemma3TextModel> Gemma3TextModel::open(const std::string& root, 
 
 // The rows are gathered and scaled on the host (the table stays in the file), then moved.
 Tensor Gemma3TextModel::embed(const Tensor& ids) const {
-  int64_t B = ids.size(0), T = ids.size(1), D = config_.hidden_size;
-  std::vector<int64_t> v = ids.to(Device::cpu()).contiguous().to_vector_i64();
-  Tensor out = Tensor::empty({B, T, D});
-  for (int64_t i = 0; i < B * T; ++i) {
-    LTX2_CHECK(v[i] >= 0 && v[i] < config_.vocab_size, "gemma: token id {} is outside the vocabulary of {}",
-               v[i], config_.vocab_size);
-    out.select(0, i / T).select(0, i % T).copy_(embed_raw_.select(0, v[i]));
-  }
-  return ops::mul(out, embed_scale_).to(dtype_).to(device_);
+  return embedding_.rows(ids.to(Device::cpu()).contiguous().to_vector_i64(), ids.size(0), ids.size(1), dtype_,
+                         device_);
 }
 
 Tensor Gemma3TextModel::attention(const Layer& L, const Tensor& x, const Tensor& mask, const Tensor& seen,
@@ -251,7 +232,7 @@ Tensor Gemma3TextModel::extend(const std::vector<int64_t>& ids, KvCache& cache) 
 }
 
 Tensor Gemma3TextModel::lm_head() const {
-  return embed_raw_.to(dtype_).to(device_);
+  return embedding_.table.to(dtype_).to(device_);
 }
 
 Tensor Gemma3TextModel::logits(const Tensor& hidden, const Tensor& lm_head) const {

@@ -16,6 +16,7 @@
 #include "core/tensor.h"
 #include "io/configs/gemma_config.h"
 #include "io/weights.h"
+#include "models/text/gemma_layers.h"
 #include "ops/rope.h"
 
 namespace ltx2 {
@@ -82,8 +83,7 @@ class Gemma3TextModel {
   GemmaConfig config_;
   DType dtype_;
   Device device_;
-  Tensor embed_raw_;   // stored dtype, rows gathered on demand
-  float embed_scale_;  // sqrt(hidden) rounded to the embedding's stored dtype, as HF does
+  GemmaEmbedding embedding_;
   Tensor final_norm_;  // 1 + w
   std::vector<Layer> layers_;
 

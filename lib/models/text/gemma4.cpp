@@ -22,17 +22,7 @@ Gemma4TextModel::Gemma4TextModel(const GemmaConfig& config, const WeightView& w,
     : config_(config), dtype_(dtype), device_(device) {
   LTX2_CHECK(config.gemma4, "gemma 4: the config is not a Gemma 4 one (model_type '{}')", config.model_type);
   const int64_t D = config.hidden_size, L = config.num_layers;
-  if (w.synthesizing()) {
-    embed_raw_ = w.load("embed_tokens.weight", {config.vocab_size, D});
-  } else {
-    LTX2_CHECK(w.shape_of("embed_tokens.weight") == Shape({config.vocab_size, D}),
-               "{}: embed_tokens.weight is {}, the Gemma config says [{}, {}]", w.set().describe(),
-               shape_str(w.shape_of("embed_tokens.weight")), config.vocab_size, D);
-    embed_raw_ = w.set().raw(w.resolve("embed_tokens.weight"));
-  }
-  const bool bf16 = embed_raw_.dtype() == DType::BF16 || dtype == DType::BF16;
-  const float scale = static_cast<float>(std::sqrt(static_cast<double>(D)));
-  embed_scale_ = bf16 ? bf16_to_f32(f32_to_bf16(scale)) : scale;
+  embedding_ = GemmaEmbedding(config, w, dtype);
   auto norm = [&](const WeightView& v, const std::string& key, int64_t dim) {
     return v.load(key, {dim}).to(device);  // float32 whatever the model dtype, as HF's norms
   };
@@ -86,19 +76,12 @@ std::unique_ptr<Gemma4TextModel> Gemma4TextModel::open(const std::string& root, 
 // The rows are gathered and scaled on the host (the table stays in the file), then moved. The
 // multimodal placeholders are embedded as the pad token, as Gemma4UnifiedModel does.
 Tensor Gemma4TextModel::embed(const Tensor& ids) const {
-  const int64_t B = ids.size(0), T = ids.size(1), D = config_.hidden_size;
   std::vector<int64_t> v = ids.to(Device::cpu()).contiguous().to_vector_i64();
   const auto& placeholders = config_.placeholder_token_ids;
-  Tensor out = Tensor::empty({B, T, D});
-  for (int64_t i = 0; i < B * T; ++i) {
-    int64_t id = v[i];
+  for (int64_t& id : v)
     if (std::find(placeholders.begin(), placeholders.end(), id) != placeholders.end())
       id = config_.pad_token_id;
-    LTX2_CHECK(id >= 0 && id < config_.vocab_size, "gemma: token id {} is outside the vocabulary of {}", id,
-               config_.vocab_size);
-    out.select(0, i / T).select(0, i % T).copy_(embed_raw_.select(0, id));
-  }
-  return ops::mul(out, embed_scale_).to(dtype_).to(device_);
+  return embedding_.rows(v, ids.size(0), ids.size(1), dtype_, device_);
 }
 
 std::vector<Tensor> Gemma4TextModel::forward(const Tensor& ids, const Tensor& mask) const {

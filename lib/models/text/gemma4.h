@@ -24,6 +24,7 @@
 #include "core/tensor.h"
 #include "io/configs/gemma_config.h"
 #include "io/weights.h"
+#include "models/text/gemma_layers.h"
 
 namespace ltx2 {
 
@@ -60,8 +61,7 @@ class Gemma4TextModel {
   GemmaConfig config_;
   DType dtype_;
   Device device_;
-  Tensor embed_raw_;   // stored dtype, rows gathered on demand
-  float embed_scale_;  // sqrt(hidden) rounded to the embedding's dtype, as HF does
+  GemmaEmbedding embedding_;
   Tensor final_norm_;
   std::vector<Layer> layers_;
 

@@ -4,9 +4,38 @@
 #include <cmath>
 #include <limits>
 
+#include "core/error.h"
+#include "ops/elementwise.h"
 #include "ops/rope.h"
 
 namespace ltx2 {
+
+GemmaEmbedding::GemmaEmbedding(const GemmaConfig& config, const WeightView& w, DType dtype) {
+  const int64_t D = config.hidden_size;
+  if (w.synthesizing()) {
+    table = w.load("embed_tokens.weight", {config.vocab_size, D});
+  } else {
+    LTX2_CHECK(w.shape_of("embed_tokens.weight") == Shape({config.vocab_size, D}),
+               "{}: embed_tokens.weight is {}, the Gemma config says [{}, {}]", w.set().describe(),
+               shape_str(w.shape_of("embed_tokens.weight")), config.vocab_size, D);
+    table = w.set().raw(w.resolve("embed_tokens.weight"));
+  }
+  const bool bf16 = table.dtype() == DType::BF16 || dtype == DType::BF16;
+  const float s = static_cast<float>(std::sqrt(static_cast<double>(D)));
+  scale = bf16 ? bf16_to_f32(f32_to_bf16(s)) : s;
+}
+
+Tensor GemmaEmbedding::rows(const std::vector<int64_t>& ids, int64_t B, int64_t T, DType dtype,
+                            Device device) const {
+  const int64_t vocab = table.size(0);
+  Tensor out = Tensor::empty({B, T, table.size(1)});
+  for (int64_t i = 0; i < B * T; ++i) {
+    LTX2_CHECK(ids[i] >= 0 && ids[i] < vocab, "gemma: token id {} is outside the vocabulary of {}", ids[i],
+               vocab);
+    out.select(0, i / T).select(0, i % T).copy_(table.select(0, ids[i]));
+  }
+  return ops::mul(out, scale).to(dtype).to(device);
+}
 
 ops::RopeTables gemma_rope_tables(int64_t first, int64_t tokens, int64_t head_dim, int64_t rotated,
                                   double base, double linear_factor, Device device) {

@@ -1,15 +1,32 @@
-// The layer pieces Gemma 3 (gemma3.h) and Gemma 4 (gemma4.h) share, formed on the host once per
-// forward from the tokens alone and moved to the model's device: Hugging Face's RoPE tables, the
-// rotation of every head by them, and the attention mask.
+// The pieces Gemma 3 (gemma3.h) and Gemma 4 (gemma4.h) share: the token embedding, and what is
+// formed on the host once per forward from the tokens alone and moved to the model's device:
+// Hugging Face's RoPE tables, the rotation of every head by them, and the attention mask.
 #pragma once
 
 #include <cstdint>
 #include <vector>
 
 #include "core/tensor.h"
+#include "io/configs/gemma_config.h"
+#include "io/weights.h"
 #include "ops/rope.h"
 
 namespace ltx2 {
+
+// The token embedding: the table [vocab, D] left in the file ("embed_tokens.weight"; loaded like any
+// tensor while synthesizing, when there is no file), its rows gathered on the host, and Hugging
+// Face's scale sqrt(D) cast to the embedding's dtype (the stored one, or bf16 when the model runs in
+// it).
+struct GemmaEmbedding {
+  Tensor table;  // stored dtype
+  float scale = 1.f;
+
+  GemmaEmbedding() = default;
+  GemmaEmbedding(const GemmaConfig& config, const WeightView& w, DType dtype);
+  // The scaled rows of ids [B * T] (each checked against the vocabulary) as [B, T, D] in `dtype` on
+  // `device`.
+  Tensor rows(const std::vector<int64_t>& ids, int64_t B, int64_t T, DType dtype, Device device) const;
+};
 
 // HF's default / linear (and Gemma 4's proportional) RoPE for positions first..first+T-1:
 // inv_freq[i] = 1 / base^(2i/hd) (float32) for the first `rotated` of the hd/2 pairs and 0 (angle 0:
