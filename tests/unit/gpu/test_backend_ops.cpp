@@ -228,28 +228,19 @@ std::map<std::string, std::vector<Case>> all_cases() {
   {
     // Per-row FP8: rows of odd count and a width off whole packs for the quantizer; the linear with
     // a scale per output channel (cuBLASLt's outer-vector scales), its GELU and bias epilogues.
-    add("quantize_rows_f8e4m3", [] {
-      Case c{"[3, 37, 72] rows, one of zeros",
-             {{ops::mul(rnd({3, 37, 72}, 34, 5.f), rnd({3, 37, 1}, 35))}},
-             [](const Args& a) { return dequantized(ops::quantize_rows_f8e4m3(a[0])); }};
+    struct Rows {
+      const char* what;
+      Tensor x;
+    };
+    for (const Rows& r :
+         {Rows{"[3, 37, 72] rows, one of zeros", ops::mul(rnd({3, 37, 72}, 34, 5.f), rnd({3, 37, 1}, 35))},
+          // Wider than a block's 1,024 threads hold in registers: the packs past them are read again.
+          Rows{"[3, 40000] rows", rnd({3, 40000}, 40, 3.f)},
+          Rows{"[5, 37] rows (1-element accesses)", rnd({5, 37}, 36, 2.f)}}) {
+      Case c{r.what, {{r.x}}, [](const Args& a) { return dequantized(ops::quantize_rows_f8e4m3(a[0])); }};
       c.exact = true;
-      return c;
-    }());
-    add("quantize_rows_f8e4m3", [] {
-      // Wider than a block's 1,024 threads hold in registers: the packs past them are read again.
-      Case c{"[3, 40000] rows", {{rnd({3, 40000}, 40, 3.f)}}, [](const Args& a) {
-               return dequantized(ops::quantize_rows_f8e4m3(a[0]));
-             }};
-      c.exact = true;
-      return c;
-    }());
-    add("quantize_rows_f8e4m3", [] {
-      Case c{"[5, 37] rows (1-element accesses)", {{rnd({5, 37}, 36, 2.f)}}, [](const Args& a) {
-               return dequantized(ops::quantize_rows_f8e4m3(a[0]));
-             }};
-      c.exact = true;
-      return c;
-    }());
+      add("quantize_rows_f8e4m3", std::move(c));
+    }
     const ops::Fp8Rows w = ops::quantize_rows_f8e4m3(rnd({48, 64}, 37));
     for (bool gelu : {false, true})
       for (bool bias : {true, false}) {

@@ -70,7 +70,7 @@ TEST_CASE("rms_norm_rope: refuses x that is not [B, T, dim], a wrong weight and 
   REQUIRE_THROWS_AS(ops::rms_norm_rope(test::random_tensor({1, 5, 26}, 1), Tensor(), 1e-6f, i), Error);
 }
 
-TEST_CASE("rms_norm_rope_qk: equals two rms_norm_rope calls; refuses q and k that differ") {
+TEST_CASE("rms_norm_rope_qk: equals two rms_norm_rope calls, and refuses q and k that differ") {
   const int64_t B = 2, T = 5, dim = 24, heads = 3;
   const Tensor q = test::random_tensor({B, T, dim}, 21), k = test::random_tensor({B, T, dim}, 22);
   const Tensor wq = test::random_tensor({dim}, 23), wk = test::random_tensor({dim}, 24);
