@@ -100,6 +100,7 @@ Plan validate(const CLI::App& app, GenerationFlags& flags, PipelineKind kind, Ru
   const int world = plan.placement.fleet ? static_cast<int>(plan.placement.devices.size()) : 1;
   if (flags.jobs_file.empty()) {
     validate_request(flags.request, kind, plan.facts);
+    if (plan.placement.fleet) runtime::check_fleet_request(flags.request);
     runtime::check_tdp_tiling(flags.settings, world, flags.request);
     check_output_available(flags.request.output_path);
   } else {
@@ -112,6 +113,7 @@ Plan validate(const CLI::App& app, GenerationFlags& flags, PipelineKind kind, Ru
   for (JobLine& job : plan.jobs) {
     if (!job.error.empty() || !job.skipped.empty()) continue;
     try {
+      if (plan.placement.fleet) runtime::check_fleet_request(job.request);
       runtime::check_tdp_tiling(flags.settings, world, job.request);
       check_output_available(job.request.output_path);
     } catch (const std::exception& e) {  // ltx2::Error, or e.g. bad_alloc: this line's failure only

@@ -1,5 +1,6 @@
 #include "common/run_request.h"
 
+#include <algorithm>
 #include <csignal>
 
 #include "common/clip_file.h"
@@ -38,7 +39,9 @@ RunResult run_request(pipeline::GenerationEngine& engine, const GenerationReques
   cb.video_chunk = [&](const Tensor& frames) {
     stop_if_requested();
     encode([&] { file.add_frames(frames); });
-    if (reporter) reporter->progress("decode", static_cast<int>(file.frames()) - 1, r.num_frames);
+    if (reporter)
+      reporter->progress("decode", static_cast<int>(file.frames()) - 1,
+                         std::max(r.num_frames, static_cast<int>(file.frames())));  // unset: predicted
   };
   cb.audio = [&](const Tensor& wave, int64_t rate) { encode([&] { file.add_audio(wave, rate); }); };
   engine.generate(r, cb);

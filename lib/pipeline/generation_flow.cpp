@@ -238,8 +238,13 @@ Tensor to_frames(const Tensor& decoded) {
   return x.permute({1, 2, 3, 0}).contiguous();
 }
 
-void run_generation_flow(PipelineModels& m, const GenerationRequest& r, const StagePlan& plan,
+void run_generation_flow(PipelineModels& m, const GenerationRequest& request, const StagePlanFor& plan_for,
                          LatentNoiseSource& noise, const PipelineCallbacks& cb) {
+  // The request with its frame count resolved (below, after the prompt is encoded); until then the
+  // plan is made for the longest video it may have (whether stage 1 is guided does not depend on it).
+  GenerationRequest r = request;
+  r.num_frames = max_num_frames(request);
+  StagePlan plan = plan_for(r);
   for (const ImageCondition& image : r.images) check_image_crf(image, m.model_version);
   std::vector<std::string> prompts = {r.prompt};
   if (plan.guided_stage1) prompts.push_back(r.negative_prompt);
@@ -263,6 +268,13 @@ void run_generation_flow(PipelineModels& m, const GenerationRequest& r, const St
     probe(cb, prefix + "context_mask", e.context_mask);
   }
   const StageContexts positive{encoded[0].video_context, encoded[0].audio_context};
+  // --num-frames unset: the duration head predicts it from the prompt's contexts (the reference's
+  // resolve_num_frames, after prompt encoding).
+  if (request.num_frames == kNumFramesFromDurationHead) {
+    r.num_frames = resolve_num_frames(m.duration_head.get(), request, positive.video, positive.audio,
+                                      [&](const Tensor& seconds) { probe(cb, "duration.seconds", seconds); });
+    plan = plan_for(r);
+  }
   // Phase boundaries for the apps' progress and timings (each a one-step "stage").
   end_phase(m, cb, "text_encode");
 

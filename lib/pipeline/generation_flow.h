@@ -5,6 +5,7 @@
 // audio decode. What differs is described by a StagePlan.
 #pragma once
 
+#include <functional>
 #include <vector>
 
 #include "pipeline/denoise_stage.h"
@@ -28,10 +29,15 @@ struct StagePlan {
   bool images_as_keyframes = false;            // every image a guiding keyframe (the keyframe pipeline)
 };
 
-// Runs one request (already validated) on loaded models. The transformer's weights are back to
-// base + user LoRAs when it returns or throws.
-void run_generation_flow(PipelineModels& models, const GenerationRequest& request, const StagePlan& plan,
-                         LatentNoiseSource& noise, const PipelineCallbacks& callbacks);
+// The stages of a request whose frame count is known (the HQ pipeline's stage-1 sigmas follow it).
+using StagePlanFor = std::function<StagePlan(const GenerationRequest&)>;
+
+// Runs one request (already validated) on loaded models: --num-frames unset, the duration head
+// predicts it once the prompt is encoded (resolve_num_frames) and the stages are planned for it. The
+// transformer's weights are back to base + user LoRAs when it returns or throws.
+void run_generation_flow(PipelineModels& models, const GenerationRequest& request,
+                         const StagePlanFor& plan_for, LatentNoiseSource& noise,
+                         const PipelineCallbacks& callbacks);
 
 // Decoded video [1, 3, n, H, W] in [-1, 1] -> float frames [n, H, W, 3] in [0, 1] (the "video"
 // probe; video_chunk receives ops::decoded_to_rgb8 of the same chunk).

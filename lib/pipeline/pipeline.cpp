@@ -30,7 +30,8 @@ StagePlan stage_plan(PipelineKind kind, const GenerationRequest& r, const std::v
       LTX2_CHECK(distilled_loras.size() == 1, "the HQ pipeline takes one distilled LoRA, got {}",
                  distilled_loras.size());
       // The scheduler is given stage 1's empty latent: the shift follows its token count.
-      const auto grid = video_latent_grid(r.num_frames, r.height / 2, r.width / 2);
+      // (--num-frames unset: planned again once the duration head has predicted it.)
+      const auto grid = video_latent_grid(max_num_frames(r), r.height / 2, r.width / 2);
       plan.stage1_sigmas = ltx2_sigmas(r.num_inference_steps, grid[0] * grid[1] * grid[2]);
       plan.stage1_sampler = plan.stage2_sampler = Sampler::Res2s;
       plan.stage1_loras = {{distilled_loras[0].lora, static_cast<float>(r.distilled_lora_strength_stage_1)}};
@@ -51,8 +52,10 @@ Pipeline::Pipeline(PipelineKind kind, const ModelPaths& paths, PipelineOptions o
 void Pipeline::run(const GenerationRequest& request, const PipelineCallbacks& callbacks,
                    LatentNoiseSource* noise) {
   PhiloxNoiseSource philox(static_cast<uint64_t>(request.seed));
-  run_generation_flow(*models_, request, stage_plan(kind_, request, models_->model_version, distilled_loras_),
-                      noise ? *noise : philox, callbacks);
+  const StagePlanFor plan_for = [this](const GenerationRequest& r) {
+    return stage_plan(kind_, r, models_->model_version, distilled_loras_);
+  };
+  run_generation_flow(*models_, request, plan_for, noise ? *noise : philox, callbacks);
 }
 
 }  // namespace ltx2::pipeline

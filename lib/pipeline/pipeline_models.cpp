@@ -31,18 +31,60 @@ std::vector<int> parse_model_version(const std::string& text) {
   return parts;
 }
 
+ModelWeightSets open_model_weights(const ModelPaths& paths) {
+  ModelWeightSets w;
+  if (paths.split()) {
+    w.ltx = WeightSet::open({paths.transformer, paths.text_encoder});
+    w.video_vae = WeightSet::open({paths.video_vae});
+    w.audio = WeightSet::open({paths.audio_vae});
+    if (!paths.duration_head.empty()) w.duration_head = WeightSet::open({paths.duration_head});
+  } else {
+    w.ltx = WeightSet::open({paths.checkpoint});
+    w.video_vae = paths.video_vae.empty() ? w.ltx : WeightSet::open({paths.video_vae});
+    w.audio = w.ltx;
+    w.duration_head = w.ltx;
+  }
+  return w;
+}
+
 ModelFacts read_model_facts(const ModelPaths& paths) {
-  const auto weights = paths.split() ? WeightSet::open({paths.transformer, paths.audio_vae})
-                                     : WeightSet::open({paths.checkpoint});
-  const nlohmann::json& config = weights->config();
-  const std::string file = paths.split() ? paths.transformer : paths.checkpoint;
-  LTX2_CHECK(config.contains("vocoder") && config.contains("transformer"),
-             "{}: metadata config needs 'transformer' and 'vocoder' sections", file);
+  // Headers only: the transformer's file (the checkpoint) and the audio's.
+  const ModelWeightSets w = open_model_weights(paths);
+  const std::string transformer_file = paths.split() ? paths.transformer : paths.checkpoint;
+  const std::string audio_file = paths.split() ? paths.audio_vae : paths.checkpoint;
+  LTX2_CHECK(w.ltx->config().contains("transformer"), "{}: metadata config needs a 'transformer' section",
+             transformer_file);
+  LTX2_CHECK(w.audio->config().contains("vocoder"), "{}: metadata config needs a 'vocoder' section",
+             audio_file);
   ModelFacts facts;
-  facts.vocoder_sample_rate = parse_vocoder_config(config.at("vocoder")).output_sampling_rate();
-  facts.transformer_blocks = config.at("transformer").value("num_layers", 0);
-  facts.model_version = parse_model_version(weights->metadata_value("model_version"));
+  facts.vocoder_sample_rate = parse_vocoder_config(w.audio->config().at("vocoder")).output_sampling_rate();
+  facts.transformer_blocks = w.ltx->config().at("transformer").value("num_layers", 0);
+  facts.model_version = parse_model_version(w.ltx->metadata_value("model_version"));
+  facts.duration_head = w.duration_head && has_duration_head(*w.duration_head);
+  facts.gemma_enhances = !Gemma3TextModel::locate(paths.gemma_source()).config.gemma4;
+  LTX2_CHECK(paths.duration_head.empty() || facts.duration_head,
+             "--duration-head-path {}: holds no duration head (no duration_head.* tensors)",
+             paths.duration_head);
   return facts;
+}
+
+int resolve_num_frames(const DurationHead* head, const GenerationRequest& r, const Tensor& video_context,
+                       const Tensor& audio_context, const std::function<void(const Tensor&)>& probe_seconds) {
+  if (r.num_frames != kNumFramesFromDurationHead) return r.num_frames;
+  LTX2_CHECK(head, "--num-frames is required: the model has no duration head to predict the length from");
+  // The reference's DurationPredictor: the head on both contexts, one prediction for the batch of one.
+  const Tensor seconds = head->seconds(video_context.to(Device::cpu()).to(DType::F32),
+                                       audio_context.to(Device::cpu()).to(DType::F32));
+  LTX2_CHECK(seconds.numel() == 1, "duration head: one prediction expected, got {}", seconds.numel());
+  if (probe_seconds) probe_seconds(seconds);
+  const auto frames = static_cast<int>(
+      duration_to_frames(seconds.item(), r.frame_rate, kDurationMinSeconds, kDurationMaxSeconds));
+  for (const ImageCondition& im : r.images)
+    LTX2_CHECK(im.frame < frames,
+               "--image {}: frame {} is outside the video's {} frames (--num-frames unset: the "
+               "duration head's prediction)",
+               im.path, im.frame, frames);
+  return frames;
 }
 
 PipelineOptions PipelineOptions::on_device(Device device) {
@@ -67,13 +109,12 @@ std::unique_ptr<PipelineModels> PipelineModels::load(const ModelPaths& paths, Pi
   auto m = std::make_unique<PipelineModels>();
   m->paths = paths;
   m->options = std::move(options);
-  if (paths.split()) {
-    m->ltx = WeightSet::open({paths.transformer, paths.text_encoder, paths.audio_vae});
-    m->video_vae = WeightSet::open({paths.video_vae});
-  } else {
-    m->ltx = WeightSet::open({paths.checkpoint});
-    m->video_vae = paths.video_vae.empty() ? m->ltx : WeightSet::open({paths.video_vae});
-  }
+  ModelWeightSets sets = open_model_weights(paths);
+  m->ltx = sets.ltx;
+  m->video_vae = sets.video_vae;
+  m->audio = sets.audio;
+  if (sets.duration_head && has_duration_head(*sets.duration_head))
+    m->duration_head = std::make_unique<DurationHead>(sets.duration_head);
   m->model_version = parse_model_version(m->ltx->metadata_value("model_version"));
   const nlohmann::json& cfg = m->ltx->config();
   LTX2_CHECK(cfg.contains("transformer"), "{}: metadata config has no 'transformer' section",
@@ -90,9 +131,10 @@ std::unique_ptr<PipelineModels> PipelineModels::load(const ModelPaths& paths, Pi
   const Device device = m->options.device;
   m->video_encoder = std::make_unique<video_vae::VideoEncoder>(
       video_vae::VideoEncoder::from_weights(m->video_vae, m->vae_dtype(), device));
-  LTX2_CHECK(cfg.contains("audio_vae") && cfg.contains("vocoder"),
-             "{}: metadata config needs 'audio_vae' and 'vocoder' sections", m->ltx->describe());
-  m->audio_config = parse_audio_vae_decoder_config(cfg.at("audio_vae"));
+  const nlohmann::json& audio_cfg = m->audio->config();
+  LTX2_CHECK(audio_cfg.contains("audio_vae") && audio_cfg.contains("vocoder"),
+             "{}: metadata config needs 'audio_vae' and 'vocoder' sections", m->audio->describe());
+  m->audio_config = parse_audio_vae_decoder_config(audio_cfg.at("audio_vae"));
   for (ModelPart part : {ModelPart::Text, ModelPart::Upsampler, ModelPart::VideoDecoder, ModelPart::Audio}) {
     if (part == ModelPart::Text && !m->options.load_text_encoder) continue;
     if (part == ModelPart::Upsampler && !pipeline_traits(kind).refines) continue;
@@ -134,10 +176,10 @@ void PipelineModels::acquire(ModelPart part) {
     case ModelPart::Audio:
       if (!audio_decoder)
         audio_decoder = std::make_unique<audio_vae::AudioDecoder>(
-            audio_vae::AudioDecoder::load(audio_config, ltx, vae_dtype(), device));
+            audio_vae::AudioDecoder::load(audio_config, audio, vae_dtype(), device));
       if (!vocoder)
         vocoder = std::make_unique<vocoder::Vocoder>(vocoder::Vocoder::load(
-            parse_vocoder_config(ltx->config().at("vocoder")), ltx, vae_dtype(), device));
+            parse_vocoder_config(audio->config().at("vocoder")), audio, vae_dtype(), device));
       return;
     case ModelPart::Transformer:
     case ModelPart::VideoEncoder: return;  // loaded once, always

@@ -3,8 +3,11 @@
 // upsampler, the audio VAE decoder and the vocoder; and the callbacks a run reports through.
 //
 // Layouts (ModelPaths): monolith = one checkpoint (+ an optional separate video VAE file); split =
-// transformer, text-encoder (connectors), video VAE and audio VAE files. Gemma comes from the
-// Gemma root. The transformer's attention goes through the given AttentionStrategy.
+// transformer (+ connectors), text-encoder, video VAE, audio VAE (+ vocoder) and, optionally,
+// duration-head files, each component read from its own file by its key prefix and metadata config
+// (as the reference's loaders do: a component file may hold others, e.g. a monolith named as the
+// --audio-vae-path). Gemma comes from the Gemma root or the text-encoder file. The transformer's
+// attention goes through the given AttentionStrategy.
 #pragma once
 
 #include <functional>
@@ -15,6 +18,7 @@
 
 #include "core/tensor.h"
 #include "models/audio_vae/audio_decoder.h"
+#include "models/duration/duration_head.h"
 #include "models/text/prompt_encoder.h"
 #include "models/transformer/transformer.h"
 #include "models/upsampler/latent_upsampler.h"
@@ -83,9 +87,27 @@ void probe(const PipelineCallbacks& callbacks, const std::string& name, const Te
 // the first part without any.
 std::vector<int> parse_model_version(const std::string& text);
 
+// The weight sets of a layout: `ltx` the transformer's and text connectors' (the checkpoint; split:
+// the transformer and text-encoder files), `video_vae` and `audio` (audio VAE + vocoder) each from
+// its own file in a split layout (the checkpoint's, or --video-vae-path, in a monolith), and the
+// duration head's (the checkpoint's, or --duration-head-path; null in a split layout without one).
+struct ModelWeightSets {
+  std::shared_ptr<const WeightSet> ltx, video_vae, audio, duration_head;
+};
+ModelWeightSets open_model_weights(const ModelPaths& paths);
+
 // The model's facts (request.h) from the metadata config of the checkpoint (monolith) or of the
-// transformer and audio VAE files (split layout); paths already validated. Loads no weight.
+// transformer and audio VAE files (split layout), and whether a duration head is there; paths already
+// validated. Loads no weight. A --duration-head-path file without one is refused naming the flag.
 ModelFacts read_model_facts(const ModelPaths& paths);
+
+// --num-frames for the run: the request's, or (unset) the duration head's prediction from the
+// prompt's contexts [1, S, C] at the request's frame rate (duration_to_frames, 1 to 20 s), probed as
+// "duration.seconds"; then the request's images are checked against it. Throws naming --num-frames
+// when unset and there is no head.
+int resolve_num_frames(const DurationHead* head, const GenerationRequest& request,
+                       const Tensor& video_context, const Tensor& audio_context,
+                       const std::function<void(const Tensor&)>& probe_seconds = {});
 
 // The LoRA files' weights, each with its strength, in order.
 std::vector<LoraWithStrength> read_loras(const std::vector<LoraFile>& files);
@@ -96,8 +118,12 @@ std::vector<LoraWithStrength> read_loras(const std::vector<LoraFile>& files);
 // then) and release() after.
 struct PipelineModels {
   ModelPaths paths;
-  std::shared_ptr<const WeightSet> ltx;        // transformer, connectors, audio VAE, vocoder
+  std::shared_ptr<const WeightSet> ltx;        // transformer, connectors (open_model_weights)
   std::shared_ptr<const WeightSet> video_vae;  // the video VAE's set (ltx unless a separate file)
+  std::shared_ptr<const WeightSet> audio;      // the audio VAE's and vocoder's (ltx in a monolith)
+  // LTX-2.5's duration head (float32, CPU; a few KB to MB), loaded when the model has one: it
+  // predicts --num-frames when the request leaves it unset.
+  std::unique_ptr<DurationHead> duration_head;
   std::unique_ptr<PromptEncoder> text;
   TransformerConfig transformer_config;
   std::unique_ptr<TransformerLoras> transformer_weights;

@@ -10,6 +10,7 @@
 #include "media/image_reader.h"
 #include "media/png_sequence_writer.h"
 #include "media/y4m_wav_writer.h"
+#include "models/duration/duration_head.h"
 #include "models/text/gemma3.h"
 #include "models/text/tokenizer.h"
 
@@ -123,16 +124,25 @@ bool output_has_audio(const GenerationRequest& r) {
   return !r.no_audio;
 }
 
+int max_num_frames(const GenerationRequest& r) {
+  if (r.num_frames != kNumFramesFromDurationHead) return r.num_frames;
+  if (!std::isfinite(r.frame_rate) || r.frame_rate <= 0) return 1;
+  return static_cast<int>(
+      duration_to_frames(kDurationMaxSeconds, r.frame_rate, kDurationMinSeconds, kDurationMaxSeconds));
+}
+
 int64_t video_tokens(const GenerationRequest& r) {
   // The video VAE's latent grid: 8 frames and 32 x 32 pixels a token, the first frame alone.
-  return (1 + (static_cast<int64_t>(r.num_frames) - 1) / 8) * (r.height / 32) * (r.width / 32);
+  return (1 + (static_cast<int64_t>(max_num_frames(r)) - 1) / 8) * (r.height / 32) * (r.width / 32);
 }
 
 void validate_request(const GenerationRequest& r, PipelineKind kind, const ModelFacts& model) {
   auto blank = r.prompt.find_first_not_of(" \t\r\n") == std::string::npos;
   LTX2_CHECK(!blank, "--prompt is empty");
-  LTX2_CHECK(r.num_frames >= 1 && (r.num_frames - 1) % 8 == 0,
-             "--num-frames must be 8k+1 (1, 9, 17, ..., 121, ...), got {}", r.num_frames);
+  // (Unset, the duration head predicts it: checked last, below.)
+  if (r.num_frames != kNumFramesFromDurationHead)
+    LTX2_CHECK(r.num_frames >= 1 && (r.num_frames - 1) % 8 == 0,
+               "--num-frames must be 8k+1 (1, 9, 17, ..., 121, ...), got {}", r.num_frames);
   // At least 64 pixels a side whatever the multiple: the video decoder's reflect padding needs a
   // latent of 2 x 2 (32 pixels a latent cell).
   constexpr int kMinSide = 64;
@@ -148,14 +158,15 @@ void validate_request(const GenerationRequest& r, PipelineKind kind, const Model
              r.num_frames);
   LTX2_CHECK(r.height <= kMaxVideoSide, "--height must be at most {}, got {}", kMaxVideoSide, r.height);
   LTX2_CHECK(r.width <= kMaxVideoSide, "--width must be at most {}, got {}", kMaxVideoSide, r.width);
+  LTX2_CHECK(std::isfinite(r.frame_rate) && r.frame_rate >= 1 && r.frame_rate <= 240,
+             "--frame-rate must be between 1 and 240, got {}", r.frame_rate);
+  // (With --num-frames unset, the longest video the duration head can ask for.)
   const int64_t tokens = video_tokens(r);
   LTX2_CHECK(
       tokens <= kMaxVideoTokens,
       "--height x --width x --num-frames {}x{}x{} is {} video tokens at full size; at most {} fit (the "
       "transformer's activations alone take about 100 KiB a token, more than a GPU holds beyond that)",
-      r.height, r.width, r.num_frames, tokens, kMaxVideoTokens);
-  LTX2_CHECK(std::isfinite(r.frame_rate) && r.frame_rate >= 1 && r.frame_rate <= 240,
-             "--frame-rate must be between 1 and 240, got {}", r.frame_rate);
+      r.height, r.width, max_num_frames(r), tokens, kMaxVideoTokens);
   if (pipeline_traits(kind).guided) {
     // One step has no schedule: the LTX2 scheduler's stretch to the terminal sigma divides 0 by 0
     // (the reference's sigmas are NaN then).
@@ -184,15 +195,21 @@ void validate_request(const GenerationRequest& r, PipelineKind kind, const Model
     } catch (const Error& e) {
       LTX2_FAIL("--image {}", e.what());  // the reader's message starts with the path
     }
-    LTX2_CHECK(im.frame >= 0 && im.frame < r.num_frames,
-               "--image {}: frame {} is outside the video's {} frames", im.path, im.frame, r.num_frames);
+    // (With --num-frames unset, checked again against the predicted length: check_image_frames.)
+    LTX2_CHECK(im.frame >= 0 && im.frame < max_num_frames(r),
+               "--image {}: frame {} is outside the video's {} frames", im.path, im.frame, max_num_frames(r));
     LTX2_CHECK(std::isfinite(im.strength) && im.strength >= 0 && im.strength <= 1,
                "--image {}: strength must be in [0, 1], got {}", im.path, im.strength);
     LTX2_CHECK(im.crf >= -1 && im.crf <= 51, "--image {}: crf must be in [0, 51], got {}", im.path, im.crf);
   }
-  LTX2_CHECK(!r.enhance_prompt || r.images.empty(),
-             "--enhance-prompt with --image: the reference enhances an image-to-video prompt by showing Gemma "
-             "the image, which ltx2 does not do; drop one of them");
+  LTX2_CHECK(
+      !r.enhance_prompt || model.gemma_enhances,
+      "--enhance-prompt: the text encoder is LTX-2.5's Gemma 4 (gemma4_unified), which only encodes; the "
+      "reference rewrites prompts with a separate instruct Gemma, which this engine does not take yet");
+  LTX2_CHECK(
+      !r.enhance_prompt || r.images.empty(),
+      "--enhance-prompt with --image: the reference enhances an image-to-video prompt by showing Gemma "
+      "the image, which ltx2 does not do; drop one of them");
   if (!r.enhance_system_prompt.empty()) {
     LTX2_CHECK(r.enhance_prompt, "--enhance-system-prompt is only used with --enhance-prompt");
     check_readable_file(r.enhance_system_prompt, "--enhance-system-prompt");
@@ -225,6 +242,12 @@ void validate_request(const GenerationRequest& r, PipelineKind kind, const Model
              dir.string());
   LTX2_CHECK(access(dir.c_str(), W_OK) == 0, "--output-path {}: folder {} is not writable", r.output_path,
              dir.string());
+  // --num-frames unset: the duration head predicts it (the reference's AutoDuration() default), which
+  // a model without one cannot: the reference's error, naming the flag.
+  if (r.num_frames == kNumFramesFromDurationHead)
+    LTX2_CHECK(model.duration_head,
+               "--num-frames is required: the model has no duration head to predict the length from (LTX-2.5 "
+               "checkpoints carry one; a split layout names it with --duration-head-path)");
 }
 
 namespace {
@@ -257,8 +280,8 @@ void validate_model_paths(const ModelPaths& p, PipelineKind kind) {
       kind == PipelineKind::Distilled ? "--distilled-checkpoint-path" : "--checkpoint-path";
   bool mono = !p.checkpoint.empty();
   LTX2_CHECK(!(mono && p.split()),
-             "{} (monolith) cannot be mixed with --transformer-path/--text-encoder-path/--audio-vae-path "
-             "(split layout)",
+             "{} (monolith) cannot be mixed with --transformer-path/--text-encoder-path/--audio-vae-path/"
+             "--duration-head-path (split layout)",
              ckpt_flag);
   if (mono) {
     check_readable_file(p.checkpoint, ckpt_flag);
@@ -271,6 +294,7 @@ void validate_model_paths(const ModelPaths& p, PipelineKind kind) {
     check_readable_file(p.text_encoder, "--text-encoder-path");
     check_readable_file(p.video_vae, "--video-vae-path");
     check_readable_file(p.audio_vae, "--audio-vae-path");
+    if (!p.duration_head.empty()) check_readable_file(p.duration_head, "--duration-head-path");
   }
   if (mono && !p.video_vae.empty()) check_readable_file(p.video_vae, "--video-vae-path");
   check_gemma_source(p);

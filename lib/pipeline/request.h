@@ -56,11 +56,16 @@ struct ModelPaths {
   // Split layout: one file per component (the video VAE path is also allowed with a monolith).
   std::string transformer, text_encoder, video_vae, audio_vae;
   std::string spatial_upsampler;
+  // LTX-2.5's duration head (models/duration): a split layout's --duration-head-path file; a monolith
+  // checkpoint holds it itself when it has one.
+  std::string duration_head;
   std::vector<LoraFile> loras;
   // --distilled-lora (repeatable): fused on top of the user LoRAs for the refining stage, by the
   // pipelines with pipeline_traits().distilled_lora only (the HQ one takes exactly one).
   std::vector<LoraFile> distilled_loras;
-  bool split() const { return !transformer.empty() || !text_encoder.empty() || !audio_vae.empty(); }
+  bool split() const {
+    return !transformer.empty() || !text_encoder.empty() || !audio_vae.empty() || !duration_head.empty();
+  }
   // Where Gemma (config, weights, tokenizer) is read: --gemma-root, else the split layout's
   // --text-encoder-path file, which then holds it (the reference's packed text-encoder file);
   // validate_model_paths checks that one of them does.
@@ -71,7 +76,9 @@ struct GenerationRequest {
   std::string prompt;
   std::string negative_prompt;
   int64_t seed = 10;
-  int height = 1024, width = 1536, num_frames = 121;
+  // num_frames kNumFramesFromDurationHead (--num-frames unset): the model's duration head predicts it
+  // from the prompt's contexts (resolve_num_frames), as the reference's AutoDuration() default does.
+  int height = 1024, width = 1536, num_frames = 0;
   double frame_rate = 24.0;
   int num_inference_steps = 30;
   GuidanceParams video_guidance, audio_guidance;
@@ -88,6 +95,13 @@ struct GenerationRequest {
   bool enhance_prompt = false;
   std::string enhance_system_prompt;
 };
+
+// --num-frames unset: the length is the duration head's prediction, clamped to [1 s, 20 s] at the
+// frame rate and put on the 8k + 1 grid (models/duration/duration_head.h, duration_to_frames).
+constexpr int kNumFramesFromDurationHead = 0;
+constexpr double kDurationMinSeconds = 1.0, kDurationMaxSeconds = 20.0;
+// The most frames a request can have: its --num-frames, or the longest the duration head can give.
+int max_num_frames(const GenerationRequest& r);
 
 // What the run must decode for the output: the video unless the output is a .wav, the audio
 // unless --no-audio. The pipelines skip the decode (and its models) of what is not wanted.
@@ -131,17 +145,19 @@ struct ModelFacts {
   int64_t vocoder_sample_rate = 0;  // the audio's rate: an output's audio stream opens before it arrives
   int transformer_blocks = 0;       // 0: unknown; bounds the STG blocks
   std::vector<int> model_version;   // the checkpoint's metadata model_version, parsed; empty: none
+  bool duration_head = false;       // a duration head to predict --num-frames with (LTX-2.5)
+  bool gemma_enhances = true;       // the Gemma can rewrite prompts (LTX-2.5's gemma4_unified only encodes)
 };
 
 // The one check of a request (the engine's entry runs it, GenerationEngine::generate; the programs
 // run it before loading any model). Throws ltx2::Error with a one-line message naming the flag
 // when the request cannot run:
-// frames not 8k+1, height/width not multiples of the pipeline's size_multiple, a size beyond the bounds
-// above, an image that is not a readable PNG, JPEG or WebP of an accepted size (its header is read),
-// strengths outside [0, 1], image frames outside the video, empty prompt, an output path of no known form
-// (media::clip_format), a folder or in a missing folder (a PNG sequence: its folder a file, or a folder
-// holding other files), --no-audio with a .wav, non-finite or negative scales; with the model's facts, STG
-// blocks the model does not have.
+// frames not 8k+1 (unset: without a duration head in the model), height/width not multiples of the pipeline's
+// size_multiple, a size beyond the bounds above, an image that is not a readable PNG, JPEG or WebP of an
+// accepted size (its header is read), strengths outside [0, 1], image frames outside the video, empty prompt,
+// an output path of no known form (media::clip_format), a folder or in a missing folder (a PNG sequence: its
+// folder a file, or a folder holding other files), --no-audio with a .wav, non-finite or negative scales;
+// with the model's facts, STG blocks the model does not have.
 void validate_request(const GenerationRequest& r, PipelineKind kind, const ModelFacts& model = {});
 // Files must exist and be readable; monolith and split layouts may not be mixed; the pieces each
 // pipeline needs must be there. Content is checked when the files are opened (before any work).

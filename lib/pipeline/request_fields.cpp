@@ -184,7 +184,27 @@ FieldList request_fields(GenerationRequest& r, PipelineKind kind) {
   const std::string sizes = multiple == 64 ? " (multiple of 64)" : " (multiple of 32, at least 64)";
   out.push_back(fields::integer("height", "--height", "Height in pixels" + sizes, r.height));
   out.push_back(fields::integer("width", "--width", "Width in pixels" + sizes, r.width));
-  out.push_back(fields::integer("num_frames", "--num-frames", "Frames (8k+1)", r.num_frames));
+  // Unset (0 inside, null in JSON): the model's duration head predicts it; 0 given is a mistake like
+  // any count that is not 8k+1.
+  Field frames =
+      fields::checked(fields::integer("num_frames", "--num-frames", "Frames (8k+1)", r.num_frames), [&r] {
+        LTX2_CHECK(r.num_frames != kNumFramesFromDurationHead,
+                   "--num-frames must be 8k+1 (1, 9, 17, ..., 121, ...), got {}", r.num_frames);
+      });
+  frames.default_text = "predicted by the model's duration head (LTX-2.5); a model without one needs it";
+  frames.set_json = [&r, set = frames.set_json](const json& j, const std::string& name) {
+    if (j.is_null())
+      r.num_frames = kNumFramesFromDurationHead;
+    else
+      set(j, name);
+  };
+  frames.get_json = [&r]() -> json {
+    return r.num_frames == kNumFramesFromDurationHead ? json(nullptr) : json(r.num_frames);
+  };
+  frames.default_text =
+      "predicted from the prompt by the model's duration head (LTX-2.5), 1 to 20 seconds; required for a "
+      "model without one";
+  out.push_back(std::move(frames));
   out.push_back(fields::number("frame_rate", "--frame-rate", "Frames per second", r.frame_rate));
   out.push_back(images_field(r.images, pipeline_traits(kind).images_as_keyframes));
 
@@ -252,6 +272,11 @@ FieldList model_path_fields(ModelPaths& p, PipelineKind kind) {
        p.text_encoder);
   path("video_vae", "--video-vae-path", "Split layout (or with a monolith): video VAE file", p.video_vae);
   path("audio_vae", "--audio-vae-path", "Split layout: audio VAE + vocoder file", p.audio_vae);
+  path("duration_head", "--duration-head-path",
+       "Split layout: LTX-2.5's duration head file, which predicts --num-frames when it is not given (a "
+       "monolith "
+       "checkpoint holds its own)",
+       p.duration_head);
   path("spatial_upsampler", "--spatial-upsampler-path",
        "Latent spatial upsampler (.safetensors); with no checkpoint: the tiny model's", p.spatial_upsampler);
   if (!pipeline_traits(kind).refines) out.back() = fields::without_flag(std::move(out.back()));

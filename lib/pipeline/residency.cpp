@@ -97,7 +97,8 @@ const char* model_part_name(ModelPart part) {
 
 RequestShape request_shape(const GenerationRequest& r, PipelineKind kind) {
   const PipelineTraits& t = pipeline_traits(kind);
-  return {r.height,          r.width,         r.num_frames,
+  // (--num-frames unset: the longest video the duration head may ask for.)
+  return {r.height,          r.width,         max_num_frames(r),
           !r.images.empty(), t.guided,        t.guided ? r.max_batch_size : 1,
           t.refines,         t.lora_in_stage1};
 }
@@ -154,9 +155,9 @@ ModelMemory model_memory(const ModelPaths& paths, const PipelineOptions& options
   m.device = options.device;
   const DType vae = options.vae_dtype.value_or(options.device.is_cuda() ? DType::BF16 : DType::F32);
   const DType text = options.text_encoder_on_device ? options.transformer_dtype : DType::F32;
-  const auto ltx = paths.split() ? WeightSet::open({paths.transformer, paths.text_encoder, paths.audio_vae})
-                                 : WeightSet::open({paths.checkpoint});
-  const auto video_vae = paths.video_vae.empty() ? ltx : WeightSet::open({paths.video_vae});
+  const ModelWeightSets sets = open_model_weights(paths);
+  const auto& ltx = sets.ltx;
+  const auto& video_vae = sets.video_vae;
   auto& w = m.weight_bytes;
   // User LoRAs are fused at load (a fused copy of each adapted weight beside the clean one); a
   // two-stage stage 2 fuses the distilled LoRA on top, from the clean weights, for that stage only.
@@ -181,7 +182,7 @@ ModelMemory model_memory(const ModelPaths& paths, const PipelineOptions& options
     w[index_of(ModelPart::Upsampler)] =
         device_bytes(*WeightSet::open({paths.spatial_upsampler}), {Component::LatentUpsampler}, vae);
   w[index_of(ModelPart::Audio)] =
-      device_bytes(*ltx, {Component::AudioDecoder, Component::AudioStats, Component::Vocoder}, vae);
+      device_bytes(*sets.audio, {Component::AudioDecoder, Component::AudioStats, Component::Vocoder}, vae);
   return m;
 }
 

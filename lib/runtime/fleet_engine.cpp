@@ -412,6 +412,7 @@ class FleetEngine final : public pipeline::GenerationEngine {
 
  private:
   void run(const GenerationRequest& request, const pipeline::PipelineCallbacks& callbacks) override {
+    check_fleet_request(request);
     check_tdp_tiling(settings_, world_, request);  // a job the ranks cannot tile fails before it starts
     if (!controller_.running()) controller_.start();
     controller_.submit({{"request", to_json(request)}});

@@ -74,6 +74,12 @@ tiling::GridTiling tdp_tiling(const RankSettings& s, int world_size) {
           tiling::AxisTiling::by_count(s.tdp_width_tiles > 0 ? s.tdp_width_tiles : large, s.tdp_overlap)};
 }
 
+void check_fleet_request(const GenerationRequest& r) {
+  LTX2_CHECK(r.num_frames != kNumFramesFromDurationHead,
+             "--num-frames is required on worker processes (--ranks, --gpus, several GPUs, --retries, "
+             "--job-timeout): the duration head predicts the length in one process only, so far");
+}
+
 void check_tdp_tiling(const RankSettings& s, int world_size, const GenerationRequest& r) {
   if (s.stage2_parallel != Stage2Parallel::TiledData || world_size <= 1) return;
   const auto grid = pipeline::video_latent_grid(r.num_frames, r.height, r.width);

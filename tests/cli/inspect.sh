@@ -10,7 +10,7 @@ declare -A want=(
   [latent_upsampler_rational]=latent_upsampler [video_vae_decoder]=video_vae_decoder
   [video_vae_decoder_tc]=video_vae_decoder [video_vae_encoder]=video_vae_encoder
   [video_vae_tiled_decode]=video_vae_decoder [vocoder]=vocoder [vocoder_bwe]=vocoder
-  [duration_head]=duration_head
+  [duration_head]=duration_head [diffusion_video_decoder]=video_vae_decoder
 )
 for f in "$golden"/*/weights.safetensors; do
   case_name=$(basename "$(dirname "$f")")

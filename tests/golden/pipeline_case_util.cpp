@@ -24,7 +24,8 @@ GenerationRequest pipeline_case_request(const GoldenCase& c) {
   r.seed = s.at("seed").get<int64_t>();
   r.height = s.at("height").get<int>();
   r.width = s.at("width").get<int>();
-  r.num_frames = s.at("num_frames").get<int>();
+  // null: --num-frames unset, the model's duration head predicts it.
+  r.num_frames = s.at("num_frames").is_null() ? kNumFramesFromDurationHead : s.at("num_frames").get<int>();
   r.frame_rate = s.at("frame_rate").get<double>();
   r.num_inference_steps = static_cast<int>(s.at("stages").at("stage1").at("sigmas").size()) - 1;
   if (s.contains("guidance") && s.at("guidance").is_object()) {
@@ -55,6 +56,20 @@ ModelPaths pipeline_case_paths(const GoldenCase& c) {
                                      : c.path(name);
   };
   ModelPaths p;
+  if (s.contains("model_paths")) {
+    // A split layout: each file named relative to the model folder (it may name other cases' files).
+    const nlohmann::json& m = s.at("model_paths");
+    const auto file = [&](const char* key) {
+      return m.contains(key) ? model_file(m.at(key).get<std::string>()) : "";
+    };
+    p.transformer = file("transformer");
+    p.text_encoder = file("text_encoder");
+    p.video_vae = file("video_vae");
+    p.audio_vae = file("audio_vae");
+    p.duration_head = file("duration_head");
+    p.spatial_upsampler = file("spatial_upsampler");
+    return p;
+  }
   p.checkpoint = model_file("checkpoint.safetensors");
   p.gemma_root = model_file("gemma");
   if (s.contains("stages") && s.at("stages").contains("stage2"))

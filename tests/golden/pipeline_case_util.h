@@ -16,11 +16,13 @@
 
 namespace ltx2::golden {
 
-// Request from case.json (prompt, negative_prompt, seed, size, frames, fps, steps from the
-// stage-1 sigma list, guidance, image_conditioning: one image, or a list under "images"; the
-// lora section's strength_stage_1 / _2 when there); the output path is output.mp4 in the case.
+// Request from case.json (prompt, negative_prompt, seed, size, frames (null: unset, predicted), fps, steps
+// from the stage-1 sigma list, guidance, image_conditioning: one image, or a list under "images"; the lora
+// section's strength_stage_1 / _2 when there); the output path is output.mp4 in the case.
 GenerationRequest pipeline_case_request(const GoldenCase& c);
-// Monolith layout of the case folder, or of the folder case.json's "models_from" names:
+// The split layout case.json's "model_paths" names (transformer, text_encoder, video_vae, audio_vae,
+// duration_head, spatial_upsampler; relative to the model folder), else the
+// monolith layout of the case folder, or of the folder case.json's "models_from" names:
 // checkpoint.safetensors, gemma/, spatial_upsampler.safetensors (when the case has a stage 2) and,
 // when case.json has a lora section, its file and strength as the distilled LoRA.
 ModelPaths pipeline_case_paths(const GoldenCase& c);

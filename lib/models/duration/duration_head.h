@@ -11,7 +11,8 @@
 // "duration_head" section with pooler_hidden_dim, num_queries, num_pooler_heads, mlp_hidden; the
 // reference's defaults 4096, 2048, 256, 1, 4, 256).
 //
-// Not yet used by the pipelines: `--num-frames` left unset still takes the default count.
+// The pipelines ask it when `--num-frames` is left unset (pipeline_models.h, resolve_num_frames), as
+// the reference's AutoDuration() default does.
 #pragma once
 
 #include <memory>

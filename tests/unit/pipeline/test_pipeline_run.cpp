@@ -517,6 +517,7 @@ TEST_CASE("distilled pipeline: a bf16 VAE side (vae_dtype) gives float32 host re
 
 TEST_CASE("pipelines: each kind's stages are the reference's (stage_plan)") {
   GenerationRequest r;  // 1024 x 1536 x 121: stage 1 at 16 x 16 x 24 = 6,144 tokens
+  r.num_frames = 121;
   r.num_inference_steps = 15;
   const auto lora = std::make_shared<const LoraWeights>();
   const std::vector<LoraWithStrength> one = {{lora, 1.0f}};

@@ -37,7 +37,34 @@ TEST_CASE("request: a good request passes, each bad field is named") {
     REQUIRE_THROWS_WITH(validate_request(b, k), Contains(message));
   };
   bad([](auto& b) { b.num_frames = 10; }, "--num-frames must be 8k+1");
-  bad([](auto& b) { b.num_frames = 0; }, "--num-frames must be 8k+1");
+  bad([](auto& b) { b.num_frames = -7; }, "--num-frames must be 8k+1");
+  // Unset (kNumFramesFromDurationHead): the duration head predicts it; a model without one needs it,
+  // as the reference's require_num_frames_source says (checked last, after every other field).
+  bad([](auto& b) { b.num_frames = kNumFramesFromDurationHead; },
+      "--num-frames is required: the model has no "
+      "duration head");
+  {
+    GenerationRequest unset = good(dir);
+    unset.num_frames = kNumFramesFromDurationHead;
+    ModelFacts with_head;
+    with_head.duration_head = true;
+    REQUIRE_NOTHROW(validate_request(unset, PipelineKind::Distilled, with_head));
+    // The longest video the head may ask for bounds the checks made before it runs (20 s at 24 fps).
+    REQUIRE(max_num_frames(unset) == 473);
+    unset.images = {{test::golden_dir("pipeline_ti2vid") + "/image.png", 500, 1.0, 0}};
+    REQUIRE_THROWS_WITH(validate_request(unset, PipelineKind::Distilled, with_head),
+                        Contains("frame 500 is outside the video's 473 frames"));
+  }
+  {
+    // LTX-2.5's Gemma 4 encodes only: --enhance-prompt is refused before any model loads.
+    GenerationRequest enhance = good(dir);
+    enhance.enhance_prompt = true;
+    ModelFacts gemma4;
+    gemma4.gemma_enhances = false;
+    REQUIRE_THROWS_WITH(validate_request(enhance, PipelineKind::Distilled, gemma4),
+                        Contains("--enhance-prompt: the text encoder is LTX-2.5's Gemma 4"));
+    REQUIRE_NOTHROW(validate_request(enhance, PipelineKind::Distilled, ModelFacts{}));
+  }
   bad([](auto& b) { b.height = 96; }, "--height must be a positive multiple of 64");
   bad([](auto& b) { b.width = 100; }, "--width must be a positive multiple of 64", PipelineKind::Distilled);
   bad([](auto& b) { b.prompt = "  \n"; }, "--prompt is empty");
@@ -51,7 +78,11 @@ TEST_CASE("request: a good request passes, each bad field is named") {
   std::filesystem::create_directory(dir.file("clip.wav"));
   bad([&](auto& b) { b.output_path = dir.file("folder.mp4"); }, "folder.mp4: is a folder");
   bad([&](auto& b) { b.output_path = dir.file("clip.y4m"); }, "its audio file");
-  bad([](auto& b) { b.images.push_back({"/no/such.png", 0, 1.0, -1}); }, "--image /no/such.png: no such file");
+  bad(
+      [](auto& b) {
+        b.images.push_back({"/no/such.png", 0, 1.0, -1});
+      },
+      "--image /no/such.png: no such file");
   test::write_bytes(dir.file("text.png"), "not really a png");
   bad(
       [&](auto& b) {
@@ -67,8 +98,10 @@ TEST_CASE("request: a good request passes, each bad field is named") {
         b.enhance_prompt = true;
         b.images.push_back({png, 0, 1.0, -1});
       },
-      "--enhance-prompt with --image: the reference enhances an image-to-video prompt by showing Gemma the image");
-  bad([&](auto& b) { b.enhance_system_prompt = png; }, "--enhance-system-prompt is only used with --enhance-prompt");
+      "--enhance-prompt with --image: the reference enhances an image-to-video prompt by showing Gemma the "
+      "image");
+  bad([&](auto& b) { b.enhance_system_prompt = png; },
+      "--enhance-system-prompt is only used with --enhance-prompt");
   bad(
       [&](auto& b) {
         b.enhance_prompt = true;
@@ -203,7 +236,8 @@ TEST_CASE("request: model paths: monolith xor split, required pieces, files exis
   p.gemma_root = test::golden_dir("pipeline_distilled") + "/gemma";
   p.spatial_upsampler = dir.file("up.safetensors");
   REQUIRE_NOTHROW(validate_model_paths(p, PipelineKind::Distilled));
-  REQUIRE_THROWS_WITH(validate_model_paths(p, PipelineKind::TwoStage), Contains("--distilled-lora is required"));
+  REQUIRE_THROWS_WITH(validate_model_paths(p, PipelineKind::TwoStage),
+                      Contains("--distilled-lora is required"));
   p.distilled_loras = {{dir.file("lora.safetensors"), 1.0}};
   REQUIRE_NOTHROW(validate_model_paths(p, PipelineKind::TwoStage));
 
@@ -231,7 +265,8 @@ TEST_CASE("request: model paths: monolith xor split, required pieces, files exis
                       Contains("give --distilled-checkpoint-path"));
   ModelPaths split = none;
   split.transformer = dir.file("t.safetensors");
-  REQUIRE_THROWS_WITH(validate_model_paths(split, PipelineKind::Distilled), Contains("--text-encoder-path is empty"));
+  REQUIRE_THROWS_WITH(validate_model_paths(split, PipelineKind::Distilled),
+                      Contains("--text-encoder-path is empty"));
   ModelPaths missing = p;
   missing.spatial_upsampler = dir.file("absent.safetensors");
   REQUIRE_THROWS_WITH(validate_model_paths(missing, PipelineKind::TwoStage),
@@ -254,12 +289,14 @@ TEST_CASE("request: model paths: Gemma from --gemma-root or from a text-encoder 
   refused(mono, dir.file("gemma"), "--gemma-root " + dir.file("gemma") + ": Gemma folder has no config.json");
   for (const char* f : {"config.json", "model.safetensors"})
     fs::copy_file(golden_gemma + "/" + f, dir.file("gemma/") + f);
-  refused(mono, dir.file("gemma"),
-          "--gemma-root " + dir.file("gemma") + ": Gemma folder has neither tokenizer.model nor tokenizer.json");
+  refused(
+      mono, dir.file("gemma"),
+      "--gemma-root " + dir.file("gemma") + ": Gemma folder has neither tokenizer.model nor tokenizer.json");
   fs::copy_file(golden_gemma + "/tokenizer.json", dir.file("gemma/tokenizer.json"));
   mono.gemma_root = dir.file("gemma");
   REQUIRE_NOTHROW(validate_model_paths(mono, PipelineKind::OneStage));
-  refused(mono, dir.file("none"), "--gemma-root " + dir.file("none") + ": no such Gemma folder or text-encoder file");
+  refused(mono, dir.file("none"),
+          "--gemma-root " + dir.file("none") + ": no such Gemma folder or text-encoder file");
   mono.gemma_root.clear();
   REQUIRE_THROWS_WITH(validate_model_paths(mono, PipelineKind::OneStage),
                       "--gemma-root is required (the Gemma 3 text encoder)");
@@ -275,7 +312,8 @@ TEST_CASE("request: model paths: Gemma from --gemma-root or from a text-encoder 
               " both hold Gemma: give one");
   // A text-encoder file with the projection only needs --gemma-root.
   const Tensor w = Tensor::zeros({4, 4});
-  write_safetensors(dir.file("projection.safetensors"), {{"text_embedding_projection.aggregate_embed.weight", w}});
+  write_safetensors(dir.file("projection.safetensors"),
+                    {{"text_embedding_projection.aggregate_embed.weight", w}});
   split.text_encoder = dir.file("projection.safetensors");
   REQUIRE_THROWS_WITH(validate_model_paths(split, PipelineKind::OneStage),
                       "--gemma-root is required (the Gemma 3 text encoder): the --text-encoder-path file " +
@@ -288,10 +326,12 @@ TEST_CASE("request: model paths: Gemma from --gemma-root or from a text-encoder 
   fs::create_directories(dir.file("packed"));
   split.text_encoder = dir.file("packed/te.safetensors");
   write_safetensors(split.text_encoder, {{"language_model.model.norm.weight", w}});
-  REQUIRE_THROWS_WITH(validate_model_paths(split, PipelineKind::OneStage),
-                      "--text-encoder-path " + split.text_encoder +
-                          ": carries no Gemma config (metadata 'gemma_config') and has no config.json beside it");
-  write_safetensors(split.text_encoder, {{"language_model.model.norm.weight", w}}, {{"gemma_config", config}});
+  REQUIRE_THROWS_WITH(
+      validate_model_paths(split, PipelineKind::OneStage),
+      "--text-encoder-path " + split.text_encoder +
+          ": carries no Gemma config (metadata 'gemma_config') and has no config.json beside it");
+  write_safetensors(split.text_encoder, {{"language_model.model.norm.weight", w}},
+                    {{"gemma_config", config}});
   REQUIRE_THROWS_WITH(validate_model_paths(split, PipelineKind::OneStage),
                       "--text-encoder-path " + split.text_encoder +
                           ": holds no tokenizer (tensor 'tokenizer_json' or 'spiece_model')");
