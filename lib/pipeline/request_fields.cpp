@@ -191,7 +191,6 @@ FieldList request_fields(GenerationRequest& r, PipelineKind kind) {
         LTX2_CHECK(r.num_frames != kNumFramesFromDurationHead,
                    "--num-frames must be 8k+1 (1, 9, 17, ..., 121, ...), got {}", r.num_frames);
       });
-  frames.default_text = "predicted by the model's duration head (LTX-2.5); a model without one needs it";
   frames.set_json = [&r, set = frames.set_json](const json& j, const std::string& name) {
     if (j.is_null())
       r.num_frames = kNumFramesFromDurationHead;
