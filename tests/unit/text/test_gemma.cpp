@@ -44,19 +44,6 @@ void write_sharded_tiny(const test::ScratchDir& dir, bool write_second) {
   write_text(dir.file("config.json"), test::case_json("gemma3_tiny")["config_json"].dump());
 }
 
-float max_valid_row_diff(const std::vector<Tensor>& states) {
-  Tensor expected = test::io_tensor("gemma3_tiny", "out.hidden_states");
-  Tensor mask = test::io_tensor("gemma3_tiny", "in.attention_mask");
-  float worst = 0;
-  for (size_t l = 0; l < states.size(); ++l)
-    for (int64_t b = 0; b < mask.size(0); ++b)
-      for (int64_t t = 0; t < mask.size(1); ++t)
-        if (mask.item_i64({b, t}))
-          worst = std::max(worst, test::max_abs_diff(states[l].select(0, b).select(0, t),
-                                                     expected.select(0, l).select(0, b).select(0, t)));
-  return worst;
-}
-
 }  // namespace
 
 TEST_CASE("gemma config: Hugging Face defaults fill what the published 12B config leaves out") {
@@ -113,7 +100,7 @@ TEST_CASE("gemma: a sharded Hugging Face folder loads and matches the fixture") 
   std::vector<Tensor> states = model->forward(test::io_tensor("gemma3_tiny", "in.input_ids"),
                                               test::io_tensor("gemma3_tiny", "in.attention_mask"));
   REQUIRE(states.size() == 5);
-  REQUIRE(max_valid_row_diff(states) < 2e-4f);
+  REQUIRE(test::max_valid_row_diff(states, "gemma3_tiny") < 2e-4f);
 }
 
 TEST_CASE("gemma: a folder with a missing shard is refused naming the shard") {
@@ -142,7 +129,7 @@ TEST_CASE("gemma: a single text-encoder file with its config in the metadata") {
   auto packed = Gemma3TextModel::open(dir.file("te.safetensors"));
   std::vector<Tensor> states = packed->forward(test::io_tensor("gemma3_tiny", "in.input_ids"),
                                                test::io_tensor("gemma3_tiny", "in.attention_mask"));
-  REQUIRE(max_valid_row_diff(states) < 2e-4f);
+  REQUIRE(test::max_valid_row_diff(states, "gemma3_tiny") < 2e-4f);
   write_safetensors(dir.file("bare.safetensors"), tensors);
   REQUIRE_THROWS_WITH(Gemma3TextModel::open(dir.file("bare.safetensors")), Contains("no Gemma config"));
 }
@@ -167,7 +154,7 @@ TEST_CASE("gemma: placed in bf16 on the CPU, the decoder stays within bf16 error
   for (Tensor& s : states) s = s.to(DType::F32);
   const float scale = test::max_abs_diff(test::io_tensor("gemma3_tiny", "out.hidden_states"),
                                          ops::mul(test::io_tensor("gemma3_tiny", "out.hidden_states"), 0.f));
-  const float err = max_valid_row_diff(states);
+  const float err = test::max_valid_row_diff(states, "gemma3_tiny");
   INFO("bf16 error " << err << " of outputs up to " << scale);
   REQUIRE(err > 2e-4f);
   REQUIRE(err < 0.05f * scale);

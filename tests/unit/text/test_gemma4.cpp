@@ -52,21 +52,6 @@ void rewrite_te(const std::string& out, const Edit& edit, std::map<std::string, 
   write_safetensors(out, tensors, metadata);
 }
 
-// Largest |difference| over the rows the mask keeps, against the fixture's hidden states.
-float max_valid_row_diff(const std::vector<Tensor>& states) {
-  Tensor expected = test::io_tensor(kCase, "out.hidden_states");
-  Tensor mask = test::io_tensor(kCase, "in.attention_mask");
-  REQUIRE(static_cast<int64_t>(states.size()) == expected.size(0));
-  float worst = 0;
-  for (size_t l = 0; l < states.size(); ++l)
-    for (int64_t b = 0; b < mask.size(0); ++b)
-      for (int64_t t = 0; t < mask.size(1); ++t)
-        if (mask.item_i64({b, t}))
-          worst = std::max(worst, test::max_abs_diff(states[l].select(0, b).select(0, t),
-                                                     expected.select(0, l).select(0, b).select(0, t)));
-  return worst;
-}
-
 std::vector<Tensor> run(const Gemma4TextModel& model) {
   return model.forward(test::io_tensor(kCase, "in.input_ids"), test::io_tensor(kCase, "in.attention_mask"));
 }
@@ -165,7 +150,7 @@ TEST_CASE("gemma4: the packed text-encoder file (ComfyUI's flat keys) loads and 
   auto model = Gemma4TextModel::open(te_file());
   const std::vector<Tensor> states = run(*model);
   REQUIRE(states.size() == 7);
-  REQUIRE(max_valid_row_diff(states) < 2e-4f);
+  REQUIRE(test::max_valid_row_diff(states, kCase) < 2e-4f);
   REQUIRE(test::max_abs_diff(states.back(), test::io_tensor(kCase, "out.last_hidden_state")) < 2e-4f);
   REQUIRE(test::max_abs_diff(states[0], test::io_tensor(kCase, "mid.hidden_states_raw").select(0, 0)) <
           2e-4f);
@@ -186,7 +171,7 @@ TEST_CASE("gemma4: a Hugging Face folder (model.language_model.* keys, config.js
   test::write_bytes(dir.file("tokenizer.json"),
                     std::string(static_cast<const char*>(tokenizer.data_ptr()), tokenizer.numel()));
   auto model = Gemma4TextModel::open(dir.path());
-  REQUIRE(max_valid_row_diff(run(*model)) < 2e-4f);
+  REQUIRE(test::max_valid_row_diff(run(*model), kCase) < 2e-4f);
   // Its tokenizer.json (Gemma 4's Split(" ") pre-tokenizer) tokenizes as the reference did.
   GemmaTokenizer tok(dir.path());
   tok.set_tokenizer_adds_bos(false);
@@ -236,7 +221,7 @@ TEST_CASE("gemma4: placed in bf16 on the CPU, the decoder stays within bf16 erro
   for (Tensor& s : states) s = s.to(DType::F32);
   const Tensor expected = test::io_tensor(kCase, "out.hidden_states");
   const float scale = test::max_abs_diff(expected, ops::mul(expected, 0.f));
-  const float err = max_valid_row_diff(states);
+  const float err = test::max_valid_row_diff(states, kCase);
   INFO("bf16 error " << err << " of outputs up to " << scale);
   REQUIRE(err > 2e-4f);
   REQUIRE(err < 0.05f * scale);
