@@ -183,8 +183,9 @@ int bench_gemm(const BenchOptions& opt, Device device) {
     const char* name;
     int64_t n, k;
   };
-  // The linear layers of one transformer block: q/k/v/out projections, and the feed-forward pair.
-  const Gemm gemms[] = {{"proj", d, d}, {"ff_up", ff, d}, {"ff_down", d, ff}};
+  // The linear layers of one transformer block: q/k/v/out projections, the self-attention's q, k
+  // and v as one GEMM, and the feed-forward pair.
+  const Gemm gemms[] = {{"proj", d, d}, {"qkv", 3 * d, d}, {"ff_up", ff, d}, {"ff_down", d, ff}};
   std::vector<Result> results;
   for (int64_t M : tokens) {
     for (const Gemm& g : gemms) {
@@ -257,10 +258,10 @@ CLI::App* add_bench_command(CLI::App& app, BenchOptions& opt) {
        {bench->add_subcommand("attention",
                               "Attention on each engine (wgmma, cuDNN), 32 heads x 128; Gemma 3 12B: "
                               "--tokens 1024 --heads 16 --kv-heads 8 --head-dim 256 --causal --model-layout"),
-        bench->add_subcommand(
-            "gemm",
-            "The transformer block's linear layers (bf16; FP8 per tensor as fp8-scaled-mm and per row as "
-            "fp8; bias)"),
+        bench->add_subcommand("gemm",
+                              "The transformer block's linear layers (q/k/v/out one by one and as one GEMM, "
+                              "the feed-forward; bf16; FP8 per tensor as fp8-scaled-mm and per row as "
+                              "fp8; bias)"),
         bench->add_subcommand("memory", "Head split/merge copies and q/k norm + RoPE (unfused, fused)")}) {
     sub->add_option("--device", opt.device, "cuda:N")->capture_default_str();
     sub->add_option("--tokens", opt.tokens, "token counts (default 6144 24576)");
