@@ -1,9 +1,9 @@
 // The attention engines of the CUDA backend against the CPU op (docs/gpu.md bf16 rule): the
 // FlashAttention-3-style kernel at head dim 128 (self and cross shapes, tails of rows and keys, a
-// K/V ring wrapped several times, grouped KV heads, the transformer's strided q/k/v) and what it
-// refuses; cuDNN's fused flash attention at head dims 64 and 128 and what it refuses; the engine
-// mode (forced engines, masks always on the wgmma kernel) and Auto's pick, made once per shape.
-// Without cuDNN the cuDNN cases do not build.
+// K/V ring wrapped several times, grouped KV heads, the transformer's strided q/k/v, row maxima
+// that grow over the key tiles and that do not) and what it refuses; cuDNN's fused flash attention at head
+// dims 64 and 128 and what it refuses; the engine mode (forced engines, masks always on the wgmma kernel) and
+// Auto's pick, made once per shape. Without cuDNN the cuDNN cases do not build.
 #include <algorithm>
 
 #include "core/error.h"
@@ -101,6 +101,28 @@ TEST_CASE("gpu: fa3 attention, self and cross, row and key tails, grouped KV hea
         test::require_bf16_close(what, out, naive_bf16_attention(q.cpu, k_rep, v_rep, Tensor(), scale),
                                  ops::attention(q.cpu, k.cpu, v.cpu, Tensor(), scale));
       }
+    }
+  }
+}
+
+// The online softmax's rescaling of O: keys whose size ramps up along the sequence make the row
+// max grow tile after tile (O rescaled at every step, by large factors); ramping down, the first
+// tile holds the max and later tiles add probabilities far below 1.
+TEST_CASE("gpu: fa3 attention with the row max growing over the key tiles, and shrinking") {
+  const int64_t B = 1, H = 2, Tq = 200, Tk = 1000;
+  for (float slope : {8.f, -0.9f}) {
+    Operand q = input(B, H, Tq, 128, 900, false, 4.f);
+    const Tensor ramp = ops::add(ops::mul(Tensor::arange(Tk), slope / float(Tk)), 1.f).reshape({1, 1, Tk, 1});
+    const Tensor k_cpu = ops::mul(test::random_tensor({B, H, Tk, 128}, 901), ramp);
+    const Tensor v_cpu = test::random_tensor({B, H, Tk, 128}, 902);
+    const Tensor k = to_gpu(k_cpu, DType::BF16), v = to_gpu(v_cpu, DType::BF16);
+    for (float scale : {1.f / std::sqrt(128.f), 0.4f}) {
+      const std::string what = fmt::format("key ramp slope {} scale {}", slope, scale);
+      INFO(what);
+      const Tensor out = Tensor::empty({B, H, Tq, 128}, DType::BF16, test::gpu());
+      cuda::fa3_attention(q.gpu, k, v, out, scale);
+      test::require_bf16_close(what, out, naive_bf16_attention(q.cpu, k_cpu, v_cpu, Tensor(), scale),
+                               ops::attention(q.cpu, k_cpu, v_cpu, Tensor(), scale));
     }
   }
 }
