@@ -137,7 +137,9 @@ class StageDenoiser {
                       a,
                       {{tr::PerturbationType::SkipA2VCrossAttn, std::nullopt},
                        {tr::PerturbationType::SkipV2ACrossAttn, std::nullopt}}});
-    const std::vector<Prediction> predictions = run_passes(list, g.max_batch_size, blocks);
+    const int per_call =
+        stage_.executor ? stage_.executor->passes_per_call(g.max_batch_size) : g.max_batch_size;
+    const std::vector<Prediction> predictions = run_passes(list, per_call, blocks);
     std::map<std::string, Prediction> by_name;
     for (size_t i = 0; i < list.size(); ++i) {
       record(label, list[i].name, predictions[i]);

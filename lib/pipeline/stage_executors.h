@@ -28,6 +28,10 @@ class TransformerExecutor {
       const models::transformer::Transformer& model, const models::transformer::Modality* video,
       const models::transformer::Modality* audio,
       const models::transformer::BatchedPerturbations& perturbations) = 0;
+  // How many of a guided step's passes the stage hands to one forward, asked before each step with
+  // the request's --max-batch-size. An executor that spreads the passes over ranks takes them all
+  // and batches each rank's share by `max_batch_size` itself.
+  virtual int passes_per_call(int max_batch_size) { return max_batch_size; }
 };
 
 // Decodes a video latent [B, C, F, H, W] (timestep undefined unless the decoder is timestep

@@ -29,6 +29,7 @@
 #include "ops/rgb8.h"
 #include "ops/shape.h"
 #include "parallel/distributed_decode.h"
+#include "parallel/guidance_parallel.h"
 #include "parallel/sequence_parallel.h"
 #include "parallel/tdp.h"
 #include "parallel/text_broadcast.h"
@@ -69,15 +70,18 @@ class PipelineRunner final : public Runner {
     pipeline::PipelineOptions options = pipeline::PipelineOptions::on_device(ctx.device);
     options.quantization = settings.quantization;
     ops::set_attention_precision(settings.attention_precision);
-    // The strategies every stage runs with: sequence parallel transformer passes (stage 2 tiled
-    // data parallel when asked), Gemma on rank 0 with its contexts broadcast, the distributed
-    // decode. One rank runs the pipeline as the in-process engine does, but for the decode, whose
-    // frames reach the driver through this rank's results.
+    // The strategies every stage runs with: sequence parallel transformer passes (a guided stage 1's
+    // passes on different ranks when they divide over them, stage 2 tiled data parallel when
+    // asked), Gemma on rank 0 with its contexts broadcast, the distributed decode. One rank runs
+    // the pipeline as the in-process engine does, but for the decode, whose frames reach the driver
+    // through this rank's results.
     pipeline::StageExecutors& ex = options.executors;
     if (ctx.world_size > 1) {
       options.load_text_encoder = ctx.rank == 0;
       ex.text_encode = std::make_shared<parallel::BroadcastTextEncoder>(*ctx.comm);
       ex.stage1 = ex.stage2 = std::make_shared<parallel::SequenceParallelExecutor>(*ctx.comm);
+      if (pipeline_traits(kind_).guided && settings.stage1_parallel == Stage1Parallel::Auto)
+        ex.stage1 = std::make_shared<parallel::GuidanceParallelExecutor>(*ctx.comm);
       if (pipeline_traits(kind_).distilled_lora && settings.stage2_parallel == Stage2Parallel::TiledData) {
         tdp_ = std::make_shared<parallel::TiledDataParallelExecutor>(*ctx.comm,
                                                                      tdp_tiling(settings, ctx.world_size));

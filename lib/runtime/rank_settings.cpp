@@ -97,6 +97,19 @@ void check_tdp_tiling(const RankSettings& s, int world_size, const GenerationReq
 fields::FieldList rank_setting_fields(RankSettings& s, PipelineKind kind) {
   fields::FieldList out;
   out.push_back(text_form(
+      "stage1_parallel", "--stage1-parallel",
+      "Stage-1 strategy across ranks: auto (a step's guidance passes on different ranks when they divide "
+      "evenly over them, else sequence parallel) or sp (always sequence parallel); both give the one-device "
+      "result",
+      [&s](const std::string& v) {
+        LTX2_CHECK(v == "auto" || v == "sp", "--stage1-parallel must be auto or sp, got '{}'", v);
+        s.stage1_parallel = v == "sp" ? Stage1Parallel::Sequence : Stage1Parallel::Auto;
+      },
+      [&s] { return std::string(s.stage1_parallel == Stage1Parallel::Sequence ? "sp" : "auto"); }));
+  out.back().default_text = "auto";
+  // Guidance passes exist in the guided stage 1 only.
+  if (!pipeline_traits(kind).guided) out.back() = fields::without_flag(std::move(out.back()));
+  out.push_back(text_form(
       "stage2_parallel", "--stage2-parallel",
       "Stage-2 strategy across ranks: sp (sequence parallel, the one-device result) or tdp (the reference's "
       "tiled data parallel: its own sigmas and tiles, so the video depends on the rank count)",

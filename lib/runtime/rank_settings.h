@@ -23,8 +23,14 @@ namespace ltx2::runtime {
 // over the ranks: sequence parallel ("sp": the one-rank result) or the reference's tiled data
 // parallel ("tdp", with its own sigmas and tiles: the result depends on the rank count).
 enum class Stage2Parallel { Sequence, TiledData };
+// How the guided stage 1 (ti2vid, one-stage, HQ, keyframes) spreads over the ranks: "auto" runs a
+// step's guidance passes on different ranks when they divide evenly over them, else sequence
+// parallel (parallel/guidance_parallel.h); "sp" always sequence parallel. Both give the one-rank
+// result.
+enum class Stage1Parallel { Auto, Sequence };
 
 struct RankSettings {
+  Stage1Parallel stage1_parallel = Stage1Parallel::Auto;
   Stage2Parallel stage2_parallel = Stage2Parallel::Sequence;
   // TDP tile counts per latent axis: 0 = the reference's balanced_tile_split(world) (height the
   // smaller factor, width the larger); frames untiled. Overlap in latent cells (reference: 5).
@@ -63,7 +69,7 @@ void check_tdp_tiling(const RankSettings& s, int world_size, const GenerationReq
 // duration head's prediction runs in one process only so far).
 void check_fleet_request(const GenerationRequest& r);
 
-// The fields (io/fields.h): flags --stage2-parallel and --tdp-tiles/--tdp-overlap (the pipelines
+// The fields (io/fields.h): flags --stage1-parallel (the guided pipelines), --stage2-parallel and --tdp-tiles/--tdp-overlap (the pipelines
 // whose stage 2 the distilled LoRA refines), --vae-tiles, --vae-overlap, --gpu-memory, --quantization,
 // --attention-precision;
 // tile_piece_bytes and plan_shapes only travel in the setup. Tiles are "HxW" in flags and JSON alike ("" the

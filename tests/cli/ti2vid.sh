@@ -21,6 +21,13 @@ expect_exit 0 "$exe" --prompt "a cat" --output-path "$scratch/batched.mp4" "${sm
 cmp -s "$scratch/a.mp4" "$scratch/batched.mp4" || fail "--max-batch-size 4 changed the MP4"
 expect_exit 0 "$exe" --prompt "a cat" --output-path "$scratch/batched2.mp4" "${small[@]}" --max-batch-size 3 --ranks 2
 expect_mp4 "$scratch/batched2.mp4" 9 64 64 24
+# Worker processes: a step's 4 guidance passes spread over 2 ranks (guidance-branch parallel, the
+# default), or all of them sequence parallel; both give the one-process bytes.
+expect_exit 0 "$exe" --prompt "a cat" --output-path "$scratch/branches.mp4" "${small[@]}" --ranks 2
+expect_contains "guidance passes: 4 a step over 2 ranks, 2 each"
+cmp -s "$scratch/a.mp4" "$scratch/branches.mp4" || fail "guidance passes on 2 ranks changed the MP4"
+expect_exit 0 "$exe" --prompt "a cat" --output-path "$scratch/sp2.mp4" "${small[@]}" --ranks 2 --stage1-parallel sp
+cmp -s "$scratch/a.mp4" "$scratch/sp2.mp4" || fail "--stage1-parallel sp on 2 ranks changed the MP4"
 
 (
   cd "$case_dir" || exit 1
@@ -54,6 +61,7 @@ check_invalid 1 "--checkpoint-path (monolith) cannot be mixed" --prompt x --outp
 check_invalid 1 "--gemma-root $scratch/none: no such Gemma folder or text-encoder file" --prompt x --output-path "$o" --checkpoint-path "$ckpt" \
   --gemma-root "$scratch/none" --spatial-upsampler-path "$ckpt" --distilled-lora "$ckpt"
 check_invalid 2 "--stage2-parallel" --prompt x --output-path "$o" --stage2-parallel both
+check_invalid 2 "--stage1-parallel must be auto or sp" --prompt x --output-path "$o" --stage1-parallel both
 # Defaults by the checkpoint's version: the fixture's checkpoint declares none, so it gets LTX-2.0's
 # (STG on block 29, which its 2 blocks do not have); the flag given, or an empty list, overrides it.
 fixture_models=(--checkpoint-path "$ckpt" --gemma-root "$case_dir/gemma" --spatial-upsampler-path \

@@ -27,6 +27,15 @@ BatchedPerturbations::BatchedPerturbations(const std::vector<std::vector<Perturb
     }
 }
 
+BatchedPerturbations BatchedPerturbations::samples(int64_t first, int64_t count) const {
+  if (empty()) return {};
+  LTX2_CHECK(first >= 0 && count >= 1 && first + count <= batch(),
+             "perturbations: samples [{}, {}) of a batch of {}", first, first + count, batch());
+  BatchedPerturbations out;
+  out.keep_ = keep_.narrow(2, first, count).contiguous();
+  return out;
+}
+
 bool BatchedPerturbations::all(PerturbationType type, int64_t block) const {
   if (empty()) return false;
   for (float v : keep(type, block).to_vector())

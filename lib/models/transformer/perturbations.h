@@ -40,6 +40,8 @@ class BatchedPerturbations {
   Tensor keep(PerturbationType type, int64_t block) const;
   // The whole keep mask [4, num_blocks, B].
   const Tensor& mask() const { return keep_; }
+  // Samples [first, first + count) of the batch (nothing perturbed stays nothing perturbed).
+  BatchedPerturbations samples(int64_t first, int64_t count) const;
 
  private:
   Tensor keep_;

@@ -1,6 +1,7 @@
 // Sequence-parallel transformer on forked CPU ranks against the single-rank model: the golden
 // transformer fixtures (2 heads) on 1 and 2 ranks, and a random 12-head model on 1 to 4 ranks,
-// with token counts that need padding, a user attention mask and perturbations.
+// with token counts that need padding, a user attention mask and perturbations; and the
+// guidance-branch executor (a step's passes spread over the ranks) against the same single rank.
 #include <nlohmann/json.hpp>
 
 #include "comm/shm_communicator.h"
@@ -10,6 +11,8 @@
 #include "model_sets/tiny_model.h"
 #include "models/transformer/transformer.h"
 #include "ops/elementwise.h"
+#include "ops/shape.h"
+#include "parallel/guidance_parallel.h"
 #include "parallel/sequence_parallel.h"
 #include "support/catch.h"
 #include "support/test_util.h"
@@ -290,4 +293,121 @@ TEST_CASE("sp: the tiny model with the denoising loop's inputs is bit-exact on 3
       CHECK(test::max_abs_diff(ranks[r].tensors.at("audio"), expected.audio) == 0.0f);
     }
   }
+}
+
+namespace {
+
+// Four samples, as a guided step hands them over: two random cases' batches of 2 one after the
+// other, each sample perturbed its own way (none, STG on block 1, the isolated-modality pass).
+struct GuidedStep {
+  RandomCase c;
+  Modality video, audio;
+  BatchedPerturbations perturbations;
+};
+
+Modality four_samples(const Modality& a, const Modality& b) {
+  Modality out = a;
+  for (Tensor Modality::*field : {&Modality::latent, &Modality::sigma, &Modality::timesteps,
+                                  &Modality::positions, &Modality::context, &Modality::context_mask})
+    out.*field = ops::cat({a.*field, b.*field}, 0);
+  return out;
+}
+
+GuidedStep guided_step() {
+  RandomCase c = random_case(13);
+  const RandomCase other = random_case(13);
+  Modality video = four_samples(
+      c.video, random_modality(13, c.model.config().video_in_channels, 3, c.model.config().video_dim(), 50));
+  Modality audio = four_samples(
+      c.audio, random_modality(5, c.model.config().audio_in_channels, 1, c.model.config().audio_dim(), 60));
+  const std::vector<Perturbation> isolated = {{PerturbationType::SkipA2VCrossAttn, std::nullopt},
+                                              {PerturbationType::SkipV2ACrossAttn, std::nullopt}};
+  BatchedPerturbations perturbations(
+      {{}, {}, {{PerturbationType::SkipVideoSelfAttn, std::vector<int64_t>{1}}}, isolated},
+      c.model.config().num_layers);
+  return {std::move(c), std::move(video), std::move(audio), std::move(perturbations)};
+}
+
+}  // namespace
+
+// Each rank runs its samples as one process would, with no collective inside the model, so the
+// predictions are the single process's bit for bit.
+TEST_CASE("guidance parallel: a step's 4 passes on 2 and 4 ranks give the single-rank output exactly") {
+  const GuidedStep s = guided_step();
+  const TransformerOutput expected = s.c.model.forward(&s.video, &s.audio, s.perturbations);
+  for (int world : {2, 4}) {
+    for (int max_batch : {1, 2}) {
+      INFO("world " << world << ", --max-batch-size " << max_batch);
+      const auto ranks = test::run_forked_ranks(world, [&](comm::Communicator& comm) {
+        parallel::GuidanceParallelExecutor executor(comm);
+        REQUIRE(executor.passes_per_call(max_batch) == 4);
+        const TransformerOutput out = executor.forward(s.c.model, &s.video, &s.audio, s.perturbations);
+        return test::RankTensors{
+            {"video", out.video},
+            {"audio", out.audio},
+            {"collectives", Tensor::from_vector({float(comm.collectives_entered())}, {1})}};
+      });
+      for (int r = 0; r < world; ++r) {
+        INFO("rank " << r << ": " << ranks[r].error);
+        REQUIRE(ranks[r].error.empty());
+        CHECK(test::max_abs_diff(ranks[r].tensors.at("video"), expected.video) == 0.0f);
+        CHECK(test::max_abs_diff(ranks[r].tensors.at("audio"), expected.audio) == 0.0f);
+        CHECK(ranks[r].tensors.at("collectives").item({0}) == 2.0f);  // one all-gather per stream
+      }
+    }
+  }
+}
+
+TEST_CASE("guidance parallel: passes that do not divide over the ranks run sequence parallel") {
+  const GuidedStep s = guided_step();
+  // 4 samples on 3 ranks, and 3 of them (cond, uncond, perturbed) on 2, video only on 2.
+  Modality three = s.video, three_audio = s.audio;
+  for (Modality* m : {&three, &three_audio})
+    for (Tensor Modality::*field : {&Modality::latent, &Modality::sigma, &Modality::timesteps,
+                                    &Modality::positions, &Modality::context, &Modality::context_mask})
+      m->*field = (m->*field).narrow(0, 0, 3).contiguous();
+  const BatchedPerturbations three_p = s.perturbations.samples(0, 3);
+  REQUIRE(three_p.batch() == 3);
+  REQUIRE_FALSE(parallel::GuidanceParallelExecutor::splits(3, 2));
+  REQUIRE_FALSE(parallel::GuidanceParallelExecutor::splits(4, 3));
+  REQUIRE_FALSE(parallel::GuidanceParallelExecutor::splits(4, 1));
+  REQUIRE(parallel::GuidanceParallelExecutor::splits(4, 4));
+  struct Case {
+    int world;
+    const Modality *video, *audio;
+    const BatchedPerturbations* perturbations;
+  };
+  for (const Case& k : {Case{3, &s.video, &s.audio, &s.perturbations},
+                        Case{2, &three, &three_audio, &three_p}, Case{2, &three, nullptr, &three_p}}) {
+    INFO("world " << k.world << ", " << k.video->latent.size(0) << " samples"
+                  << (k.audio ? "" : ", video only"));
+    const TransformerOutput expected = s.c.model.forward(k.video, k.audio, *k.perturbations);
+    const auto ranks = test::run_forked_ranks(k.world, [&](comm::Communicator& comm) {
+      parallel::GuidanceParallelExecutor executor(comm);
+      executor.passes_per_call(1);
+      const TransformerOutput out = executor.forward(s.c.model, k.video, k.audio, *k.perturbations);
+      test::RankTensors t{{"video", out.video}};
+      if (k.audio) t["audio"] = out.audio;
+      return t;
+    });
+    for (int r = 0; r < k.world; ++r) {
+      INFO("rank " << r << ": " << ranks[r].error);
+      REQUIRE(ranks[r].error.empty());
+      CHECK(relative_error(ranks[r].tensors.at("video"), expected.video) <= kMaxRelativeError);
+      if (k.audio) CHECK(relative_error(ranks[r].tensors.at("audio"), expected.audio) <= kMaxRelativeError);
+    }
+  }
+}
+
+TEST_CASE("guidance parallel: a --max-batch-size below 1 and samples past the batch are refused") {
+  const size_t bytes = comm::ShmCommunicator::region_bytes(1, 4096);
+  std::vector<uint64_t> region(bytes / 8 + 1);
+  comm::ShmCommunicator::format_region(region.data(), bytes, 1, 4096);
+  comm::ShmCommunicator comm(region.data(), bytes, 0, std::chrono::milliseconds(100));
+  parallel::GuidanceParallelExecutor executor(comm);
+  REQUIRE_THROWS_WITH(executor.passes_per_call(0), Contains("--max-batch-size 0"));
+  const BatchedPerturbations p({{}, {}}, 2);
+  REQUIRE_THROWS_WITH(p.samples(1, 2), Contains("samples [1, 3) of a batch of 2"));
+  REQUIRE(p.samples(1, 1).batch() == 1);
+  REQUIRE(BatchedPerturbations().samples(0, 1).empty());
 }
