@@ -6,6 +6,7 @@
 
 #include "core/cuda/events.h"
 #include "core/error.h"
+#include "media/image_reader.h"
 #include "models/video_vae/tiled_decode.h"
 #include "ops/elementwise.h"
 #include "ops/reduce.h"
@@ -21,7 +22,8 @@ namespace {
 
 namespace tr = models::transformer;
 
-// --enhance-prompt's settings: the system text from --enhance-system-prompt's file, or ltx2's own.
+// --enhance-prompt's settings: the system text from --enhance-system-prompt's file, or ltx2's own, and
+// the image to show Gemma with --image.
 std::optional<EnhanceSettings> enhance_settings(const GenerationRequest& r) {
   if (!r.enhance_prompt) return std::nullopt;
   EnhanceSettings s;
@@ -30,6 +32,9 @@ std::optional<EnhanceSettings> enhance_settings(const GenerationRequest& r) {
     LTX2_CHECK(in, "--enhance-system-prompt {}: cannot read it", r.enhance_system_prompt);
     s.system_prompt.assign(std::istreambuf_iterator<char>(in), {});
   }
+  // The reference shows Gemma the first image given (images[0]), whatever its frame, as decoded
+  // (no re-compression).
+  if (!r.images.empty()) s.image = media::read_image(r.images[0].path);
   return s;
 }
 

@@ -7,6 +7,7 @@
 #include "io/configs/vocoder_config.h"
 #include "io/layout.h"
 #include "io/lora.h"
+#include "models/text/gemma3_vision.h"
 
 namespace ltx2::pipeline {
 
@@ -61,7 +62,14 @@ ModelFacts read_model_facts(const ModelPaths& paths) {
   facts.transformer_blocks = w.ltx->config().at("transformer").value("num_layers", 0);
   facts.model_version = parse_model_version(w.ltx->metadata_value("model_version"));
   facts.duration_head = w.duration_head && has_duration_head(*w.duration_head);
-  facts.gemma_enhances = !Gemma3TextModel::locate(paths.gemma_source()).config.gemma4;
+  const Gemma3TextModel::Source gemma = Gemma3TextModel::locate(paths.gemma_source());
+  facts.gemma_enhances = !gemma.config.gemma4;
+  if (!gemma.raw_config->contains("vision_config") || !Gemma3VisionTower::held_by(*gemma.weights))
+    facts.gemma_no_vision =
+        fmt::format("{} has no Gemma 3 vision tower ({})", paths.gemma_source(),
+                    gemma.raw_config->contains("vision_config")
+                        ? "no vision_tower.vision_model.* / multi_modal_projector.* tensors"
+                        : "its config has no vision_config");
   LTX2_CHECK(paths.duration_head.empty() || facts.duration_head,
              "--duration-head-path {}: holds no duration head (no duration_head.* tensors)",
              paths.duration_head);

@@ -206,10 +206,11 @@ void validate_request(const GenerationRequest& r, PipelineKind kind, const Model
       !r.enhance_prompt || model.gemma_enhances,
       "--enhance-prompt: the text encoder is LTX-2.5's Gemma 4 (gemma4_unified), which only encodes; the "
       "reference rewrites prompts with a separate instruct Gemma, which this engine does not take yet");
-  LTX2_CHECK(
-      !r.enhance_prompt || r.images.empty(),
-      "--enhance-prompt with --image: the reference enhances an image-to-video prompt by showing Gemma "
-      "the image, which ltx2 does not do; drop one of them");
+  // Image-to-video enhancement shows Gemma the first --image through its vision tower.
+  LTX2_CHECK(!r.enhance_prompt || r.images.empty() || model.gemma_no_vision.empty(),
+             "--enhance-prompt with --image: {}, which shows Gemma the image; use Gemma 3's full checkpoint "
+             "or drop one of the flags",
+             model.gemma_no_vision);
   if (!r.enhance_system_prompt.empty()) {
     LTX2_CHECK(r.enhance_prompt, "--enhance-system-prompt is only used with --enhance-prompt");
     check_readable_file(r.enhance_system_prompt, "--enhance-system-prompt");

@@ -147,6 +147,9 @@ struct ModelFacts {
   std::vector<int> model_version;   // the checkpoint's metadata model_version, parsed; empty: none
   bool duration_head = false;       // a duration head to predict --num-frames with (LTX-2.5)
   bool gemma_enhances = true;       // the Gemma can rewrite prompts (LTX-2.5's gemma4_unified only encodes)
+  // The Gemma has a vision tower (vision_config and its tensors) to be shown --image's image when it
+  // rewrites the prompt; "" when it has, else the one-line reason it has not (naming the Gemma).
+  std::string gemma_no_vision;
 };
 
 // The one check of a request (the engine's entry runs it, GenerationEngine::generate; the programs

@@ -169,8 +169,8 @@ FieldList request_fields(GenerationRequest& r, PipelineKind kind) {
       "enhance_prompt", "--enhance-prompt",
       "Rewrite the prompt with Gemma 3 before encoding it, as the reference does, but decoding greedily (the "
       "same request gives the same video) with ltx2's own system text (see --enhance-system-prompt); up to 512 "
-      "new tokens; the rewrite is logged. Not with --image (the reference's image-to-video enhancement shows "
-      "Gemma the image, which ltx2 does not do)",
+      "new tokens; the rewrite is logged. With --image, Gemma is shown the first image through its vision "
+      "tower (the reference's image-to-video enhancement; needs Gemma 3's full checkpoint)",
       r.enhance_prompt));
   Field system_prompt = fields::text(
       "enhance_system_prompt", "--enhance-system-prompt",

@@ -77,7 +77,8 @@ expect_exit 0 "$exe" --prompt "a cat" --output-path "$scratch/enh4.y4m" --seed 5
   --enhance-system-prompt "$scratch/system.txt"
 [ "$(enhanced_text)" != "$enhanced_line" ] || fail "--enhance-system-prompt was not used"
 o="$scratch/bad.mp4"
-check_invalid 1 "--enhance-prompt with --image" --prompt x --output-path "$o" --enhance-prompt \
+# The embedded tiny model's Gemma has no vision tower: --enhance-prompt with --image is refused naming it.
+check_invalid 1 "has no Gemma 3 vision tower (its config has no vision_config)" --prompt x --output-path "$o" --enhance-prompt \
   --image "$LTX2_SOURCE_DIR/tests/data/golden/pipeline_ti2vid/image.png" 0 1
 check_invalid 1 "--enhance-system-prompt $scratch/none.txt: no such file" --prompt x --output-path "$o" \
   --enhance-prompt --enhance-system-prompt "$scratch/none.txt"

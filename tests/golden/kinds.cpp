@@ -33,6 +33,7 @@ const std::vector<Kind>& kinds() {
       {"gemma4", "what", "Gemma 4 (gemma4_unified)", nullptr},
       {"connector", "what", "FeatureExtractor", nullptr},
       {"text_encoder_file", "what", "single-file text encoder", nullptr},
+      {"enhance_prompt_image", "what", "prompt enhancement with an image", nullptr},
       {"enhance_prompt", "what", "prompt enhancement", nullptr},
       {"duration_head", "what", "DurationHead", nullptr},
       {"schedulers", "what", "sigma schedules", nullptr},

@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <filesystem>
+#include <fstream>
 #include <limits>
 #include <nlohmann/json.hpp>
 
@@ -66,10 +67,18 @@ WeightView Gemma3TextModel::Source::view() const {
 Gemma3TextModel::Source Gemma3TextModel::locate(const std::string& root) {
   std::shared_ptr<const WeightSet> set;
   GemmaConfig config;
+  auto raw = std::make_shared<json>();
+  // The config file's JSON as well as its parse (the vision tower reads its own part of it).
+  auto read_json = [&](const fs::path& file) {
+    std::ifstream in(file);
+    *raw = json::parse(in, nullptr, false);
+    if (raw->is_discarded()) *raw = json::object();  // load_gemma_config has named the fault already
+  };
   if (fs::is_directory(root)) {
     fs::path cfg = fs::path(root) / "config.json";
     LTX2_CHECK(fs::exists(cfg), "{}: Gemma folder has no config.json", root);
     config = load_gemma_config(cfg.string());
+    read_json(cfg);
     set = WeightSet::open_hf_folder(root);
   } else {
     LTX2_CHECK(fs::exists(root), "{}: no such Gemma folder or text-encoder file", root);
@@ -84,16 +93,19 @@ Gemma3TextModel::Source Gemma3TextModel::locate(const std::string& root) {
         LTX2_FAIL("{}: metadata 'gemma_config' is not valid JSON", root);
       }
       config = parse_gemma_config(j);
+      *raw = j;
     } else if (set->config().contains("text_config")) {
       config = parse_gemma_config(set->config());
+      *raw = set->config();
     } else {
       LTX2_CHECK(fs::exists(sibling),
                  "{}: carries no Gemma config (metadata 'gemma_config') and has no config.json beside it",
                  root);
       config = load_gemma_config(sibling.string());
+      read_json(sibling);
     }
   }
-  return {config, set};
+  return {config, set, raw};
 }
 
 bool Gemma3TextModel::held_by(const std::string& file) {
@@ -194,9 +206,23 @@ Gemma3TextModel::KvCache Gemma3TextModel::make_cache(int64_t capacity) const {
   return cache;
 }
 
+Tensor Gemma3TextModel::embed_tokens(const std::vector<int64_t>& ids) const {
+  return embedding_.rows(ids, 1, static_cast<int64_t>(ids.size()), dtype_, device_);
+}
+
 Tensor Gemma3TextModel::extend(const std::vector<int64_t>& ids, KvCache& cache) const {
-  const int64_t T = static_cast<int64_t>(ids.size()), past = cache.length, end = past + T;
+  LTX2_CHECK(!ids.empty(), "gemma: extend() needs at least one token");
+  return extend(embed_tokens(ids), std::vector<int64_t>(ids.size(), -1), cache);
+}
+
+Tensor Gemma3TextModel::extend(const Tensor& embeds, const std::vector<int64_t>& image_block,
+                               KvCache& cache) const {
+  LTX2_CHECK(embeds.dim() == 3 && embeds.size(0) == 1 && embeds.size(2) == config_.hidden_size,
+             "gemma: extend() takes embeddings [1, T, {}], got {}", config_.hidden_size, embeds.str());
+  const int64_t T = embeds.size(1), past = cache.length, end = past + T;
   LTX2_CHECK(T > 0, "gemma: extend() needs at least one token");
+  LTX2_CHECK(static_cast<int64_t>(image_block.size()) == T, "gemma: {} image-block entries for {} tokens",
+             image_block.size(), T);
   LTX2_CHECK(end <= cache.capacity(), "gemma: {} tokens exceed the key/value cache's {} positions", end,
              cache.capacity());
   const float eps = static_cast<float>(config_.rms_norm_eps);
@@ -205,21 +231,26 @@ Tensor Gemma3TextModel::extend(const std::vector<int64_t>& ids, KvCache& cache) 
   const ops::RopeTables global =
       gemma_rope_tables(past, T, config_.head_dim, config_.head_dim / 2, config_.rope_global_theta,
                         config_.rope_global_linear_factor, device_);
-  // Query q (position past + q) sees key k <= past + q, and in sliding layers k > past + q - window.
+  // Hugging Face's create_masks_for_vision_model: query q (position past + q) sees key k <= past + q
+  // or, both in the same image block, any key of that block (keys cached before this call belong to
+  // no block of it); in sliding layers only keys k > past + q - window of those (the window AND-ed
+  // after the OR).
   auto mask = [&](bool sliding) {
     Tensor additive = Tensor::empty({1, 1, T, end});
     float* p = additive.data<float>();
     for (int64_t q = 0; q < T; ++q)
-      for (int64_t k = 0; k < end; ++k)
-        p[q * end + k] = k <= past + q && (!sliding || k > past + q - config_.sliding_window)
-                             ? 0.f
-                             : std::numeric_limits<float>::lowest();
+      for (int64_t k = 0; k < end; ++k) {
+        const bool same_image = k >= past && image_block[q] >= 0 && image_block[q] == image_block[k - past];
+        const bool in_window = !sliding || k > past + q - config_.sliding_window;
+        p[q * end + k] =
+            (k <= past + q || same_image) && in_window ? 0.f : std::numeric_limits<float>::lowest();
+      }
     return additive.to(device_);
   };
   const Tensor local_mask = mask(true), global_mask = mask(false);
   const Tensor seen = Tensor::full({1, 1, T, 1}, 1.f, dtype_, device_);  // every query sees itself
 
-  Tensor h = embed(Tensor::from_vector_i64(ids, {1, T}));
+  Tensor h = embeds.to(dtype_).to(device_);
   for (size_t i = 0; i < layers_.size(); ++i) {
     const Layer& L = layers_[i];
     h = layer(L, h, [&](const Tensor& x) {

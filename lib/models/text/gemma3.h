@@ -10,6 +10,7 @@
 
 #include <functional>
 #include <memory>
+#include <nlohmann/json_fwd.hpp>
 #include <string>
 #include <vector>
 
@@ -37,6 +38,7 @@ class Gemma3TextModel {
   struct Source {
     GemmaConfig config;
     std::shared_ptr<const WeightSet> weights;
+    std::shared_ptr<const nlohmann::json> raw_config;  // the whole config it was parsed from
     WeightView view() const;
   };
   static Source locate(const std::string& root);
@@ -67,6 +69,15 @@ class Gemma3TextModel {
   // values to the cache, and returns the last token's final hidden state [1, D] (after the final
   // norm). Refuses ids past the cache's capacity.
   Tensor extend(const std::vector<int64_t>& ids, KvCache& cache) const;
+  // The same for tokens given as embeddings [1, T, D] (model dtype; image features in place of the
+  // image tokens' rows: embed_tokens), with Gemma 3's image attention: `image_block` [T] is -1 for a
+  // text token, else the index of the image whose soft tokens it is; a token of an image block also
+  // sees every token of its block, later ones included (Hugging Face's token_type_ids mask, OR-ed with
+  // the causal and sliding-window rule of each layer).
+  Tensor extend(const Tensor& embeds, const std::vector<int64_t>& image_block, KvCache& cache) const;
+  // The scaled embedding rows of one sequence, [1, T, D] in the model's dtype on its device (ids
+  // checked against the vocabulary).
+  Tensor embed_tokens(const std::vector<int64_t>& ids) const;
   // The LM head: the tied embedding table [vocab, D] in the model's dtype on its device, a copy
   // (2 GiB for the 12B in bf16) that the caller holds while it decodes and then drops.
   Tensor lm_head() const;

@@ -6,6 +6,8 @@
 
 #include "core/error.h"
 #include "core/log.h"
+#include "models/text/gemma3_image.h"
+#include "models/text/gemma3_vision.h"
 
 namespace ltx2 {
 
@@ -76,7 +78,8 @@ void check_gemma_version(const WeightSet& ltx, const GemmaConfig& gemma, const s
 }
 
 PromptEncoder::PromptEncoder(const std::string& gemma_source, std::shared_ptr<const WeightSet> ltx_checkpoint,
-                             int64_t max_length, DType dtype, Device device) {
+                             int64_t max_length, DType dtype, Device device)
+    : dtype_(dtype), device_(device) {
   tokenizer_ = std::make_unique<GemmaTokenizer>(gemma_source, max_length);
   processor_ = std::make_unique<EmbeddingsProcessor>(ltx_checkpoint, dtype, device);
   Gemma3TextModel::Source gemma = Gemma3TextModel::locate(gemma_source);
@@ -102,9 +105,20 @@ std::vector<EncodedPrompt> PromptEncoder::encode(std::vector<std::string> prompt
                "with a separate instruct Gemma, its --prompt-enhancer-gemma-root); not supported",
                gemma_source_);
     const auto begin = std::chrono::steady_clock::now();
-    const EnhancedPrompt e = enhance_prompt(*gemma_, *tokenizer_, prompts[0], *enhance_first);
+    EnhancedPrompt e;
+    if (enhance_first->image.defined()) {
+      // The reference's enhance_i2v: the image resized to a long side of 896, the processor's pixels,
+      // the vision tower (loaded for this rewrite only).
+      const auto vision = Gemma3VisionTower::open(gemma_source_, dtype_, device_);
+      const Tensor pixels = gemma3_pixel_values(resize_long_side_like_reference(enhance_first->image),
+                                                read_gemma_image_processing(gemma_source_, vision->config()));
+      e = enhance_prompt_with_image(*gemma_, *vision, *tokenizer_, prompts[0], pixels, *enhance_first);
+    } else {
+      e = enhance_prompt(*gemma_, *tokenizer_, prompts[0], *enhance_first);
+    }
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
-    log_info("enhanced prompt ({} new tokens in {:.1f} s): {}", e.generated_ids.size(), seconds, printable(e.text));
+    log_info("enhanced prompt ({} new tokens in {:.1f} s): {}", e.generated_ids.size(), seconds,
+             printable(e.text));
     prompts[0] = e.text;
   }
   return encode(prompts);

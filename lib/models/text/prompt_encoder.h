@@ -48,7 +48,9 @@ class PromptEncoder {
   // processed on its own; results in the order given.
   std::vector<EncodedPrompt> encode(const std::vector<std::string>& prompts) const;
   // The same, with --enhance-prompt: the first prompt is rewritten by Gemma first
-  // (prompt_enhancer.h), and the rewrite is what gets encoded (and logged).
+  // (prompt_enhancer.h), and the rewrite is what gets encoded (and logged). With an image in the
+  // settings, Gemma's vision tower is loaded from the Gemma source for that rewrite and dropped after
+  // it (refused, naming the source, when it has none).
   std::vector<EncodedPrompt> encode(std::vector<std::string> prompts,
                                     const std::optional<EnhanceSettings>& enhance_first) const;
 
@@ -60,6 +62,8 @@ class PromptEncoder {
   std::unique_ptr<Gemma4TextModel> gemma4_;  // model_type gemma4_unified
   std::string gemma_source_;
   std::unique_ptr<EmbeddingsProcessor> processor_;
+  DType dtype_;
+  Device device_;
 };
 
 }  // namespace ltx2

@@ -92,14 +92,23 @@ TEST_CASE("request: a good request passes, each bad field is named") {
   const std::string png = test::golden_dir("pipeline_ti2vid") + "/image.png";
   bad([&](auto& b) { b.images.push_back({png, 9, 1.0, -1}); }, "outside the video's 9 frames");
   bad([&](auto& b) { b.images.push_back({png, 0, 1.5, -1}); }, "strength must be in [0, 1]");
-  // --enhance-prompt: text to video only; its system text a readable file, and only with it.
-  bad(
-      [&](auto& b) {
-        b.enhance_prompt = true;
-        b.images.push_back({png, 0, 1.0, -1});
-      },
-      "--enhance-prompt with --image: the reference enhances an image-to-video prompt by showing Gemma the "
-      "image");
+  // --enhance-prompt: with --image only when the Gemma has a vision tower; its system text a readable
+  // file, and only with it.
+  {
+    GenerationRequest with_image = good(dir);
+    with_image.enhance_prompt = true;
+    with_image.images.push_back({png, 0, 1.0, -1});
+    REQUIRE_NOTHROW(validate_request(with_image, PipelineKind::TwoStage, ModelFacts{}));
+    ModelFacts text_only;
+    text_only.gemma_no_vision = "/g has no Gemma 3 vision tower (its config has no vision_config)";
+    REQUIRE_THROWS_WITH(
+        validate_request(with_image, PipelineKind::TwoStage, text_only),
+        "--enhance-prompt with --image: /g has no Gemma 3 vision tower (its config has no "
+        "vision_config), which shows Gemma the image; use Gemma 3's full checkpoint or drop one "
+        "of the flags");
+    with_image.enhance_prompt = false;
+    REQUIRE_NOTHROW(validate_request(with_image, PipelineKind::TwoStage, text_only));
+  }
   bad([&](auto& b) { b.enhance_system_prompt = png; },
       "--enhance-system-prompt is only used with --enhance-prompt");
   bad(
