@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "core/error.h"
+#include "core/log.h"
 #include "models/video_vae/tiled_decode.h"
 #include "ops/rgb8.h"
 #include "parallel/vae_tile_plan.h"
@@ -48,6 +49,21 @@ void DistributedDecode::decode(const video_vae::VideoDecoder& decoder, const Ten
   if (rank_ == 0) sink_->reference_plan(grid, {f.time, f.height, f.width}, grid_tiling);
   for (int64_t i : tiling::tiles_for_rank(static_cast<int64_t>(plan.tiles.size()), rank_, world_))
     decode_tile(decoder, latent, timestep, i, plan.tiles[static_cast<size_t>(i)].in);
+}
+
+void DistributedDecode::decode_diffusion(const video_vae::DiffusionVideoDecoder& decoder,
+                                         const Tensor& latent, const Tensor& noise,
+                                         const std::function<void(const Tensor&)>&) {
+  LTX2_CHECK(sink_ != nullptr, "distributed decode outside a job");
+  if (rank_ != 0) return;
+  if (world_ > 1 || choice_.reference_plan())
+    log_info(
+        "video decode: the diffusion video decoder (CausalDiffusionVAE) has no distributed decode; rank 0 "
+        "decodes the whole video{}",
+        choice_.reference_plan() ? " (--vae-tiles does not apply to it)" : "");
+  const Tensor frames = ops::decoded_to_rgb8(decoder.decode(latent, noise).select(0, 0)).to(Device::cpu());
+  sink_->whole_video(frames.size(0), frames.size(1), frames.size(2));
+  sink_->tile_frames(0, frames.size(0), 0, frames);
 }
 
 // The whole video on rank 0, handed over as 8-bit frames as the tiled decode finishes them.

@@ -64,6 +64,12 @@ class DistributedDecode final : public pipeline::VideoDecodeExecutor {
   void decode(const video_vae::VideoDecoder& decoder, const Tensor& latent, const Tensor& timestep,
               const video_vae::DecodeTilePlan& plan,
               const std::function<void(const Tensor& frames)>& on_chunk) override;
+  // LTX-2.5's diffusion decoder has no distributed decode yet: rank 0 decodes the whole video as the
+  // in-process engine does (the same frames, the same noise) and hands it over as 8-bit frames; the
+  // other ranks wait. Logged once per job on rank 0, naming what was asked for (--vae-tiles too).
+  void decode_diffusion(const video_vae::DiffusionVideoDecoder& decoder, const Tensor& latent,
+                        const Tensor& noise,
+                        const std::function<void(const Tensor& frames)>& on_chunk) override;
 
  private:
   void decode_on_rank0(const video_vae::VideoDecoder& decoder, const Tensor& latent, const Tensor& timestep,

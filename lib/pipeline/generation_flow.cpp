@@ -159,8 +159,35 @@ StageResult run_stage(PipelineModels& m, const GenerationRequest& r, StageSetup 
   return out;
 }
 
+// Finished frames leave the decoder's device as 8-bit RGB (a quarter of float32's bytes); the float
+// frames only for parity probes.
+void hand_over_frames(const PipelineCallbacks& cb, const Tensor& chunk) {
+  if (cb.probe) cb.probe("video", to_frames(to_host_f32(chunk)));
+  if (cb.video_chunk) cb.video_chunk(ops::decoded_to_rgb8(chunk.select(0, 0)).to(Device::cpu()));
+}
+
+// LTX-2.5's diffusion decoder. Its noise is the pipeline generator's next draw after stage 2's, as
+// the reference's pipelines hand their generator to decode_video (the conv decoder's slot:
+// NoiseDraw::Decoder), of the shape the reference draws (noise_shape). The reference's pipelines
+// tile this decoder only by a recommendation from the free GPU memory (AUTO_TILING ->
+// recommended_decode_tiling_config; on a CPU it finds no tile and refuses); that recommendation is
+// not built here, so the decode is whole, as the reference's tiling_config=None decodes it (tiles
+// would take their noise from the same full draw).
+void decode_video_diffusion(const PipelineModels& m, const Tensor& latent, LatentNoiseSource& noise,
+                            const PipelineCallbacks& cb) {
+  const video_vae::DiffusionVideoDecoder& decoder = *m.diffusion_decoder;
+  const Tensor pixel_noise = noise.draw(NoiseDraw::Decoder, decoder.noise_shape(latent.shape()));
+  const auto on_chunk = [&](const Tensor& chunk) { hand_over_frames(cb, chunk); };
+  if (m.options.executors.video_decode)
+    m.options.executors.video_decode->decode_diffusion(decoder, latent, pixel_noise, on_chunk);
+  else
+    on_chunk(decoder.decode(latent, pixel_noise));
+}
+
 void decode_video(const PipelineModels& m, Tensor latent, LatentNoiseSource& noise,
                   const PipelineCallbacks& cb) {
+  if (m.video_decoder_kind == video_vae::VideoDecoderKind::Diffusion)
+    return decode_video_diffusion(m, latent, noise, cb);
   const video_vae::VideoDecoder& decoder = *m.video_decoder;
   // On the decoder's device (where stage 2 left it, or one upload); every tile is sliced from it.
   latent = latent.to(decoder.device());
@@ -174,12 +201,7 @@ void decode_video(const PipelineModels& m, Tensor latent, LatentNoiseSource& noi
   const int64_t height = latent.size(3) * factors.height, width = latent.size(4) * factors.width;
   const video_vae::TileSizeConfig tiling = video_vae::TileSizeConfig::automatic(height, width, factors);
   const video_vae::DecodeTilePlan plan = video_vae::plan_tiled_decode(decoder, latent.shape(), tiling);
-  // Finished frames leave the decoder's device as 8-bit RGB (a quarter of float32's bytes); the
-  // float frames only for parity probes.
-  const auto on_chunk = [&](const Tensor& chunk) {
-    if (cb.probe) cb.probe("video", to_frames(to_host_f32(chunk)));
-    if (cb.video_chunk) cb.video_chunk(ops::decoded_to_rgb8(chunk.select(0, 0)).to(Device::cpu()));
-  };
+  const auto on_chunk = [&](const Tensor& chunk) { hand_over_frames(cb, chunk); };
   if (m.options.executors.video_decode)
     m.options.executors.video_decode->decode(decoder, latent, timestep, plan, on_chunk);
   else

@@ -70,6 +70,7 @@ ModelFacts read_model_facts(const ModelPaths& paths) {
                     gemma.raw_config->contains("vision_config")
                         ? "no vision_tower.vision_model.* / multi_modal_projector.* tensors"
                         : "its config has no vision_config");
+  video_vae::video_decoder_kind(*w.video_vae);  // a config that disagrees with its weights: refused here
   LTX2_CHECK(paths.duration_head.empty() || facts.duration_head,
              "--duration-head-path {}: holds no duration head (no duration_head.* tensors)",
              paths.duration_head);
@@ -121,6 +122,7 @@ std::unique_ptr<PipelineModels> PipelineModels::load(const ModelPaths& paths, Pi
   m->ltx = sets.ltx;
   m->video_vae = sets.video_vae;
   m->audio = sets.audio;
+  m->video_decoder_kind = video_vae::video_decoder_kind(*m->video_vae);
   if (sets.duration_head && has_duration_head(*sets.duration_head))
     m->duration_head = std::make_unique<DurationHead>(sets.duration_head);
   m->model_version = parse_model_version(m->ltx->metadata_value("model_version"));
@@ -177,9 +179,14 @@ void PipelineModels::acquire(ModelPart part) {
             WeightSet::open({paths.spatial_upsampler}), vae_dtype(), device));
       return;
     case ModelPart::VideoDecoder:
-      if (!video_decoder)
+      if (video_decoder_kind == video_vae::VideoDecoderKind::Diffusion) {
+        if (!diffusion_decoder)
+          diffusion_decoder = std::make_unique<video_vae::DiffusionVideoDecoder>(
+              video_vae::DiffusionVideoDecoder::from_weights(video_vae, vae_dtype(), device));
+      } else if (!video_decoder) {
         video_decoder = std::make_unique<video_vae::VideoDecoder>(
             video_vae::VideoDecoder::from_weights(video_vae, vae_dtype(), device));
+      }
       return;
     case ModelPart::Audio:
       if (!audio_decoder)
@@ -199,7 +206,10 @@ void PipelineModels::release(ModelPart part) {
   switch (part) {
     case ModelPart::Text: text.reset(); return;
     case ModelPart::Upsampler: upsampler.reset(); return;
-    case ModelPart::VideoDecoder: video_decoder.reset(); return;
+    case ModelPart::VideoDecoder:
+      video_decoder.reset();
+      diffusion_decoder.reset();
+      return;
     case ModelPart::Audio:
       audio_decoder.reset();
       vocoder.reset();

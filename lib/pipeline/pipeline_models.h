@@ -23,6 +23,8 @@
 #include "models/transformer/transformer.h"
 #include "models/upsampler/latent_upsampler.h"
 #include "models/video_vae/decoder.h"
+#include "models/video_vae/decoder_kind.h"
+#include "models/video_vae/diffusion_decoder.h"
 #include "models/video_vae/encoder.h"
 #include "models/video_vae/tiling.h"
 #include "models/vocoder/vocoder.h"
@@ -129,7 +131,12 @@ struct PipelineModels {
   std::unique_ptr<TransformerLoras> transformer_weights;
   std::vector<LoraWithStrength> user_loras;
   std::unique_ptr<video_vae::VideoEncoder> video_encoder;
+  // The video VAE's decoder, by its config's vae._class_name (video_decoder_kind): the conv decoder
+  // in video_decoder, or LTX-2.5's diffusion decoder in diffusion_decoder (ModelPart::VideoDecoder
+  // either way); the other stays null.
+  video_vae::VideoDecoderKind video_decoder_kind = video_vae::VideoDecoderKind::Conv;
   std::unique_ptr<video_vae::VideoDecoder> video_decoder;
+  std::unique_ptr<video_vae::DiffusionVideoDecoder> diffusion_decoder;
   std::unique_ptr<upsampler::LatentUpsampler> upsampler;
   std::unique_ptr<audio_vae::AudioDecoder> audio_decoder;
   std::unique_ptr<vocoder::Vocoder> vocoder;

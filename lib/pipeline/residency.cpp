@@ -13,6 +13,7 @@
 #include "io/weights.h"
 #include "models/text/gemma3.h"
 #include "models/text/tokenizer.h"
+#include "models/video_vae/decoder_kind.h"
 #include "pipeline/latent_tools.h"
 #include "pipeline/pipeline_models.h"
 
@@ -120,6 +121,27 @@ uint64_t decode_activation_bytes(int height, int width, int num_frames) {
   return 4 * kGiB + 256 * kMiB + pixels * 40;
 }
 
+uint64_t diffusion_decode_activation_bytes(const DiffusionVideoDecoderConfig& c, int height, int width,
+                                           int num_frames, DType dtype) {
+  const auto e = static_cast<uint64_t>(dtype_size(dtype));
+  // Latent cells (at least the decoder's size floor), then the stage-4 input grid: each of the first
+  // three upsamples multiplies the axes by its stride, a time stride of 2 dropping the first frame.
+  const Dims3 floor = c.min_latent_size();
+  Dims3 cells = {std::max<int64_t>((num_frames - 1) / 8 + 1, floor[0]),
+                 std::max<int64_t>(height / 32, floor[1]), std::max<int64_t>(width / 32, floor[2])};
+  Dims3 s4 = {cells[0] + c.trailing_pad_latent_frames(), cells[1], cells[2]};
+  for (size_t u = 0; u < 3 && u < c.upsamples.size(); ++u)
+    for (int a = 0; a < 3; ++a)
+      s4[a] = s4[a] * c.upsamples[u].stride[a] - (a == 0 && c.upsamples[u].stride[0] == 2);
+  const auto s4_bytes = static_cast<uint64_t>(s4[0] * s4[1] * s4[2] * c.stage_channels[3]) * e;
+  const auto pixels = static_cast<uint64_t>((cells[0] - 1) * 8 + 1) * static_cast<uint64_t>(cells[1] * 32) *
+                      static_cast<uint64_t>(cells[2] * 32);
+  const uint64_t tokens = pixels / static_cast<uint64_t>(c.patch_size * c.patch_size);
+  const uint64_t stage5 = tokens * static_cast<uint64_t>(c.diffusion_channels()) * e * 5;
+  const uint64_t pixel_tensors = pixels * static_cast<uint64_t>(c.out_channels) * (4 * sizeof(float) + e);
+  return s4_bytes + stage5 + pixel_tensors + 1 * kGiB;
+}
+
 uint64_t ResidencyPlan::phase_peak(const PhaseMemory& phase) const {
   uint64_t bytes = phase.activation_bytes;
   for (ModelPart p : kModelParts) {
@@ -176,8 +198,13 @@ ModelMemory model_memory(const ModelPaths& paths, const PipelineOptions& options
         device_bytes(*ltx, {Component::TextConnector}, text);
   w[index_of(ModelPart::VideoEncoder)] =
       device_bytes(*video_vae, {Component::VideoEncoder, Component::VideoStats}, vae);
+  // Either decoder's tensors (the diffusion decoder's static gates fold into its linears at load:
+  // counted as stored) and the statistics it un-normalizes with.
   w[index_of(ModelPart::VideoDecoder)] =
       device_bytes(*video_vae, {Component::VideoDecoder, Component::VideoStats}, vae);
+  if (video_vae::video_decoder_kind(*video_vae) == video_vae::VideoDecoderKind::Diffusion)
+    m.diffusion_decoder = DiffusionVideoDecoderConfig::from_metadata(video_vae->config());
+  m.vae_dtype = vae;
   if (!paths.spatial_upsampler.empty())  // the one-stage pipeline has none
     w[index_of(ModelPart::Upsampler)] =
         device_bytes(*WeightSet::open({paths.spatial_upsampler}), {Component::LatentUpsampler}, vae);
@@ -211,7 +238,10 @@ ResidencyPlan plan_residency(const ModelMemory& memory, const std::vector<Reques
     s1 = std::max(s1, transformer_activation_bytes(int64_t{r.stage1_batch} * g1[0] * g1[1] * g1[2],
                                                    int64_t{r.stage1_batch} * kGemmaTokenizerMaxLength));
     s2 = std::max(s2, transformer_activation_bytes(g2[0] * g2[1] * g2[2], kGemmaTokenizerMaxLength));
-    decode = std::max(decode, decode_activation_bytes(r.height, r.width, r.num_frames));
+    decode = std::max(decode, memory.diffusion_decoder
+                                  ? diffusion_decode_activation_bytes(*memory.diffusion_decoder, r.height,
+                                                                      r.width, r.num_frames, memory.vae_dtype)
+                                  : decode_activation_bytes(r.height, r.width, r.num_frames));
     images = images || r.images;
     refines = refines || r.refines;
     lora_in_stage1 = lora_in_stage1 || r.lora_in_stage1;

@@ -16,11 +16,13 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "core/device.h"
 #include "core/dtype.h"
+#include "io/configs/diffusion_video_decoder_config.h"
 #include "pipeline/request.h"
 
 namespace ltx2::pipeline {
@@ -75,6 +77,10 @@ struct ModelMemory {
   Device device;
   std::array<uint64_t, 6> weight_bytes{};  // per ModelPart
   uint64_t stage2_lora_bytes = 0;
+  // Set when the video VAE's decoder is LTX-2.5's diffusion decoder (its weights are VideoDecoder's
+  // bytes all the same): the decode phase's activations are then its whole-video decode's.
+  std::optional<DiffusionVideoDecoderConfig> diffusion_decoder;
+  DType vae_dtype = DType::F32;
 };
 ModelMemory model_memory(const ModelPaths& paths, const PipelineOptions& options);
 
@@ -102,5 +108,12 @@ std::vector<RequestShape> request_shapes_from_json(const nlohmann::json& j);
 // the phases on an H200 (docs/performance.md, "End to end") with a margin; exposed for tests.
 uint64_t transformer_activation_bytes(int64_t video_tokens, int64_t text_tokens);
 uint64_t decode_activation_bytes(int height, int width, int num_frames);
+// The diffusion decoder's whole-video decode in `dtype`: the reference's own estimate of a decode
+// tile (diffusion_tiling.recommended_decode_tiling_config: the stage-4 input features, the output
+// pixels, the diffusion stage's tokens x width x 5 for its chunked eager attention) over the whole
+// video, plus this engine's float32 pixel tensors of the sampling loop (noise, x_t, the prediction,
+// the Euler step's temporaries) and 1 GiB for the attention's query tiles.
+uint64_t diffusion_decode_activation_bytes(const DiffusionVideoDecoderConfig& config, int height, int width,
+                                           int num_frames, DType dtype);
 
 }  // namespace ltx2::pipeline

@@ -14,6 +14,7 @@
 #include "models/text/prompt_encoder.h"
 #include "models/transformer/transformer.h"
 #include "models/video_vae/decoder.h"
+#include "models/video_vae/diffusion_decoder.h"
 #include "models/video_vae/tiling.h"
 
 namespace ltx2::pipeline {
@@ -43,6 +44,14 @@ class VideoDecodeExecutor {
   virtual void decode(const video_vae::VideoDecoder& decoder, const Tensor& latent, const Tensor& timestep,
                       const video_vae::DecodeTilePlan& plan,
                       const std::function<void(const Tensor& frames)>& on_chunk) = 0;
+  // LTX-2.5's diffusion decoder on `latent` with its `noise` (noise_shape()), untiled as the
+  // pipelines run it (generation_flow.cpp says why). By default in this process, the whole video in
+  // one chunk.
+  virtual void decode_diffusion(const video_vae::DiffusionVideoDecoder& decoder, const Tensor& latent,
+                                const Tensor& noise,
+                                const std::function<void(const Tensor& frames)>& on_chunk) {
+    on_chunk(decoder.decode(latent, noise));
+  }
 };
 
 // Encodes the prompts (positive first) into contexts on the transformer's device, the first

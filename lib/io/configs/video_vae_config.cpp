@@ -5,6 +5,7 @@
 
 #include "core/error.h"
 #include "io/config_reader.h"
+#include "io/configs/diffusion_video_decoder_config.h"
 
 namespace ltx2 {
 
@@ -19,6 +20,12 @@ SpatialPadding padding_from_name(const std::string& name) {
   if (name == "replicate") return SpatialPadding::Replicate;
   if (name == "circular") return SpatialPadding::Circular;
   return SpatialPadding::Zeros;
+}
+
+LatentLogVar log_var_from_name(const std::string& name) {
+  if (name == "per_channel") return LatentLogVar::PerChannel;
+  if (name == "constant") return LatentLogVar::Constant;
+  return LatentLogVar::Uniform;
 }
 
 struct BlockName {
@@ -107,6 +114,33 @@ ConfigReader vae_reader(const json& metadata_config) {
   return vae;
 }
 
+// LTX-2.5's CausalDiffusionVAE keeps its conv encoder's fields under vae.encoder, named as the
+// Encoder class names them ("blocks", "out_channels" = the latent width); the reference's
+// _prepare_video_encoder_kwargs falls back to the vae level for dims / latent_channels.
+VideoEncoderConfig nested_encoder_config(const ConfigReader& vae) {
+  const ConfigReader e = vae.child("encoder");
+  if (e.has("dims"))
+    e.require_equal("dims", 3);
+  else
+    vae.require_equal("dims", 3);
+  e.choice("norm_layer", {"pixel_norm"}, "pixel_norm");
+  VideoEncoderConfig c;
+  c.in_channels = e.integer("in_channels", 3);
+  c.latent_channels = e.has("out_channels") ? e.integer("out_channels") : vae.integer("latent_channels", 128);
+  c.patch_size = e.integer("patch_size", 4);
+  c.blocks = parse_blocks(e, e.has("blocks") ? "blocks" : "encoder_blocks", kEncoderBlocks, true);
+  c.latent_log_var =
+      log_var_from_name(e.choice("latent_log_var", {"uniform", "per_channel", "constant"}, "uniform"));
+  const std::string pad = e.has("spatial_padding_mode")
+                              ? e.choice("spatial_padding_mode", kPaddingNames, "zeros")
+                              : vae.choice("encoder_spatial_padding_mode", kPaddingNames, "zeros");
+  c.spatial_padding = padding_from_name(pad);
+  if (c.in_channels < 1) e.fail("in_channels", "must be positive");
+  if (c.latent_channels < 1) e.fail("out_channels", "must be positive");
+  if (c.patch_size < 1) e.fail("patch_size", "must be positive");
+  return c;
+}
+
 }  // namespace
 
 const char* spatial_padding_name(SpatialPadding p) {
@@ -162,15 +196,19 @@ int64_t VideoDecoderConfig::feature_channels() const {
 }
 
 VideoEncoderConfig VideoEncoderConfig::from_metadata(const json& metadata_config) {
+  if (is_diffusion_video_vae(metadata_config)) {
+    const ConfigReader vae = ConfigReader(metadata_config, "checkpoint metadata").child("vae");
+    if (!vae.has("encoder"))
+      vae.fail("encoder", "is missing (CausalDiffusionVAE keeps its encoder's config there)");
+    return nested_encoder_config(vae);
+  }
   ConfigReader vae = vae_reader(metadata_config);
   VideoEncoderConfig c;
   c.in_channels = vae.integer("in_channels", 3);
   c.latent_channels = vae.integer("latent_channels", 128);
   c.patch_size = vae.integer("patch_size", 4);
   c.blocks = parse_blocks(vae, "encoder_blocks", kEncoderBlocks, true);
-  c.latent_log_var = vae.choice("latent_log_var", {"uniform", "per_channel"}, "uniform") == "uniform"
-                         ? LatentLogVar::Uniform
-                         : LatentLogVar::PerChannel;
+  c.latent_log_var = log_var_from_name(vae.choice("latent_log_var", {"uniform", "per_channel"}, "uniform"));
   const std::string pad_key =
       vae.has("spatial_padding_mode") ? "spatial_padding_mode" : "encoder_spatial_padding_mode";
   c.spatial_padding = padding_from_name(vae.choice(pad_key, kPaddingNames, "zeros"));
@@ -180,7 +218,7 @@ VideoEncoderConfig VideoEncoderConfig::from_metadata(const json& metadata_config
 }
 
 int64_t VideoEncoderConfig::conv_out_channels() const {
-  return latent_log_var == LatentLogVar::Uniform ? latent_channels + 1 : 2 * latent_channels;
+  return latent_log_var == LatentLogVar::PerChannel ? 2 * latent_channels : latent_channels + 1;
 }
 
 }  // namespace ltx2

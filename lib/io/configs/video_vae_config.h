@@ -56,7 +56,9 @@ struct VideoDecoderConfig {
   VideoScaleFactors scale_factors() const { return video_scale_factors(blocks, patch_size); }
 };
 
-enum class LatentLogVar { Uniform, PerChannel };
+// "constant" (LTX-2.5's encoder): one log-variance channel like "uniform", replaced by a constant;
+// the means, all the engine uses, are the same first latent_channels channels.
+enum class LatentLogVar { Uniform, PerChannel, Constant };
 
 struct VideoEncoderConfig {
   int64_t in_channels = 3;

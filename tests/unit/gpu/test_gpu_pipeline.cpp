@@ -166,3 +166,28 @@ TEST_CASE("gpu: the keyframe pipeline on the GPU, VAE side in bf16 (2x rule agai
 TEST_CASE("gpu: the HQ pipeline (res_2s) on the GPU, VAE side in bf16 (2x rule against the CPU)") {
   check_guided_pipeline<pipeline::HqPipeline>(true);
 }
+
+// LTX-2.5's diffusion video decoder (pipeline_distilled_25_dvae: vae._class_name CausalDiffusionVAE)
+// as the distilled pipeline runs it: its neighbourhood attention (ops::attention on masked query
+// tiles), AdaLN diffusion blocks and sampling loop on the GPU in bf16, against the CPU's float32 run
+// and its naive bf16 run.
+TEST_CASE("gpu: the distilled pipeline with LTX-2.5's diffusion video decoder, bf16 on the GPU (2x rule)") {
+  test::ScratchDir dir("gpu_pipeline_dvae");
+  ModelPaths paths;
+  paths.transformer = test::golden_dir("pipeline_distilled_25") + "/transformer.safetensors";
+  paths.text_encoder = test::golden_dir("gemma4_tiny") + "/text_encoder.safetensors";
+  paths.video_vae = test::golden_dir("pipeline_distilled_25_dvae") + "/video_vae.safetensors";
+  paths.audio_vae = test::golden_dir("pipeline_distilled") + "/checkpoint.safetensors";
+  paths.spatial_upsampler = test::golden_dir("pipeline_distilled") + "/spatial_upsampler.safetensors";
+  GenerationRequest r = request(dir);
+  r.height = 64;
+  r.width = 128;
+  const Outputs ref = run<pipeline::DistilledPipeline>(paths, r, Device::cpu(), std::nullopt);
+  const Outputs naive = run<pipeline::DistilledPipeline>(paths, r, Device::cpu(), DType::BF16);
+  const Outputs gpu = run<pipeline::DistilledPipeline>(paths, r, test::gpu(), std::nullopt);
+  for (const Tensor* t : {&gpu.upsampled, &gpu.frames, &gpu.waveform}) require_host_f32(*t);
+  REQUIRE(gpu.frames.shape() == Shape{9, 64, 128, 3});
+  test::check_bf16_rule("upsampled latent", gpu.upsampled, naive.upsampled, ref.upsampled);
+  test::check_bf16_rule("frames", gpu.frames, naive.frames, ref.frames);
+  test::check_bf16_rule("waveform", gpu.waveform, naive.waveform, ref.waveform);
+}
