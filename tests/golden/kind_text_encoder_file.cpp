@@ -10,6 +10,7 @@
 #include <filesystem>
 
 #include "core/error.h"
+#include "golden/encoded_prompt_check.h"
 #include "golden/kinds.h"
 #include "io/safetensors.h"
 #include "models/text/prompt_encoder.h"
@@ -32,7 +33,6 @@ struct ScratchFolder {
 void run_text_encoder_file(const GoldenCase& c, Report& report) {
   const nlohmann::json& s = c.spec();
   const Tolerance tol = parse_tolerance(s.at("tolerance").at("fp32_impl"));
-  const Tolerance exact = parse_tolerance("exact");
   ModelPaths paths;
   paths.text_encoder = c.path(s.at("text_encoder_file").at("file").get<std::string>());
   const std::string checkpoint =
@@ -50,14 +50,7 @@ void run_text_encoder_file(const GoldenCase& c, Report& report) {
   PromptEncoder encoder(paths.gemma_source(), WeightSet::open({paths.transformer, paths.text_encoder}));
   for (const auto& [name, text] : s.at("prompts").items()) {
     const EncodedPrompt e = encoder.encode({text.get<std::string>()}).at(0);
-    const std::string key = "out.text." + name;
-    const auto n = static_cast<int64_t>(e.tokens.ids.size());
-    report.check(key + ".input_ids", Tensor::from_vector_i64(e.tokens.ids, {n}).to(DType::F32),
-                 c.tensor(key + ".input_ids").to(DType::F32), exact);
-    report.check(key + ".attention_mask", Tensor::from_vector_i64(e.tokens.mask, {n}).to(DType::F32),
-                 c.tensor(key + ".attention_mask").to(DType::F32), exact);
-    report.check(key + ".video_context", e.video_context, c.tensor(key + ".video_context"), tol);
-    report.check(key + ".audio_context", e.audio_context, c.tensor(key + ".audio_context"), tol);
+    check_encoded_prompt(c, report, "out.text." + name, e, tol);
   }
 }
 
