@@ -11,6 +11,7 @@ packages=(
   libomp-dev libpng-dev
   clang
   munge slurmctld slurmd slurm-client
+  openmpi-bin libopenmpi-dev
 )
 
 missing=()

@@ -9,6 +9,7 @@
 #include "pipeline/pipeline_models.h"
 #include "runtime/fleet_engine.h"
 #include "runtime/launcher.h"
+#include "runtime/nodes.h"
 
 namespace ltx2::cli {
 
@@ -29,6 +30,11 @@ runtime::FleetEngineOptions fleet_options(const GenerationFlags& flags, const En
 }  // namespace
 
 std::string EnginePlacement::describe() const {
+  if (nodes > 1) {
+    EnginePlacement one = *this;
+    one.nodes = 1;
+    return fmt::format("{} nodes (MPI), each: {}", nodes, one.describe());
+  }
   const std::string why = reason.empty() ? "" : " (" + reason + ")";
   if (!on_gpu()) {
     if (!fleet) return "the CPU in this process, float32" + why;
@@ -94,7 +100,11 @@ EnginePlacement plan_placement(const GenerationFlags& flags, bool cuda_built, in
 }
 
 EnginePlacement plan_placement(const GenerationFlags& flags) {
-  return plan_placement(flags, cuda_built(), runtime::visible_gpu_count());
+  EnginePlacement p = plan_placement(flags, cuda_built(), runtime::visible_gpu_count());
+  // Across nodes every node runs worker processes of one fleet, even one device each.
+  p.nodes = runtime::node_count();
+  if (p.nodes > 1) p.fleet = true;
+  return p;
 }
 
 void check_engine_available(const GenerationFlags& flags, const EnginePlacement& placement) {

@@ -26,6 +26,7 @@ struct EnginePlacement {
   std::vector<Device> devices;  // one entry in process; the fleet's ranks otherwise
   bool fleet = false;
   std::string reason;  // why these devices ("no GPU visible", "--gpus", ...), for the first log line
+  int nodes = 1;       // a job across nodes (runtime/nodes.h): `devices` on each, always a fleet
 
   bool on_gpu() const { return !devices.empty() && devices[0].is_cuda(); }
   // "cuda:0 in this process, bf16" / "4 GPUs (cuda:0-3), one worker process each, bf16" /

@@ -97,7 +97,8 @@ Plan validate(const CLI::App& app, GenerationFlags& flags, PipelineKind kind, Ru
   // The checkpoint's version decides the defaults the flags leave, before the jobs inherit them.
   if (!plan.tiny) apply_model_version_defaults(app, flags.request, kind, plan.facts.model_version);
   // A fleet's stage-2 tiles must fit each request (one rank runs no tiles).
-  const int world = plan.placement.fleet ? static_cast<int>(plan.placement.devices.size()) : 1;
+  const int world =
+      plan.placement.fleet ? static_cast<int>(plan.placement.devices.size()) * plan.placement.nodes : 1;
   if (flags.jobs_file.empty()) {
     validate_request(flags.request, kind, plan.facts);
     if (plan.placement.fleet) runtime::check_fleet_request(flags.request);

@@ -156,6 +156,23 @@ bool FleetChannel::try_post_job(uint64_t seq, uint64_t job_id, uint64_t attempt,
   return true;
 }
 
+void FleetChannel::mirror_job(uint64_t seq, uint64_t job_id, uint64_t attempt, const uint8_t* record,
+                              size_t bytes) {
+  LTX2_CHECK(bytes <= layout_.job_capacity, "job {}: record of {} bytes exceeds the job slot of {} bytes",
+             job_id, bytes, layout_.job_capacity);
+  LTX2_CHECK(seq == jobs_posted_ + 1, "fleet channel: job {} mirrored out of order", seq);
+  const size_t i = (seq - 1) % layout_.job_slots;
+  JobSlot* s = slot(i);
+  if (bytes) std::memcpy(slot_data(i), record, bytes);
+  s->job_id = job_id;
+  s->attempt = attempt;
+  s->bytes = bytes;
+  s->seq.store(seq, std::memory_order_release);
+  jobs_posted_ = seq;
+  cb_->jobs_posted.store(seq, std::memory_order_release);
+  comm::bump_and_wake(&cb_->jobs_changed);
+}
+
 std::optional<PostedJob> FleetChannel::posted_job(uint64_t seq) const {
   if (cb_->jobs_posted.load(std::memory_order_acquire) < seq) return std::nullopt;
   const size_t i = (seq - 1) % layout_.job_slots;

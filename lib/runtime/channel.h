@@ -23,6 +23,10 @@
 //            .waiting_for and the free data of ring r; results_changed (bump); its slot of the
 //            communicator region.
 //   anyone:  the communicator's abort word (a fatal error anywhere releases every collective).
+// A fleet across nodes (nodes.h) has one such region per node, all of the same layout; a node's
+// link thread writes there, on behalf of the ranks of other nodes, what those ranks write in
+// theirs (rank blocks, ring heads and data, communicator slots) and, on an agent's node, what the
+// driver writes (job slots, jobs_posted, shutdown, ring tails).
 // Jobs: job number n (1, 2, ...) lives in slot (n-1) % job_slots; the driver may write it once every
 // rank's jobs_done >= n - job_slots. Each rank runs jobs 1, 2, ... in order: it waits for
 // jobs_posted >= n, reads the slot, runs, writes its terminal result, then sets jobs_done = n.
@@ -146,6 +150,9 @@ class FleetChannel {
   bool try_post_job(uint64_t seq, uint64_t job_id, uint64_t attempt, const std::vector<uint8_t>& record);
   // Worker: the job numbered `seq` if posted (nullopt otherwise). Throws if the slot holds another.
   std::optional<PostedJob> posted_job(uint64_t seq) const;
+  // A node agent (nodes.h): writes job `seq` as the driver posted it in its own region, without
+  // the free-slot check (the driver made it against every rank's jobs_done before posting).
+  void mirror_job(uint64_t seq, uint64_t job_id, uint64_t attempt, const uint8_t* record, size_t bytes);
 
   // Rank r: appends a record to ring r, waiting for space while `keep_waiting()` is true; throws if
   // the record can never fit (a frame must fit in half the ring) or waiting was abandoned.

@@ -13,6 +13,7 @@
 #include "comm/shm_communicator.h"
 #include "core/log.h"
 #include "runtime/launcher.h"
+#include "runtime/nodes.h"
 #include "runtime/shm_region.h"
 #include "runtime/stop_signal.h"
 
@@ -70,15 +71,24 @@ struct Controller::Fleet {
     uint64_t frame = 0;
   };
   std::vector<std::optional<HeldStall>> stalled_since;
-  std::vector<pid_t> pids;                                            // -1 once reaped
-  std::vector<int> exit_status;
+  std::vector<pid_t> pids;  // -1 once reaped (and for the ranks of other nodes)
+  // Ranks [0, local_ranks) are this machine's processes; the others run on the other nodes
+  // (nodes.h), which report their exits.
+  RemoteNodes* nodes = nullptr;
+  int local_ranks = 0;
+  std::vector<bool> exited;
+  std::vector<std::string> exit_text;  // per exited rank: "exited with code 3 (on node 1)"
   uint64_t spawned_ns = 0;  // monotonic_ns() as the workers were spawned: before its first beat a
                             // worker is still starting (exec, attach), not silent
   uint64_t generation = 0;
   uint64_t next_seq = 1;
 
-  ~Fleet() { kill_and_reap(pids); }
-  // Reaps exited workers without blocking; returns the ranks that exited now.
+  ~Fleet() {
+    kill_and_reap(pids);
+    if (nodes) nodes->stop_fleet();
+  }
+  // Reaps exited workers without blocking (and takes the other nodes' reports); returns the ranks
+  // that exited now.
   std::vector<int> reap_exited() {
     std::vector<int> out;
     for (size_t r = 0; r < pids.size(); ++r) {
@@ -86,16 +96,25 @@ struct Controller::Fleet {
       int status = 0;
       const pid_t got = waitpid(pids[r], &status, WNOHANG);
       if (got == pids[r]) {
-        exit_status[r] = status;
+        exit_text[r] = describe_wait_status(status);
+        exited[r] = true;
         pids[r] = -1;
         out.push_back(static_cast<int>(r));
+      }
+    }
+    if (nodes) {
+      for (auto& [r, text] : nodes->take_exits()) {
+        if (r < local_ranks || r >= static_cast<int>(exited.size()) || exited[r]) continue;
+        exit_text[r] = text;
+        exited[r] = true;
+        out.push_back(r);
       }
     }
     return out;
   }
   bool all_exited() const {
-    for (pid_t p : pids)
-      if (p > 0) return false;
+    for (bool e : exited)
+      if (!e) return false;
     return true;
   }
 };
@@ -156,12 +175,33 @@ void Controller::spawn_fleet() {
   fleet->delivered.assign(world, 0);
   fleet->stalled_since.assign(world, std::nullopt);
   fleet->pids.assign(world, -1);
-  fleet->exit_status.assign(world, 0);
+  fleet->exited.assign(world, false);
+  fleet->exit_text.assign(world, "");
   fleet->spawned_ns = monotonic_ns();
-  for (int r = 0; r < world; ++r) {
+  // Across nodes (nodes.h) this machine runs the first world / nodes ranks, each other node its
+  // share (their agents spawn them as this loop does).
+  RemoteNodes* nodes = remote_nodes();
+  if (nodes)
+    LTX2_CHECK(world % nodes->nodes() == 0, "fleet: {} ranks do not split evenly over {} nodes", world,
+               nodes->nodes());
+  fleet->local_ranks = nodes ? world / nodes->nodes() : world;
+  for (int r = 0; r < fleet->local_ranks; ++r) {
     fleet->pids[r] = spawn_worker(
         opt_.worker_exe, {"--worker", "--rank", std::to_string(r), "--driver-pid", std::to_string(getpid())},
         fleet->region->fd());
+  }
+  if (nodes) {
+    NodeFleetSpec spec;
+    spec.generation = generation_;
+    spec.sizes = opt_.sizes;
+    spec.runner = opt_.runner;
+    spec.setup_config = opt_.setup_config;
+    spec.devices = opt_.devices;
+    spec.heartbeat_interval = opt_.heartbeat_interval;
+    spec.heartbeat_timeout = opt_.heartbeat_timeout;
+    spec.collective_timeout = opt_.collective_timeout;
+    nodes->start_fleet(spec, fleet->region, fleet->channel);
+    fleet->nodes = nodes;
   }
   fleet_ = std::move(fleet);
   try {
@@ -186,9 +226,11 @@ void Controller::wait_ready() {
     if (missing.empty()) return;
     for (int r : fleet_->reap_exited()) {
       const std::string err = ch.error_of(r);
-      LTX2_FAIL("fleet start: rank {} (device {}) {}{}{}", r, opt_.devices[r].str(),
-                describe_wait_status(fleet_->exit_status[r]), err.empty() ? "" : ": ", err);
+      LTX2_FAIL("fleet start: rank {} (device {}) {}{}{}", r, opt_.devices[r].str(), fleet_->exit_text[r],
+                err.empty() ? "" : ": ", err);
     }
+    if (fleet_->nodes)
+      if (auto lost = fleet_->nodes->lost_node()) LTX2_FAIL("fleet start: {}", *lost);
     if (auto silent = silent_rank()) LTX2_FAIL("fleet start: {}", *silent);
     if (ms_since(begin) >= opt_.ready_timeout.count()) {
       LTX2_FAIL("fleet start: rank(s) {} did not report ready within {} ms", fmt::join(missing, ", "),
@@ -336,10 +378,12 @@ std::optional<std::string> Controller::check_health() {
   std::vector<std::string> dead;
   for (int r : fleet_->reap_exited()) {
     const std::string err = ch.error_of(r);
-    dead.push_back(fmt::format("rank {} (device {}) {}{}{}", r, opt_.devices[r].str(),
-                               describe_wait_status(fleet_->exit_status[r]), err.empty() ? "" : ": ", err));
+    dead.push_back(fmt::format("rank {} (device {}) {}{}{}", r, opt_.devices[r].str(), fleet_->exit_text[r],
+                               err.empty() ? "" : ": ", err));
   }
   if (!dead.empty()) return fmt::format("{}", fmt::join(dead, "; "));
+  if (fleet_->nodes)
+    if (auto lost = fleet_->nodes->lost_node()) return lost;
   if (auto silent = silent_rank()) return silent;
   if (auto stuck = stuck_rank()) return stuck;
   for (auto& j : jobs_) {

@@ -41,6 +41,7 @@
 #include "runtime/controller.h"
 #include "runtime/decode_stream.h"
 #include "runtime/launcher.h"
+#include "runtime/nodes.h"
 #include "runtime/runner.h"
 #include "tiling/tile_blender.h"
 
@@ -476,9 +477,15 @@ std::vector<Device> fleet_devices(const FleetEngineOptions& opt) {
       kMinTilePieceBytes, ChannelSizes{}.ring_capacity / 4);
   for (int g : opt.gpus) LTX2_CHECK(g >= 0, "--gpus: negative device index {}", g);
   LTX2_CHECK(!opt.gpus.empty() || opt.ranks >= 1, "--ranks must be at least 1, got {}", opt.ranks);
-  const std::vector<Device> devices = plan_devices(opt.gpus, opt.gpus.empty() ? opt.ranks : 0);
-  LTX2_CHECK(static_cast<int>(devices.size()) <= kMaxRanks, "a fleet has at most {} ranks, asked for {}",
-             kMaxRanks, devices.size());
+  const std::vector<Device> node = plan_devices(opt.gpus, opt.gpus.empty() ? opt.ranks : 0);
+  // Across nodes (nodes.h) every node runs the same ranks on its own devices: ranks [k * L, (k + 1)
+  // * L) on node k.
+  const int nodes = node_count();
+  LTX2_CHECK(static_cast<int>(node.size()) * nodes <= kMaxRanks,
+             "a fleet has at most {} ranks, asked for {} ({} nodes of {})", kMaxRanks, node.size() * nodes,
+             nodes, node.size());
+  std::vector<Device> devices;
+  for (int k = 0; k < nodes; ++k) devices.insert(devices.end(), node.begin(), node.end());
   return devices;
 }
 

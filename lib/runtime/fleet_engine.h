@@ -70,7 +70,8 @@ struct FleetEngineOptions : RankSettings {
   std::string shm_prefix = "ltx2-fleet";
 };
 
-// One device per rank: cuda:g for each of gpus, else `ranks` CPU devices. Refuses ranks < 1,
+// One device per rank: cuda:g for each of gpus, else `ranks` CPU devices, on each node of a job
+// across nodes (nodes.h; node k's ranks follow node k - 1's). Refuses ranks < 1,
 // more than 64 ranks, a negative GPU index, negative tile counts or overlaps and a
 // tile_piece_bytes outside its range.
 std::vector<Device> fleet_devices(const FleetEngineOptions& opt);

@@ -14,6 +14,9 @@
 #include "comm/shm_communicator.h"
 #include "core/log.h"
 #include "runtime/channel.h"
+#ifdef LTX2_WITH_MPI
+#include "runtime/mpi/node_link.h"
+#endif
 #include "runtime/runner.h"
 #include "runtime/shm_region.h"
 
@@ -201,7 +204,18 @@ class Worker {
 }  // namespace
 
 std::optional<int> run_worker_if_requested(int argc, char** argv) {
-  if (argc < 2 || std::strcmp(argv[1], "--worker") != 0) return std::nullopt;
+  if (argc < 2 || std::strcmp(argv[1], "--worker") != 0) {
+#ifdef LTX2_WITH_MPI
+    try {
+      return run_node_agent_if_launched();  // a node agent of a job across nodes, or node 0 going on
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "ltx2: %s\n", e.what());
+      return 1;
+    }
+#else
+    return std::nullopt;
+#endif
+  }
   WorkerArgs args;
   if (!parse_args(argc, argv, &args)) {
     std::fprintf(stderr, "ltx2 worker: expected --worker --rank R --driver-pid P\n");

@@ -10,6 +10,9 @@
 // communicator and the runner, setup, report ready, then run jobs in order until the driver asks to stop.
 // Exit codes: 0 after an orderly stop; 3 after a fatal error (its message is in the rank's error
 // record); 2 for malformed worker arguments.
+// In a build with MPI, a process that mpirun / srun started as one of several is a node of one job
+// across machines (runtime/mpi/node_link.h): MPI rank 0 goes on as the driver (this returns
+// nullopt), every other rank runs its node agent here and this returns the agent's exit code.
 #pragma once
 
 #include <optional>

@@ -93,3 +93,16 @@ TEST_CASE("placement: impossible requests name the flag") {
                       Contains("--ranks runs CPU workers"));
   REQUIRE_THROWS_WITH(plan_placement(flags_with("auto", "0,0"), true, 2), Contains("GPU 0 is listed twice"));
 }
+
+TEST_CASE("placement: a job across nodes names the nodes and each node's devices") {
+  EnginePlacement ranks = plan_placement(flags_with("auto", "", 2), false, 0);
+  ranks.nodes = 3;  // what plan_placement(flags) sets from runtime::node_count() under mpirun
+  REQUIRE(ranks.describe() == "3 nodes (MPI), each: 2 CPU worker processes, float32 (--ranks)");
+  EnginePlacement gpus = plan_placement(flags_with("auto"), true, 2);
+  gpus.nodes = 2;
+  REQUIRE(gpus.describe() == "2 nodes (MPI), each: 2 GPUs (cuda:0,1), one worker process each, bf16 (every "
+                             "visible GPU)");
+  // One machine, no MPI launch: the plan is the single-machine one.
+  REQUIRE(plan_placement(flags_with("cpu")).nodes == 1);
+  REQUIRE_FALSE(plan_placement(flags_with("cpu")).fleet);
+}
