@@ -37,9 +37,36 @@ void check_text(Report& report, const std::string& name, const std::string& got,
   report.check(name, bytes(got), bytes(want), parse_tolerance("exact"));
 }
 
+// The rewrite against the case: the chat's tokens (the reference's left-alignment pads left out),
+// every generated token exactly, the logits at the case's tolerance, the decoded and cleaned text.
+void check_enhancement(const GoldenCase& c, Report& report, const EnhancedPrompt& e) {
+  const Tolerance exact = parse_tolerance("exact");
+  std::vector<int64_t> want_ids;
+  const std::vector<int64_t> ids = c.tensor("out.enhance.input_ids").to_vector_i64();
+  const std::vector<int64_t> mask = c.tensor("out.enhance.attention_mask").to_vector_i64();
+  for (size_t i = 0; i < ids.size(); ++i)
+    if (mask[i]) want_ids.push_back(ids[i]);
+  report.check("out.enhance.input_ids (unpadded)", ids_tensor(e.prompt_ids), ids_tensor(want_ids), exact);
+  report.check("out.enhance.generated_ids", ids_tensor(e.generated_ids),
+               c.tensor("out.enhance.generated_ids").to(DType::F32), exact);
+  if (!e.logits.empty())
+    report.check("mid.enhance.logits", ops::cat(e.logits, 0), c.tensor("mid.enhance.logits"),
+                 parse_tolerance(c.spec().at("tolerance").at("logits")));
+  check_text(report, "decoded", e.decoded, c.spec().at("decoded").get<std::string>());
+  check_text(report, "enhanced_prompt", e.text, c.spec().at("enhanced_prompt").get<std::string>());
+}
+
+// The enhanced prompt's contexts as PromptEncoder encodes it.
+void check_enhanced_contexts(const GoldenCase& c, Report& report, const EncodedPrompt& out) {
+  const Tolerance tol = parse_tolerance(c.spec().at("tolerance").at("text_context"));
+  report.check("out.text.enhanced.video_context", out.video_context,
+               c.tensor("out.text.enhanced.video_context"), tol);
+  report.check("out.text.enhanced.audio_context", out.audio_context,
+               c.tensor("out.text.enhanced.audio_context"), tol);
+}
+
 void run_enhance_prompt(const GoldenCase& c, Report& report) {
   const nlohmann::json& s = c.spec();
-  const Tolerance exact = parse_tolerance("exact");
   const std::string models = c.path("../" + s.at("models_from").get<std::string>());
   EnhanceSettings settings;
   settings.system_prompt = s.at("system_prompt").get<std::string>();
@@ -52,32 +79,15 @@ void run_enhance_prompt(const GoldenCase& c, Report& report) {
   auto gemma = Gemma3TextModel::open(models + "/gemma");
   const EnhancedPrompt e = enhance_prompt(*gemma, tokenizer, prompt, settings, true);
 
-  std::vector<int64_t> want_ids;
-  const std::vector<int64_t> ids = c.tensor("out.enhance.input_ids").to_vector_i64();
-  const std::vector<int64_t> mask = c.tensor("out.enhance.attention_mask").to_vector_i64();
-  for (size_t i = 0; i < ids.size(); ++i)
-    if (mask[i]) want_ids.push_back(ids[i]);
-  report.check("out.enhance.input_ids (unpadded)", ids_tensor(e.prompt_ids), ids_tensor(want_ids), exact);
-  report.check("out.enhance.generated_ids", ids_tensor(e.generated_ids),
-               c.tensor("out.enhance.generated_ids").to(DType::F32), exact);
-  if (!e.logits.empty())
-    report.check("mid.enhance.logits", ops::cat(e.logits, 0), c.tensor("mid.enhance.logits"),
-                 parse_tolerance(s.at("tolerance").at("logits")));
-  check_text(report, "decoded", e.decoded, s.at("decoded").get<std::string>());
-  check_text(report, "enhanced_prompt", e.text, s.at("enhanced_prompt").get<std::string>());
+  check_enhancement(c, report, e);
 
   PromptEncoder encoder(models + "/gemma", WeightSet::open({models + "/checkpoint.safetensors"}));
   const EncodedPrompt out = encoder.encode({prompt}, settings).at(0);
-  const Tolerance tol = parse_tolerance(s.at("tolerance").at("text_context"));
-  report.check("out.text.enhanced.video_context", out.video_context,
-               c.tensor("out.text.enhanced.video_context"), tol);
-  report.check("out.text.enhanced.audio_context", out.audio_context,
-               c.tensor("out.text.enhanced.audio_context"), tol);
+  check_enhanced_contexts(c, report, out);
 }
 
 void run_enhance_prompt_image(const GoldenCase& c, Report& report) {
   const nlohmann::json& s = c.spec();
-  const Tolerance exact = parse_tolerance("exact");
   const std::string models = c.path("../" + s.at("models_from").get<std::string>());
   const std::string gemma_dir = c.path(s.at("gemma").get<std::string>());
   EnhanceSettings settings;
@@ -105,27 +115,11 @@ void run_enhance_prompt_image(const GoldenCase& c, Report& report) {
   auto gemma = Gemma3TextModel::open(gemma_dir);
   const EnhancedPrompt e =
       enhance_prompt_with_image(*gemma, *vision, tokenizer, prompt, pixels, settings, true);
-  std::vector<int64_t> want_ids;
-  const std::vector<int64_t> ids = c.tensor("out.enhance.input_ids").to_vector_i64();
-  const std::vector<int64_t> mask = c.tensor("out.enhance.attention_mask").to_vector_i64();
-  for (size_t i = 0; i < ids.size(); ++i)
-    if (mask[i]) want_ids.push_back(ids[i]);
-  report.check("out.enhance.input_ids (unpadded)", ids_tensor(e.prompt_ids), ids_tensor(want_ids), exact);
-  report.check("out.enhance.generated_ids", ids_tensor(e.generated_ids),
-               c.tensor("out.enhance.generated_ids").to(DType::F32), exact);
-  if (!e.logits.empty())
-    report.check("mid.enhance.logits", ops::cat(e.logits, 0), c.tensor("mid.enhance.logits"),
-                 parse_tolerance(tol.at("logits")));
-  check_text(report, "decoded", e.decoded, s.at("decoded").get<std::string>());
-  check_text(report, "enhanced_prompt", e.text, s.at("enhanced_prompt").get<std::string>());
+  check_enhancement(c, report, e);
 
   PromptEncoder encoder(gemma_dir, WeightSet::open({models + "/checkpoint.safetensors"}));
   const EncodedPrompt out = encoder.encode({prompt}, settings).at(0);
-  const Tolerance context = parse_tolerance(tol.at("text_context"));
-  report.check("out.text.enhanced.video_context", out.video_context,
-               c.tensor("out.text.enhanced.video_context"), context);
-  report.check("out.text.enhanced.audio_context", out.audio_context,
-               c.tensor("out.text.enhanced.audio_context"), context);
+  check_enhanced_contexts(c, report, out);
 }
 
 const bool registered = register_kind_runner("enhance_prompt", &run_enhance_prompt);
