@@ -24,6 +24,16 @@ ModelPaths fixture_model_paths(const std::string& dir) {
   return p;
 }
 
+ModelPaths diffusion_decoder_set_paths() {
+  ModelPaths p;
+  p.transformer = golden_dir("pipeline_distilled_25") + "/transformer.safetensors";
+  p.text_encoder = golden_dir("gemma4_tiny") + "/text_encoder.safetensors";
+  p.video_vae = golden_dir("pipeline_distilled_25_dvae") + "/video_vae.safetensors";
+  p.audio_vae = golden_dir("pipeline_distilled") + "/checkpoint.safetensors";
+  p.spatial_upsampler = golden_dir("pipeline_distilled") + "/spatial_upsampler.safetensors";
+  return p;
+}
+
 ScratchDir::ScratchDir(const std::string& tag) {
   path_ = std::string(LTX2_BINARY_DIR) + "/scratch/" + tag + "." + std::to_string(getpid());
   fs::remove_all(path_);

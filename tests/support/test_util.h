@@ -1,5 +1,5 @@
-// Helpers shared by the unit tests: paths to fixtures (and a pipeline fixture's model set) and scratch folders, random tensors, and
-// a max-abs-difference helper.
+// Helpers shared by the unit tests: paths to fixtures (and a pipeline fixture's model set) and scratch
+// folders, random tensors, and a max-abs-difference helper.
 #pragma once
 
 #include <set>
@@ -15,6 +15,10 @@ std::string golden_dir(const std::string& name);
 // A pipeline fixture's model set in `dir` (a golden_dir: checkpoint.safetensors, gemma/,
 // spatial_upsampler.safetensors); no LoRA.
 ModelPaths fixture_model_paths(const std::string& dir);
+// The tiny LTX-2.5 split set with the diffusion video decoder (pipeline_distilled_25_dvae's
+// model_paths: pipeline_distilled_25's transformer, gemma4_tiny's text encoder, the case's video VAE,
+// pipeline_distilled's audio VAE and upsampler); no duration head.
+ModelPaths diffusion_decoder_set_paths();
 // A fresh empty folder under the build tree, removed when the object dies.
 class ScratchDir {
  public:

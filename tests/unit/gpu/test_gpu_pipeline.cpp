@@ -173,12 +173,7 @@ TEST_CASE("gpu: the HQ pipeline (res_2s) on the GPU, VAE side in bf16 (2x rule a
 // and its naive bf16 run.
 TEST_CASE("gpu: the distilled pipeline with LTX-2.5's diffusion video decoder, bf16 on the GPU (2x rule)") {
   test::ScratchDir dir("gpu_pipeline_dvae");
-  ModelPaths paths;
-  paths.transformer = test::golden_dir("pipeline_distilled_25") + "/transformer.safetensors";
-  paths.text_encoder = test::golden_dir("gemma4_tiny") + "/text_encoder.safetensors";
-  paths.video_vae = test::golden_dir("pipeline_distilled_25_dvae") + "/video_vae.safetensors";
-  paths.audio_vae = test::golden_dir("pipeline_distilled") + "/checkpoint.safetensors";
-  paths.spatial_upsampler = test::golden_dir("pipeline_distilled") + "/spatial_upsampler.safetensors";
+  ModelPaths paths = test::diffusion_decoder_set_paths();
   GenerationRequest r = request(dir);
   r.height = 64;
   r.width = 128;

@@ -100,12 +100,7 @@ TEST_CASE("residency: the diffusion decoder's decode estimate follows its stage-
 }
 
 TEST_CASE("residency: a diffusion-decoder set's weights and decode phase are the diffusion decoder's") {
-  ModelPaths paths;
-  paths.transformer = test::golden_dir("pipeline_distilled_25") + "/transformer.safetensors";
-  paths.text_encoder = test::golden_dir("gemma4_tiny") + "/text_encoder.safetensors";
-  paths.video_vae = test::golden_dir("pipeline_distilled_25_dvae") + "/video_vae.safetensors";
-  paths.audio_vae = test::golden_dir("pipeline_distilled") + "/checkpoint.safetensors";
-  paths.spatial_upsampler = test::golden_dir("pipeline_distilled") + "/spatial_upsampler.safetensors";
+  ModelPaths paths = test::diffusion_decoder_set_paths();
   pipeline::PipelineOptions options;
   options.load_text_encoder = false;
   const pipeline::ModelMemory memory = pipeline::model_memory(paths, options);
