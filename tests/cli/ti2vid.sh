@@ -72,6 +72,25 @@ check_invalid 1 "--audio-stg-blocks: block 29 is not in the model" --prompt x --
   "${fixture_models[@]}" --video-stg-blocks
 expect_exit 0 "$exe" --prompt "a cat" --output-path "$scratch/no_stg.y4m" --height 64 --width 64 --num-frames 9 \
   --num-inference-steps 2 --video-stg-blocks --audio-stg-blocks
+# --enhance-prompt with --image: a Gemma 3 with its vision tower (enhance_prompt_image's folder, its text
+# weights this fixture's Gemma) is shown the image; the rewrite is logged, and is what is encoded; the
+# same through 2 worker processes (rank 0 rewrites) and from a --jobs line.
+vision=(--checkpoint-path "$ckpt" --gemma-root "$golden/enhance_prompt_image/gemma" --spatial-upsampler-path
+  "$case_dir/spatial_upsampler.safetensors" --distilled-lora "$case_dir/distilled_lora.safetensors" 1.0
+  --height 64 --width 64 --num-frames 9 --num-inference-steps 2 --video-stg-blocks 1 --audio-stg-blocks 0)
+expect_exit 0 "$exe" "${vision[@]}" --prompt "a cat" --output-path "$scratch/plain_i2v.y4m" \
+  --image "$case_dir/image.png" 0 1.0
+expect_exit 0 "$exe" "${vision[@]}" --prompt "a cat" --output-path "$scratch/enh_i2v.y4m" \
+  --image "$case_dir/image.png" 0 1.0 --enhance-prompt
+expect_contains "enhanced prompt ("
+cmp -s "$scratch/plain_i2v.y4m" "$scratch/enh_i2v.y4m" && fail "--enhance-prompt --image left the frames unchanged"
+expect_exit 0 "$exe" "${vision[@]}" --prompt "a cat" --output-path "$scratch/enh_i2v_r2.y4m" \
+  --image "$case_dir/image.png" 0 1.0 --enhance-prompt --ranks 2
+cmp -s "$scratch/enh_i2v.y4m" "$scratch/enh_i2v_r2.y4m" || fail "--enhance-prompt --image through 2 ranks changed the frames"
+echo '{"prompt": "a cat", "output_path": "'"$scratch"'/enh_i2v_jobs.y4m", "enhance_prompt": true,
+  "images": [["'"$case_dir"'/image.png", 0, 1.0]]}' | tr -d '\n' > "$scratch/enh_i2v.jsonl"
+expect_exit 0 "$exe" "${vision[@]}" --jobs "$scratch/enh_i2v.jsonl"
+cmp -s "$scratch/enh_i2v.y4m" "$scratch/enh_i2v_jobs.y4m" || fail "--enhance-prompt --image from a --jobs line changed the frames"
 # --distilled-lora is repeatable: a second one is fused on top of the first (the same file at 0.5
 # after 1.0 here), which changes the video.
 lora="$case_dir/distilled_lora.safetensors"
