@@ -56,6 +56,10 @@ ModelPaths pipeline_case_paths(const GoldenCase& c) {
                                      : c.path(name);
   };
   ModelPaths p;
+  // The distilled LoRA (either layout): its file and strength.
+  if (s.contains("lora") && s.at("lora").is_object())
+    p.distilled_loras = {
+        {model_file(s.at("lora").at("file").get<std::string>()), s.at("lora").at("strength").get<double>()}};
   if (s.contains("model_paths")) {
     // A split layout: each file named relative to the model folder (it may name other cases' files).
     const nlohmann::json& m = s.at("model_paths");
@@ -74,9 +78,6 @@ ModelPaths pipeline_case_paths(const GoldenCase& c) {
   p.gemma_root = model_file("gemma");
   if (s.contains("stages") && s.at("stages").contains("stage2"))
     p.spatial_upsampler = model_file("spatial_upsampler.safetensors");
-  if (s.contains("lora") && s.at("lora").is_object())
-    p.distilled_loras = {
-        {model_file(s.at("lora").at("file").get<std::string>()), s.at("lora").at("strength").get<double>()}};
   return p;
 }
 

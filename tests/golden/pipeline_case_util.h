@@ -23,8 +23,9 @@ GenerationRequest pipeline_case_request(const GoldenCase& c);
 // The split layout case.json's "model_paths" names (transformer, text_encoder, video_vae, audio_vae,
 // duration_head, spatial_upsampler; relative to the model folder), else the
 // monolith layout of the case folder, or of the folder case.json's "models_from" names:
-// checkpoint.safetensors, gemma/, spatial_upsampler.safetensors (when the case has a stage 2) and,
-// when case.json has a lora section, its file and strength as the distilled LoRA.
+// checkpoint.safetensors, gemma/, spatial_upsampler.safetensors (when the case has a stage 2); in
+// either layout, when case.json has a lora section, its file (relative to the model folder) and
+// strength as the distilled LoRA.
 ModelPaths pipeline_case_paths(const GoldenCase& c);
 // in.noise.0, in.noise.1, ... in draw order.
 pipeline::RecordedNoiseSource pipeline_case_noise(const GoldenCase& c);
