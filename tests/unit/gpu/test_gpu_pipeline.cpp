@@ -12,11 +12,11 @@
 #include <cstdio>
 #include <optional>
 
+#include "core/similarity.h"
 #include "gpu_compare.h"
 #include "ops/rgb8.h"
 #include "ops/shape.h"
 #include "pipeline/pipeline.h"
-#include "core/similarity.h"
 #include "support/test_util.h"
 
 using namespace ltx2;
@@ -180,6 +180,35 @@ TEST_CASE("gpu: the distilled pipeline with LTX-2.5's diffusion video decoder, b
   const Outputs ref = run<pipeline::DistilledPipeline>(paths, r, Device::cpu(), std::nullopt);
   const Outputs naive = run<pipeline::DistilledPipeline>(paths, r, Device::cpu(), DType::BF16);
   const Outputs gpu = run<pipeline::DistilledPipeline>(paths, r, test::gpu(), std::nullopt);
+  for (const Tensor* t : {&gpu.upsampled, &gpu.frames, &gpu.waveform}) require_host_f32(*t);
+  REQUIRE(gpu.frames.shape() == Shape{9, 64, 128, 3});
+  test::check_bf16_rule("upsampled latent", gpu.upsampled, naive.upsampled, ref.upsampled);
+  test::check_bf16_rule("frames", gpu.frames, naive.frames, ref.frames);
+  test::check_bf16_rule("waveform", gpu.waveform, naive.waveform, ref.waveform);
+}
+
+// The two-stage pipeline (ltx2-ti2vid) on the same tiny LTX-2.5 set: the guided stage 1 (negative
+// prompt, CFG, STG, modality guidance; an image at frame 0), the distilled LoRA in stage 2
+// (pipeline_ti2vid's, whose targets the 2.5 transformer has), the diffusion decoder; GPU against the
+// CPU as above.
+TEST_CASE(
+    "gpu: the two-stage pipeline on LTX-2.5's set with its diffusion decoder, bf16 on the GPU (2x rule)") {
+  test::ScratchDir dir("gpu_pipeline_ti2vid_25");
+  ModelPaths paths = test::diffusion_decoder_set_paths();
+  paths.distilled_loras = {{test::golden_dir("pipeline_ti2vid") + "/distilled_lora.safetensors", 1.0}};
+  GenerationRequest r = request(dir);
+  r.height = 64;
+  r.width = 128;
+  r.negative_prompt = default_negative_prompt();
+  r.video_guidance = default_video_guidance();
+  r.audio_guidance = default_audio_guidance();
+  r.video_guidance.stg_blocks = {1};
+  r.audio_guidance.stg_blocks = {0};
+  r.num_inference_steps = 2;
+  r.images = {{test::golden_dir("pipeline_ti2vid") + "/image.png", 0, 1.0, 0}};
+  const Outputs ref = run<pipeline::TwoStagePipeline>(paths, r, Device::cpu(), std::nullopt);
+  const Outputs naive = run<pipeline::TwoStagePipeline>(paths, r, Device::cpu(), DType::BF16);
+  const Outputs gpu = run<pipeline::TwoStagePipeline>(paths, r, test::gpu(), std::nullopt);
   for (const Tensor* t : {&gpu.upsampled, &gpu.frames, &gpu.waveform}) require_host_f32(*t);
   REQUIRE(gpu.frames.shape() == Shape{9, 64, 128, 3});
   test::check_bf16_rule("upsampled latent", gpu.upsampled, naive.upsampled, ref.upsampled);
