@@ -167,6 +167,24 @@ TEST_CASE("gpu: the HQ pipeline (res_2s) on the GPU, VAE side in bf16 (2x rule a
   check_guided_pipeline<pipeline::HqPipeline>(true);
 }
 
+namespace {
+
+// A two-stage pipeline at 64 x 128, 9 frames on the GPU against its CPU float32 run and its CPU run
+// with the VAE side in bf16 (the naive computation): the upsampled latent, frames and waveform.
+template <typename Pipeline>
+void check_two_stages_on_gpu(const ModelPaths& paths, const GenerationRequest& r) {
+  const Outputs ref = run<Pipeline>(paths, r, Device::cpu(), std::nullopt);
+  const Outputs naive = run<Pipeline>(paths, r, Device::cpu(), DType::BF16);
+  const Outputs gpu = run<Pipeline>(paths, r, test::gpu(), std::nullopt);
+  for (const Tensor* t : {&gpu.upsampled, &gpu.frames, &gpu.waveform}) require_host_f32(*t);
+  REQUIRE(gpu.frames.shape() == Shape{9, 64, 128, 3});
+  test::check_bf16_rule("upsampled latent", gpu.upsampled, naive.upsampled, ref.upsampled);
+  test::check_bf16_rule("frames", gpu.frames, naive.frames, ref.frames);
+  test::check_bf16_rule("waveform", gpu.waveform, naive.waveform, ref.waveform);
+}
+
+}  // namespace
+
 // LTX-2.5's diffusion video decoder (pipeline_distilled_25_dvae: vae._class_name CausalDiffusionVAE)
 // as the distilled pipeline runs it: its neighbourhood attention (ops::attention on masked query
 // tiles), AdaLN diffusion blocks and sampling loop on the GPU in bf16, against the CPU's float32 run
@@ -177,14 +195,7 @@ TEST_CASE("gpu: the distilled pipeline with LTX-2.5's diffusion video decoder, b
   GenerationRequest r = request(dir);
   r.height = 64;
   r.width = 128;
-  const Outputs ref = run<pipeline::DistilledPipeline>(paths, r, Device::cpu(), std::nullopt);
-  const Outputs naive = run<pipeline::DistilledPipeline>(paths, r, Device::cpu(), DType::BF16);
-  const Outputs gpu = run<pipeline::DistilledPipeline>(paths, r, test::gpu(), std::nullopt);
-  for (const Tensor* t : {&gpu.upsampled, &gpu.frames, &gpu.waveform}) require_host_f32(*t);
-  REQUIRE(gpu.frames.shape() == Shape{9, 64, 128, 3});
-  test::check_bf16_rule("upsampled latent", gpu.upsampled, naive.upsampled, ref.upsampled);
-  test::check_bf16_rule("frames", gpu.frames, naive.frames, ref.frames);
-  test::check_bf16_rule("waveform", gpu.waveform, naive.waveform, ref.waveform);
+  check_two_stages_on_gpu<pipeline::DistilledPipeline>(paths, r);
 }
 
 // The two-stage pipeline (ltx2-ti2vid) on the same tiny LTX-2.5 set: the guided stage 1 (negative
@@ -206,12 +217,5 @@ TEST_CASE(
   r.audio_guidance.stg_blocks = {0};
   r.num_inference_steps = 2;
   r.images = {{test::golden_dir("pipeline_ti2vid") + "/image.png", 0, 1.0, 0}};
-  const Outputs ref = run<pipeline::TwoStagePipeline>(paths, r, Device::cpu(), std::nullopt);
-  const Outputs naive = run<pipeline::TwoStagePipeline>(paths, r, Device::cpu(), DType::BF16);
-  const Outputs gpu = run<pipeline::TwoStagePipeline>(paths, r, test::gpu(), std::nullopt);
-  for (const Tensor* t : {&gpu.upsampled, &gpu.frames, &gpu.waveform}) require_host_f32(*t);
-  REQUIRE(gpu.frames.shape() == Shape{9, 64, 128, 3});
-  test::check_bf16_rule("upsampled latent", gpu.upsampled, naive.upsampled, ref.upsampled);
-  test::check_bf16_rule("frames", gpu.frames, naive.frames, ref.frames);
-  test::check_bf16_rule("waveform", gpu.waveform, naive.waveform, ref.waveform);
+  check_two_stages_on_gpu<pipeline::TwoStagePipeline>(paths, r);
 }
