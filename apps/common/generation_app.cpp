@@ -51,8 +51,8 @@ struct Plan {
 // models' sizes and the budget are read once for the whole batch.
 void plan_memory(Plan& plan, const GenerationFlags& flags, PipelineKind kind) {
   const bool local = !plan.placement.fleet;
-  pipeline::PipelineOptions options = local ? pipeline::PipelineOptions::on_device(plan.placement.devices[0])
-                                            : pipeline::PipelineOptions{};
+  pipeline::PipelineOptions options =
+      local ? pipeline::PipelineOptions::on_device(plan.placement.devices[0]) : pipeline::PipelineOptions{};
   options.quantization = flags.settings.quantization;
   std::optional<pipeline::ModelMemory> memory;
   uint64_t budget = 0;
@@ -74,7 +74,8 @@ void plan_memory(Plan& plan, const GenerationFlags& flags, PipelineKind kind) {
       }
     }
   }
-  if (memory && !plan.shapes.empty()) options.residency = pipeline::plan_residency(*memory, plan.shapes, budget);
+  if (memory && !plan.shapes.empty())
+    options.residency = pipeline::plan_residency(*memory, plan.shapes, budget);
   plan.local_options = std::move(options);
 }
 
@@ -101,7 +102,6 @@ Plan validate(const CLI::App& app, GenerationFlags& flags, PipelineKind kind, Ru
       plan.placement.fleet ? static_cast<int>(plan.placement.devices.size()) * plan.placement.nodes : 1;
   if (flags.jobs_file.empty()) {
     validate_request(flags.request, kind, plan.facts);
-    if (plan.placement.fleet) runtime::check_fleet_request(flags.request);
     runtime::check_tdp_tiling(flags.settings, world, flags.request);
     check_output_available(flags.request.output_path);
   } else {
@@ -114,7 +114,6 @@ Plan validate(const CLI::App& app, GenerationFlags& flags, PipelineKind kind, Ru
   for (JobLine& job : plan.jobs) {
     if (!job.error.empty() || !job.skipped.empty()) continue;
     try {
-      if (plan.placement.fleet) runtime::check_fleet_request(job.request);
       runtime::check_tdp_tiling(flags.settings, world, job.request);
       check_output_available(job.request.output_path);
     } catch (const std::exception& e) {  // ltx2::Error, or e.g. bad_alloc: this line's failure only
@@ -181,7 +180,7 @@ int run(const GenerationFlags& flags, PipelineKind kind, const Plan& plan, RunRe
       const RunResult result = run_request(*engine, job.request, &reporter, memory_device);
       report_run(reporter, job.request, result);
       manifest.set(job.line, BatchManifest::Status::Done, result.total_seconds);
-    } catch (const std::exception& e) {  // ltx2::Error, or e.g. bad_alloc: this line's failure only
+    } catch (const std::exception& e) {      // ltx2::Error, or e.g. bad_alloc: this line's failure only
       if (runtime::stop_requested()) throw;  // the line stays pending: a rerun does it
       reporter.error(e.what(), job.line);
       manifest.set(job.line, BatchManifest::Status::Failed, 0, e.what());

@@ -1,6 +1,5 @@
 #include "common/run_request.h"
 
-#include <algorithm>
 #include <csignal>
 
 #include "common/clip_file.h"
@@ -31,6 +30,8 @@ RunResult run_request(pipeline::GenerationEngine& engine, const GenerationReques
     clock.add_encode_seconds(file.encode_seconds() - before);
   };
   pipeline::PipelineCallbacks cb;
+  int num_frames = r.num_frames;  // --num-frames unset: the engine's prediction, before any frame
+  cb.num_frames = [&](int n) { num_frames = n; };
   cb.progress = [&](const std::string& stage, int step, int steps) {
     stop_if_requested();
     clock.on_progress(stage, step, steps);
@@ -39,9 +40,7 @@ RunResult run_request(pipeline::GenerationEngine& engine, const GenerationReques
   cb.video_chunk = [&](const Tensor& frames) {
     stop_if_requested();
     encode([&] { file.add_frames(frames); });
-    if (reporter)
-      reporter->progress("decode", static_cast<int>(file.frames()) - 1,
-                         std::max(r.num_frames, static_cast<int>(file.frames())));  // unset: predicted
+    if (reporter) reporter->progress("decode", static_cast<int>(file.frames()) - 1, num_frames);
   };
   cb.audio = [&](const Tensor& wave, int64_t rate) { encode([&] { file.add_audio(wave, rate); }); };
   engine.generate(r, cb);

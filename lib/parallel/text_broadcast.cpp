@@ -1,5 +1,7 @@
-// Gemma on rank 0, its contexts broadcast.
+// Gemma and the duration head on rank 0, their contexts and count broadcast.
 #include "parallel/text_broadcast.h"
+
+#include <exception>
 
 #include "core/error.h"
 #include "pipeline/pipeline_models.h"
@@ -41,6 +43,29 @@ std::vector<EncodedPrompt> BroadcastTextEncoder::encode(pipeline::PipelineModels
     for (EncodedPrompt& e : out)
       e.context_mask = Tensor::full({1, e.video_context.size(1)}, 1.0f, DType::I64);
   return out;
+}
+
+int BroadcastDuration::num_frames(const DurationHead* head, const GenerationRequest& request,
+                                  const Tensor& video_context, const Tensor& audio_context,
+                                  const std::function<void(const Tensor&)>& probe_seconds) {
+  // 0 (never a frame count) tells the other ranks that rank 0 failed.
+  int64_t frames = 0;
+  std::exception_ptr failure;
+  if (comm_.rank() == 0) {
+    try {
+      frames = pipeline::resolve_num_frames(head, request, video_context, audio_context, probe_seconds);
+    } catch (const Error&) {
+      failure = std::current_exception();
+    }
+  }
+  frames = comm_.broadcast(Tensor::from_vector_i64({frames}, {1}).to(comm_.device()), 0)
+               .to(Device::cpu())
+               .to_vector_i64()
+               .at(0);
+  if (failure) std::rethrow_exception(failure);
+  LTX2_CHECK(frames > 0,
+             "--num-frames unset: rank 0's duration head gave no frame count (its error says why)");
+  return static_cast<int>(frames);
 }
 
 }  // namespace ltx2::parallel

@@ -298,10 +298,15 @@ void run_generation_flow(PipelineModels& m, const GenerationRequest& request, co
   // --num-frames unset: the duration head predicts it from the prompt's contexts (the reference's
   // resolve_num_frames, after prompt encoding).
   if (request.num_frames == kNumFramesFromDurationHead) {
-    r.num_frames = resolve_num_frames(m.duration_head.get(), request, positive.video, positive.audio,
-                                      [&](const Tensor& seconds) { probe(cb, "duration.seconds", seconds); });
+    const auto probe_seconds = [&](const Tensor& seconds) { probe(cb, "duration.seconds", seconds); };
+    DurationExecutor* duration = m.options.executors.duration.get();
+    r.num_frames = duration ? duration->num_frames(m.duration_head.get(), request, positive.video,
+                                                   positive.audio, probe_seconds)
+                            : resolve_num_frames(m.duration_head.get(), request, positive.video,
+                                                 positive.audio, probe_seconds);
     plan = plan_for(r);
   }
+  if (cb.num_frames) cb.num_frames(r.num_frames);
   // Phase boundaries for the apps' progress and timings (each a one-step "stage").
   end_phase(m, cb, "text_encode");
 

@@ -71,6 +71,9 @@ struct PipelineCallbacks {
   // Stage name ("stage1", "stage2"), step i (0-based) of n, called after each step; the one-step
   // stages "text_encode" and "upsample" mark the end of those phases.
   std::function<void(const std::string& stage, int step, int steps)> progress;
+  // The video's frame count once known, before stage 1 and any frame: the request's, or the duration
+  // head's prediction when --num-frames is unset (what sizes the frames and the waveform).
+  std::function<void(int num_frames)> num_frames;
   // Decoded frames [n, H, W, 3] uint8 RGB on the CPU (ops/rgb8.h), in time order; their
   // concatenation is the video. Each chunk is a fresh tensor the callee may keep. With a probe set,
   // the in-process run also probes each chunk's float32 frames in [0, 1] as "video".

@@ -1,8 +1,8 @@
 // The seams through which a parallel strategy runs parts of a pipeline. The pipeline declares them
 // here, next to its stage plan (generation_flow.h), and gives each stage its own seat; lib/parallel
-// implements them (sequence parallel, tiled data parallel, Gemma on one rank); the fleet
-// (lib/runtime) builds them on every rank and carries their results across processes. An empty
-// seat runs that part in this process, as the single-process engine does.
+// implements them (sequence parallel, tiled data parallel, Gemma and the duration head on one
+// rank); the fleet (lib/runtime) builds them on every rank and carries their results across
+// processes. An empty seat runs that part in this process, as the single-process engine does.
 #pragma once
 
 #include <functional>
@@ -11,11 +11,13 @@
 #include <string>
 #include <vector>
 
+#include "models/duration/duration_head.h"
 #include "models/text/prompt_encoder.h"
 #include "models/transformer/transformer.h"
 #include "models/video_vae/decoder.h"
 #include "models/video_vae/diffusion_decoder.h"
 #include "models/video_vae/tiling.h"
+#include "pipeline/request.h"
 
 namespace ltx2::pipeline {
 
@@ -63,6 +65,17 @@ class TextEncodeExecutor {
                                             const std::optional<EnhanceSettings>& enhance_first) = 0;
 };
 
+// The frame count of a request that leaves --num-frames unset, from its encoded prompt's contexts
+// [1, S, C]: resolve_num_frames (pipeline_models.h) on `head`, "duration.seconds" to probe_seconds
+// where it runs. An executor that shares one prediction across ranks gives every rank the same count.
+class DurationExecutor {
+ public:
+  virtual ~DurationExecutor() = default;
+  virtual int num_frames(const DurationHead* head, const GenerationRequest& request,
+                         const Tensor& video_context, const Tensor& audio_context,
+                         const std::function<void(const Tensor&)>& probe_seconds) = 0;
+};
+
 // Who runs what. Empty: in this process.
 struct StageExecutors {
   std::shared_ptr<TransformerExecutor> stage1, stage2;
@@ -71,6 +84,7 @@ struct StageExecutors {
   std::vector<float> stage2_sigmas;
   std::shared_ptr<VideoDecodeExecutor> video_decode;
   std::shared_ptr<TextEncodeExecutor> text_encode;
+  std::shared_ptr<DurationExecutor> duration;
 };
 
 }  // namespace ltx2::pipeline

@@ -3,6 +3,9 @@
 // into PipelineCallbacks calls (see fleet_engine.h).
 //
 // Results a job streams (runner -> driver):
+//   "num_frames" rank 0, {num_frames}: the video's frame count, the request's or (--num-frames
+//                unset) the duration head's prediction, once the prompt is encoded and before any
+//                progress or frame; the driver sizes the video by it
 //   "progress"   rank 0, {stage, step, steps}
 //   "video_plan" rank 0 (none for a request without video: a .wav), how the decoded video
 //                arrives: {plan: "frames", frames, height, width} (rank 0 streams the final
@@ -73,13 +76,14 @@ class PipelineRunner final : public Runner {
     ops::set_attention_precision(settings.attention_precision);
     // The strategies every stage runs with: sequence parallel transformer passes (a guided stage 1's
     // passes on different ranks when they divide over them, stage 2 tiled data parallel when
-    // asked), Gemma on rank 0 with its contexts broadcast, the distributed decode. One rank runs
-    // the pipeline as the in-process engine does, but for the decode, whose frames reach the driver
-    // through this rank's results.
+    // asked), Gemma and the duration head on rank 0 with their contexts and count broadcast, the
+    // distributed decode. One rank runs the pipeline as the in-process engine does, but for the
+    // decode, whose frames reach the driver through this rank's results.
     pipeline::StageExecutors& ex = options.executors;
     if (ctx.world_size > 1) {
       options.load_text_encoder = ctx.rank == 0;
       ex.text_encode = std::make_shared<parallel::BroadcastTextEncoder>(*ctx.comm);
+      ex.duration = std::make_shared<parallel::BroadcastDuration>(*ctx.comm);
       ex.stage1 = ex.stage2 = std::make_shared<parallel::SequenceParallelExecutor>(*ctx.comm);
       if (pipeline_traits(kind_).guided && settings.stage1_parallel == Stage1Parallel::Auto)
         ex.stage1 = std::make_shared<parallel::GuidanceParallelExecutor>(*ctx.comm);
@@ -107,9 +111,13 @@ class PipelineRunner final : public Runner {
     const GenerationRequest request = request_from_json(job.params.at("request"));
     DecodeStream stream(out, tile_piece_bytes_);
     decode_->set_sink(&stream);
-    if (tdp_)
-      tdp_->set_video_grid(pipeline::video_latent_grid(request.num_frames, request.height, request.width));
     pipeline::PipelineCallbacks callbacks;
+    // The frame count is known once the prompt is encoded (the duration head's when --num-frames is
+    // unset): stage 2's tiles are cut for it, and the driver learns it before any frame.
+    callbacks.num_frames = [this, &out, &request](int num_frames) {
+      if (tdp_) tdp_->set_video_grid(pipeline::video_latent_grid(num_frames, request.height, request.width));
+      if (ctx_.rank == 0) out.output("num_frames", {{"num_frames", num_frames}});
+    };
     // Every rank marks each step and phase (the fleet's liveness check); rank 0 streams them too.
     callbacks.progress = [this, &out](const std::string& stage, int step, int steps) {
       if (ctx_.rank == 0) out.output("progress", {{"stage", stage}, {"step", step}, {"steps", steps}});
@@ -153,13 +161,15 @@ const bool registered_runners = [] {
 // reference's plan: decoded tiles blended here in assembly order).
 class ResultAssembler {
  public:
-  // video: the request's frames, height and width, which the decode plan must produce; has_video
+  // video: the request's frames (kNumFramesFromDurationHead when --num-frames is unset: rank 0's
+  // "num_frames" gives them), height and width, which the decode plan must produce; has_video
   // false: the request decodes no video (output_has_video), so no plan may come.
   ResultAssembler(const pipeline::PipelineCallbacks& cb, int world, std::array<int64_t, 3> video,
                   bool has_video)
-      : cb_(cb), world_(world), video_(video), has_video_(has_video) {}
+      : cb_(cb), world_(world), request_frames_(video[0]), video_(video), has_video_(has_video) {}
 
   void restart() {
+    video_[0] = request_frames_;
     plan_ = DecodePlan::None;
     grid_plan_.reset();
     tile_plan_.reset();
@@ -173,7 +183,9 @@ class ResultAssembler {
   }
 
   void on_output(const JobEvent& e) {
-    if (e.name == "progress") {
+    if (e.name == "num_frames") {
+      set_num_frames(e.data.at("num_frames"), e.rank);
+    } else if (e.name == "progress") {
       if (++seen_progress_ > delivered_progress_) {
         delivered_progress_ = seen_progress_;
         if (cb_.progress) cb_.progress(e.data.at("stage"), e.data.at("step"), e.data.at("steps"));
@@ -181,6 +193,8 @@ class ResultAssembler {
     } else if (e.name == "video_plan") {
       LTX2_CHECK(has_video_, "fleet engine: a decode plan from rank {} for a request without video", e.rank);
       LTX2_CHECK(plan_ == DecodePlan::None, "fleet engine: a second decode plan from rank {}", e.rank);
+      LTX2_CHECK(video_[0] != kNumFramesFromDurationHead,
+                 "fleet engine: a decode plan from rank {} before the video's frame count", e.rank);
       set_plan(e.data);
       feed();
     } else if (e.name == "video_tile") {
@@ -209,6 +223,18 @@ class ResultAssembler {
   };
   using Box = std::array<int64_t, 3>;  // a tile's pixel frames, height, width
   enum class DecodePlan { None, Frames, Tiles, Grid };
+
+  // Rank 0's resolved frame count: the request's when it gives one; after a retry, the count the
+  // caller already has (the prediction is deterministic, so a rerun that differs is a fault).
+  void set_num_frames(int64_t frames, int rank) {
+    LTX2_CHECK(frames > 0 && (request_frames_ == kNumFramesFromDurationHead || frames == request_frames_) &&
+                   (delivered_num_frames_ == 0 || frames == delivered_num_frames_),
+               "fleet engine: rank {} resolved {} frames for a request of {} (an earlier attempt: {})", rank,
+               frames, request_frames_, delivered_num_frames_);
+    video_[0] = frames;
+    if (delivered_num_frames_ == 0 && cb_.num_frames) cb_.num_frames(static_cast<int>(frames));
+    delivered_num_frames_ = frames;
+  }
 
   // The plan comes from rank 0: what it would decode must be the request's video before anything
   // is sized by it.
@@ -381,7 +407,8 @@ class ResultAssembler {
 
   const pipeline::PipelineCallbacks& cb_;
   int world_;
-  std::array<int64_t, 3> video_;
+  int64_t request_frames_;        // the request's --num-frames (kNumFramesFromDurationHead: unset)
+  std::array<int64_t, 3> video_;  // frames resolved by rank 0's "num_frames", height, width
   bool has_video_;
   DecodePlan plan_ = DecodePlan::None;                    // until rank 0 says
   std::vector<Box> boxes_;                                // per tile of the plan
@@ -395,6 +422,7 @@ class ResultAssembler {
   int64_t total_frames_ = 0;
   int64_t seen_progress_ = 0, delivered_progress_ = 0;
   int64_t seen_frames_ = 0, delivered_frames_ = 0;
+  int64_t delivered_num_frames_ = 0;  // the count handed to the caller (0: none yet)
   bool audio_delivered_ = false;
 };
 
@@ -417,7 +445,6 @@ class FleetEngine final : public pipeline::GenerationEngine {
 
  private:
   void run(const GenerationRequest& request, const pipeline::PipelineCallbacks& callbacks) override {
-    check_fleet_request(request);
     check_tdp_tiling(settings_, world_, request);  // a job the ranks cannot tile fails before it starts
     if (!controller_.running()) controller_.start();
     controller_.submit({{"request", to_json(request)}});

@@ -74,15 +74,11 @@ tiling::GridTiling tdp_tiling(const RankSettings& s, int world_size) {
           tiling::AxisTiling::by_count(s.tdp_width_tiles > 0 ? s.tdp_width_tiles : large, s.tdp_overlap)};
 }
 
-void check_fleet_request(const GenerationRequest& r) {
-  LTX2_CHECK(r.num_frames != kNumFramesFromDurationHead,
-             "--num-frames is required on worker processes (--ranks, --gpus, several GPUs, --retries, "
-             "--job-timeout): the duration head predicts the length in one process only, so far");
-}
-
 void check_tdp_tiling(const RankSettings& s, int world_size, const GenerationRequest& r) {
   if (s.stage2_parallel != Stage2Parallel::TiledData || world_size <= 1) return;
-  const auto grid = pipeline::video_latent_grid(r.num_frames, r.height, r.width);
+  // The frames are not tiled, so the longest video the request may have (--num-frames unset: before
+  // the duration head predicts it) is cut as any shorter one.
+  const auto grid = pipeline::video_latent_grid(max_num_frames(r), r.height, r.width);
   const tiling::GridTiling t = tdp_tiling(s, world_size);
   try {
     tiling::plan_tiles(grid, t, {});

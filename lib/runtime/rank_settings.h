@@ -65,12 +65,10 @@ tiling::GridTiling tdp_tiling(const RankSettings& s, int world_size);
 // one rank and the request's stage-2 latent grid cannot be cut into that tiling (tiles no longer
 // than their overlap, more tiles than cells): before any work, not after stage 1.
 void check_tdp_tiling(const RankSettings& s, int world_size, const GenerationRequest& r);
-// Throws, naming --num-frames, for a request a fleet cannot run yet: --num-frames unset (the
-// duration head's prediction runs in one process only so far).
-void check_fleet_request(const GenerationRequest& r);
 
-// The fields (io/fields.h): flags --stage1-parallel (the guided pipelines), --stage2-parallel and --tdp-tiles/--tdp-overlap (the pipelines
-// whose stage 2 the distilled LoRA refines), --vae-tiles, --vae-overlap, --gpu-memory, --quantization,
+// The fields (io/fields.h): flags --stage1-parallel (the guided pipelines), --stage2-parallel and
+// --tdp-tiles/--tdp-overlap (the pipelines whose stage 2 the distilled LoRA refines), --vae-tiles,
+// --vae-overlap, --gpu-memory, --quantization,
 // --attention-precision;
 // tile_piece_bytes and plan_shapes only travel in the setup. Tiles are "HxW" in flags and JSON alike ("" the
 // default;

@@ -3,8 +3,9 @@
 # layout: the 2.5 transformer, the Gemma 4 text-encoder file, the conv video VAE, audio VAE and
 # vocoder, the duration head): the same video in this process and on 2 CPU ranks; --num-frames unset
 # makes the duration head choose the length (17 frames for the _auto case's request, as the reference
-# chose); without a head, or on worker processes, --num-frames is required; every bad value one line
-# naming the flag. (The numbers themselves are checked stage by stage by the golden cases.)
+# chose), on 2 CPU ranks too (rank 0 predicts, the other rank and the driver take its count: the same
+# files); without a head --num-frames is required; every bad value one line naming the flag. (The
+# numbers themselves are checked stage by stage by the golden cases.)
 source "$(dirname "$0")/lib.bash"
 exe="$LTX2_BIN/ltx2-distilled"
 export LTX2_CACHE_DIR="$scratch/cache"
@@ -40,6 +41,16 @@ echo '{"prompt": "'"$prompt"'", "output_path": "'"$scratch"'/auto_job.y4m"}' > "
 expect_exit 0 "$exe" "${models[@]}" "${head[@]}" --jobs "$scratch/auto.jsonl" --seed 11 --height 64 --width 128 \
   --frame-rate 8
 cmp -s "$scratch/auto.y4m" "$scratch/auto_job.y4m" || fail "--num-frames unset from a --jobs line differs"
+# On 2 worker processes: rank 0's prediction reaches the other rank and the driver, so the files are
+# the in-process run's, from the command line and from a --jobs line.
+expect_exit_no_workers 0 "$exe" "${models[@]}" "${head[@]}" "${auto[@]}" --ranks 2 \
+  --output-path "$scratch/auto_r2.y4m"
+cmp -s "$scratch/auto.y4m" "$scratch/auto_r2.y4m" || fail "--num-frames unset on 2 ranks differs from one process"
+cmp -s "$scratch/auto.wav" "$scratch/auto_r2.wav" || fail "--num-frames unset on 2 ranks: the audio differs"
+echo '{"prompt": "'"$prompt"'", "output_path": "'"$scratch"'/auto_job_r2.y4m"}' > "$scratch/auto_r2.jsonl"
+expect_exit_no_workers 0 "$exe" "${models[@]}" "${head[@]}" --jobs "$scratch/auto_r2.jsonl" --seed 11 \
+  --height 64 --width 128 --frame-rate 8 --ranks 2
+cmp -s "$scratch/auto.y4m" "$scratch/auto_job_r2.y4m" || fail "--num-frames unset from a --jobs line on 2 ranks differs"
 
 # Mistakes: one line naming the flag, no output, before any work.
 o="$scratch/bad.y4m"
@@ -51,8 +62,6 @@ check_invalid 1 "--num-frames is required: the model has no duration head" --pro
   --spatial-upsampler-path "$golden/pipeline_distilled/spatial_upsampler.safetensors"
 check_invalid 1 "--enhance-prompt: the text encoder is LTX-2.5's Gemma 4 (gemma4_unified)" "${models[@]}" \
   "${head[@]}" "${run[@]}" --enhance-prompt --output-path "$o"
-check_invalid 1 "--num-frames is required on worker processes" "${models[@]}" "${head[@]}" "${auto[@]}" \
-  --ranks 2 --output-path "$o"
 check_invalid 2 "--num-frames must be 8k+1 (1, 9, 17, ..., 121, ...), got 0" "${models[@]}" "${head[@]}" \
   "${auto[@]}" --num-frames 0 --output-path "$o"
 check_invalid 1 "--duration-head-path $scratch/none.safetensors: no such file" "${models[@]}" "${auto[@]}" \

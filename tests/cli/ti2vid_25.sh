@@ -5,7 +5,9 @@
 # equivalent_cli flags, run from the case folder, give an MP4 of the request's shape (the numbers
 # are checked stage by stage by the golden case); the same file on 2 ranks (guidance passes spread);
 # --num-frames unset makes the duration head choose the length (17 frames at 8 fps for this prompt,
-# as in pipeline_distilled_25_auto); the version's default STG block is applied.
+# as in pipeline_distilled_25_auto), on 2 ranks too (the same file; with stage 2 tiled data parallel,
+# whose tiles are cut for the predicted length, a video of that length); the version's default STG
+# block is applied.
 source "$(dirname "$0")/lib.bash"
 exe="$LTX2_BIN/ltx2-ti2vid"
 export LTX2_CACHE_DIR="$scratch/cache"
@@ -41,6 +43,16 @@ auto=(--prompt "$prompt" --seed 12 --height 64 --width 128 --frame-rate 8 --num-
       --video-stg-blocks 1 --audio-stg-blocks 0)
 expect_exit 0 "$exe" "${models[@]}" "${auto[@]}" --output-path "$scratch/auto.mp4"
 expect_mp4 "$scratch/auto.mp4" 17 128 64 8
+expect_exit_no_workers 0 "$exe" "${models[@]}" "${auto[@]}" --ranks 2 --output-path "$scratch/auto_r2.mp4"
+cmp -s "$scratch/auto.mp4" "$scratch/auto_r2.mp4" || fail "--num-frames unset on 2 ranks differs from one process"
+# TDP's own sigmas and tiles make other numbers than one process; its tiles are cut for the predicted
+# length, so the file is the one --num-frames 17 gives.
+tdp=(--ranks 2 --stage2-parallel tdp --tdp-tiles 1x2 --tdp-overlap 1)
+expect_exit_no_workers 0 "$exe" "${models[@]}" "${auto[@]}" "${tdp[@]}" --output-path "$scratch/auto_tdp.mp4"
+expect_mp4 "$scratch/auto_tdp.mp4" 17 128 64 8
+expect_exit_no_workers 0 "$exe" "${models[@]}" "${auto[@]}" "${tdp[@]}" --num-frames 17 \
+  --output-path "$scratch/tdp17.mp4"
+cmp -s "$scratch/auto_tdp.mp4" "$scratch/tdp17.mp4" || fail "TDP with --num-frames unset differs from --num-frames 17"
 
 # The STG blocks left unset take the 2.5 checkpoint's default (block 28, as the reference's
 # LTX_2_4_PARAMS), which the 2-block tiny model lacks: one line naming the flag, no output.

@@ -1,7 +1,7 @@
 // The fleet engine on the tiny model set: the pipelines on 1-3 CPU ranks (sequence parallel,
 // tiled data parallel stage 2, distributed decode) against the in-process engine, decoded tiles
 // whose frames exceed the piece bound (streamed in bands of rows), and a worker killed mid-request
-// (retry or error).
+// (retry or error); on the tiny LTX-2.5 set, --num-frames unset (rank 0's duration head).
 #include "runtime/fleet_engine.h"
 
 #include <signal.h>
@@ -59,6 +59,8 @@ struct Generated {
   int64_t sample_rate = 0;
   int chunks = 0;
   std::vector<std::string> progress;
+  std::vector<int> num_frames;            // each num_frames callback's count
+  size_t progress_before_num_frames = 0;  // progress calls before the (last) count
 };
 
 Generated generate(pipeline::GenerationEngine& engine, const GenerationRequest& request,
@@ -69,6 +71,10 @@ Generated generate(pipeline::GenerationEngine& engine, const GenerationRequest& 
   cb.progress = [&](const std::string& stage, int step, int steps) {
     if (g.progress.empty() && on_first_progress) on_first_progress();
     g.progress.push_back(stage + ":" + std::to_string(step) + "/" + std::to_string(steps));
+  };
+  cb.num_frames = [&](int n) {
+    g.num_frames.push_back(n);
+    g.progress_before_num_frames = g.progress.size();
   };
   cb.video_chunk = [&](const Tensor& f) { chunks.push_back(f.contiguous()); };
   cb.audio = [&](const Tensor& w, int64_t rate) {
@@ -156,6 +162,8 @@ TEST_CASE("fleet engine: distilled results do not depend on the rank count") {
   CHECK(test::max_abs_diff(one.waveform, local.waveform) == 0.0f);
   CHECK(one.sample_rate == local.sample_rate);
   CHECK(one.progress == local.progress);
+  CHECK(local.num_frames == std::vector<int>{9});
+  CHECK(one.num_frames == std::vector<int>{9});
 
   // The reference's decode plan, 1 x 2 tiles, on one rank, then spread over 2 ranks (as the
   // reference splits 2 ranks) and 3 ranks (as asked) with sequence parallel transformer calls.
@@ -266,6 +274,7 @@ TEST_CASE("fleet engine: a worker killed mid-request is retried transparently, o
     const Generated g = generate(*engine, tiny_request(PipelineKind::Distilled), kill_a_worker);
     CHECK(relative_diff(g.frames, local.frames) <= 1e-5);
     CHECK(g.progress == local.progress);  // nothing repeated after the restart
+    CHECK(g.num_frames == std::vector<int>{9});
   }
   test::require_clean();
   {
@@ -283,6 +292,44 @@ TEST_CASE("fleet engine: a worker killed mid-request is retried transparently, o
     CHECK(relative_diff(g.frames, local.frames) <= 1e-5);
   }
   test::require_clean();
+}
+
+TEST_CASE(
+    "fleet engine: --num-frames unset, rank 0's duration head gives the driver and every rank the "
+    "in-process length and video") {
+  // The tiny LTX-2.5 set with its duration head, and pipeline_distilled_25_auto's request, for
+  // which the head predicts 17 frames.
+  ModelPaths paths;
+  paths.transformer = test::golden_dir("pipeline_distilled_25") + "/transformer.safetensors";
+  paths.duration_head = test::golden_dir("pipeline_distilled_25") + "/duration_head.safetensors";
+  paths.text_encoder = test::golden_dir("gemma4_tiny") + "/text_encoder.safetensors";
+  paths.video_vae = paths.audio_vae = test::golden_dir("pipeline_distilled") + "/checkpoint.safetensors";
+  paths.spatial_upsampler = test::golden_dir("pipeline_distilled") + "/spatial_upsampler.safetensors";
+  GenerationRequest r = tiny_request(PipelineKind::Distilled);
+  r.prompt = "A calm forest with mist, the camera pans slowly over a river at golden hour.";
+  r.seed = 11;
+  r.height = 64;
+  r.width = 128;
+  r.frame_rate = 8;
+  r.num_frames = kNumFramesFromDurationHead;
+  Generated local;
+  {
+    auto engine = pipeline::make_local_engine(PipelineKind::Distilled, paths);
+    local = generate(*engine, r);
+  }
+  REQUIRE(local.num_frames == std::vector<int>{17});
+  REQUIRE(local.frames.shape() == Shape{17, 64, 128, 3});
+  Generated two;
+  {
+    auto engine = runtime::make_fleet_engine(PipelineKind::Distilled, paths, fleet_options(2));
+    two = generate(*engine, r);
+  }
+  test::require_clean();
+  CHECK(two.num_frames == std::vector<int>{17});
+  CHECK(two.progress_before_num_frames == 0);  // the driver knew the length before anything else
+  CHECK(test::max_abs_diff(two.frames, local.frames) == 0.0f);
+  CHECK(test::max_abs_diff(two.waveform, local.waveform) == 0.0f);
+  CHECK(two.progress == local.progress);
 }
 
 TEST_CASE("fleet engine: a request past the job timeout fails naming it and --job-timeout") {
