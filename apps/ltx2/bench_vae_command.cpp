@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <fstream>
+#include <functional>
 #include <memory>
 #include <nlohmann/json.hpp>
 
@@ -22,8 +23,11 @@
 #include "io/weights.h"
 #include "model_sets/random_model.h"
 #include "models/video_vae/decoder.h"
+#include "models/video_vae/diffusion_decoder.h"
+#include "models/video_vae/diffusion_tiling.h"
 #include "models/video_vae/tiled_decode.h"
 #include "ops/conv3d.h"
+#include "pipeline/residency.h"
 #include "runtime/launcher.h"
 
 namespace ltx2 {
@@ -37,7 +41,6 @@ using nlohmann::json;
 
 // The checkpoints' metadata config["vae"] (vae-audio.md §3), as `ltx2 make-random` writes it.
 json decoder_metadata(const std::string& model) {
-  LTX2_CHECK(model == "2.0" || model == "2.3", "ltx2 bench vae: --model must be 2.0 or 2.3, got '{}'", model);
   return {{"vae", model_sets::full_size_checkpoint_config(model == "2.0" ? "19b" : "22b").at("vae")}};
 }
 
@@ -56,17 +59,36 @@ const char* conv_engines_line() {
                                  : "implicit GEMM (this build has no cuDNN)";
 }
 
+// LTX-2.5's diffusion decoder: the reference configurator's defaults (the published checkpoint's
+// config is not available here) with the values the checkpoints carry where the defaults differ
+// (head_dim 64, t_emb_dim 384, one x0 step).
+json diffusion_decoder_metadata() {
+  json decoder = {{"head_dim", 64}, {"t_emb_dim", 384}, {"default_num_inference_steps", 1}};
+  return {
+      {"vae", {{"_class_name", "CausalDiffusionVAE"}, {"model_output_type", "x0"}, {"decoder", decoder}}}};
+}
+
+// What one bench row times: a decode of `latent` (frames x height x width pixels) on the device.
+using DecodeFor =
+    std::function<std::function<void()>(const Tensor& latent, int64_t frames, int64_t height, int64_t width)>;
+
 }  // namespace
 
 CLI::App* add_bench_vae_command(CLI::App* bench, BenchVaeOptions* opt) {
   auto* sub = bench->add_subcommand("vae",
                                     "One full-size video VAE decode (the real decoder config, random "
                                     "bf16 weights) at 512x768x121 and 1024x1536x121");
-  sub->add_option("--model", opt->model, "decoder config: 2.0 (LTX-2 19B) or 2.3")->capture_default_str();
+  sub->add_option("--model", opt->model,
+                  "decoder config: 2.0 (LTX-2 19B), 2.3, or 2.5 (the diffusion decoder, the reference "
+                  "configurator's defaults)")
+      ->check(CLI::IsMember({"2.0", "2.3", "2.5"}))
+      ->capture_default_str();
   sub->add_option(
       "--shape", opt->shapes,
       "stage1 (512x768x121, latent 16x16x24) and/or full (1024x1536x121, 16x32x48); default both");
-  sub->add_option("--tiling", opt->tiling, "none (one decode) or auto (the pipeline's tiles)")
+  sub->add_option(
+         "--tiling", opt->tiling,
+         "none (one decode) or auto (the pipeline's tiles; 2.5: the tiles the free device memory allows)")
       ->check(CLI::IsMember({"none", "auto"}))
       ->capture_default_str();
   sub->add_option("--device", opt->device, "cuda:N")->capture_default_str();
@@ -81,7 +103,6 @@ CLI::App* add_bench_vae_command(CLI::App* bench, BenchVaeOptions* opt) {
 }
 
 int run_bench_vae(const BenchVaeOptions& opt) {
-  const VideoDecoderConfig config = VideoDecoderConfig::from_metadata(decoder_metadata(opt.model));
   std::vector<bench_model::Shape3> shapes;
   for (const std::string& s : opt.shapes.empty() ? std::vector<std::string>{"stage1", "full"} : opt.shapes)
     shapes.push_back(bench_model::shape_named(s));
@@ -91,41 +112,81 @@ int run_bench_vae(const BenchVaeOptions& opt) {
   LTX2_CHECK(device.index < runtime::visible_gpu_count(),
              "ltx2 bench vae: no GPU {} is visible (CUDA_VISIBLE_DEVICES or driver)", opt.device);
   const bool tiled = opt.tiling == "auto";
+  const bool diffusion = opt.model == "2.5";
 
   auto synth = std::make_shared<WeightSynthesizer>(11);
-  const video_vae::VideoDecoder decoder(
-      config, WeightView(synth, "vae.decoder.", "video VAE decoder").placed(DType::BF16, device),
-      WeightView(synth, "vae.per_channel_statistics.", "video VAE statistics"));
+  std::unique_ptr<video_vae::VideoDecoder> conv;
+  std::unique_ptr<video_vae::DiffusionVideoDecoder> diff;
+  int64_t latent_channels = 0;
+  DecodeFor decode_for;
+  if (diffusion) {
+    diff = std::make_unique<video_vae::DiffusionVideoDecoder>(
+        DiffusionVideoDecoderConfig::from_metadata(diffusion_decoder_metadata()),
+        WeightView(synth, "vae.decoder.", "video VAE decoder").placed(DType::BF16, device),
+        WeightView(synth, "vae.per_channel_statistics.", "video VAE statistics"));
+    latent_channels = diff->config().in_channels;
+    // The pipeline's decode: tiles from the free device memory (auto) or one tile, its noise draws
+    // random on the device.
+    decode_for = [&](const Tensor& latent, int64_t frames, int64_t height, int64_t width) {
+      video_vae::TileSizeConfig tiles;
+      if (tiled)
+        tiles = video_vae::recommend_diffusion_tiling(diff->config(), height, width, frames,
+                                                      pipeline::device_bytes_available(device), 0);
+      auto plan = std::make_shared<tiling::TilePlan>(diff->tile_plan(latent.shape(), tiles));
+      auto noise = std::make_shared<std::vector<Tensor>>();
+      uint64_t seed = 5;
+      for (const Shape& shape : diff->noise_shapes(latent.shape(), *plan))
+        noise->push_back(bench_model::random_bf16(shape, seed++, 1.f, device));
+      std::printf("  %s: %zu tile(s), frames %lld/%lld, height %lld/%lld, width %lld/%lld px\n",
+                  fmt::format("{}x{}x{}", height, width, frames).c_str(), plan->tiles.size(),
+                  static_cast<long long>(tiles.frames.value), static_cast<long long>(tiles.frames.overlap),
+                  static_cast<long long>(tiles.height.value), static_cast<long long>(tiles.height.overlap),
+                  static_cast<long long>(tiles.width.value), static_cast<long long>(tiles.width.overlap));
+      return std::function<void()>(
+          [&, latent, plan, noise] { diff->decode(latent, *noise, *plan, [](const Tensor&) {}); });
+    };
+  } else {
+    const VideoDecoderConfig config = VideoDecoderConfig::from_metadata(decoder_metadata(opt.model));
+    conv = std::make_unique<video_vae::VideoDecoder>(
+        config, WeightView(synth, "vae.decoder.", "video VAE decoder").placed(DType::BF16, device),
+        WeightView(synth, "vae.per_channel_statistics.", "video VAE statistics"));
+    latent_channels = config.latent_channels;
+    decode_for = [&](const Tensor& latent, int64_t, int64_t height, int64_t width) {
+      const video_vae::TileSizeConfig tiles =
+          video_vae::TileSizeConfig::automatic(height, width, conv->config().scale_factors());
+      return std::function<void()>([&, latent, tiles] {
+        if (tiled)
+          video_vae::tiled_decode(*conv, latent, tiles);
+        else
+          conv->decode(latent);
+      });
+    };
+  }
   synth.reset();  // the host copies of the synthesized weights
   cuda_synchronize(device.index);
   const size_t weight_bytes = cuda_memory_stats(device.index).allocated;
-  std::printf("ltx2 bench vae: LTX-%s video decoder, bf16 weights (%.2f GiB on %s), %s, convolutions: %s\n",
-              opt.model.c_str(), gib(weight_bytes), opt.device.c_str(),
+  std::printf("ltx2 bench vae: LTX-%s %s, bf16 weights (%.2f GiB on %s), %s%s\n", opt.model.c_str(),
+              diffusion ? "diffusion video decoder (CausalDiffusionVAE, configurator defaults, one x0 step)"
+                        : "video decoder",
+              gib(weight_bytes), opt.device.c_str(),
               tiled ? "the pipeline's automatic tiling" : "untiled (one decode of the whole latent)",
-              conv_engines_line());
+              diffusion ? "" : fmt::format(", convolutions: {}", conv_engines_line()).c_str());
   std::printf("%-7s %-18s %-15s %10s %9s %8s %9s\n", "shape", "video", "latent", "median ms", "peak GiB",
               "ref ms", "ours/ref");
 
-  const auto factors = config.scale_factors();
   json rows = json::array();
   for (const bench_model::Shape3& shape : shapes) {
-    const Shape latent_shape = {1, config.latent_channels, shape.frames, shape.height, shape.width};
+    const Shape latent_shape = {1, latent_channels, shape.frames, shape.height, shape.width};
     const Tensor latent = bench_model::random_bf16(latent_shape, 3, 1.f, device);
-    const int64_t frames = 1 + factors.time * (shape.frames - 1), height = shape.height * factors.height,
-                  width = shape.width * factors.width;
-    const video_vae::TileSizeConfig tiles = video_vae::TileSizeConfig::automatic(height, width, factors);
-    auto decode = [&] {
-      if (tiled)
-        video_vae::tiled_decode(decoder, latent, tiles);
-      else
-        decoder.decode(latent);
-    };
+    // Both decoders scale latents by 8 x 32 x 32 (the first frame alone).
+    const int64_t frames = 1 + 8 * (shape.frames - 1), height = shape.height * 32, width = shape.width * 32;
+    const std::function<void()> decode = decode_for(latent, frames, height, width);
     cuda_synchronize(device.index);
     cuda_reset_peak_memory(device.index);
     cuda_time_each(device.index, opt.warmup, decode);
     const double ms = median(cuda_time_each(device.index, opt.iterations, decode));
     const size_t peak = cuda_memory_stats(device.index).peak_allocated;
-    const double ref = reference_ms(opt.model, shape.name, tiled);
+    const double ref = diffusion ? 0 : reference_ms(opt.model, shape.name, tiled);
     const std::string video = fmt::format("{}x{}x{}", height, width, frames);
     const std::string lat = fmt::format("{}x{}x{}", shape.frames, shape.height, shape.width);
     std::printf("%-7s %-18s %-15s %10.1f %9.2f %8s %9s\n", shape.name.c_str(), video.c_str(), lat.c_str(), ms,
@@ -133,7 +194,7 @@ int run_bench_vae(const BenchVaeOptions& opt) {
                 ref > 0 ? fmt::format("{:.3f}", ms / ref).c_str() : "-");
     rows.push_back({{"shape", shape.name},
                     {"video", {frames, height, width}},
-                    {"latent", {config.latent_channels, shape.frames, shape.height, shape.width}},
+                    {"latent", {latent_channels, shape.frames, shape.height, shape.width}},
                     {"tiling", opt.tiling},
                     {"median_ms", ms},
                     {"peak_allocated_gib", gib(peak)},
@@ -147,7 +208,7 @@ int run_bench_vae(const BenchVaeOptions& opt) {
                 {"device", opt.device},
                 {"warmup", opt.warmup},
                 {"iterations", opt.iterations},
-                {"conv_engine", ops::conv_engine_name(ops::conv_engine())},
+                {"conv_engine", diffusion ? "none" : ops::conv_engine_name(ops::conv_engine())},
                 {"weights", "synthesized (bf16) through the decoder's loader"},
                 {"results", rows}};
     std::ofstream out(opt.json_path);

@@ -1,5 +1,6 @@
-// `ltx2 bench vae`: device time of one full-size LTX-2 video VAE decode (the real decoder config,
-// random bf16 weights made through the decoder's own loader and placed on the GPU) of a random
+// `ltx2 bench vae`: device time of one full-size LTX-2 video VAE decode (the real decoder config, or
+// LTX-2.5's diffusion decoder with the reference configurator's defaults; random bf16 weights made
+// through the decoder's own loader and placed on the GPU) of a random
 // latent at the pipeline's sizes: 512x768x121 (latent 16x16x24) and 1024x1536x121 (16x32x48).
 // It prints the median ms after warm-up, the peak device memory and the ratio to the reference's
 // measured time (vae-audio.md §11), untiled or with the pipeline's automatic tiling.
@@ -12,7 +13,7 @@
 namespace ltx2 {
 
 struct BenchVaeOptions {
-  std::string model = "2.0";        // 2.0 | 2.3 (the decoder's block lists)
+  std::string model = "2.0";        // 2.0 | 2.3 (the decoder's block lists) | 2.5 (diffusion decoder)
   std::vector<std::string> shapes;  // stage1 (512x768) | full (1024x1536); empty: both
   std::string tiling = "none";      // none | auto (the pipeline's TileSizeConfig::automatic)
   std::string device = "cuda:0";

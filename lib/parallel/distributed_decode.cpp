@@ -52,18 +52,43 @@ void DistributedDecode::decode(const video_vae::VideoDecoder& decoder, const Ten
 }
 
 void DistributedDecode::decode_diffusion(const video_vae::DiffusionVideoDecoder& decoder,
-                                         const Tensor& latent, const Tensor& noise,
+                                         const Tensor& latent, const std::vector<Tensor>& noise,
+                                         const tiling::TilePlan& plan,
                                          const std::function<void(const Tensor&)>&) {
   LTX2_CHECK(sink_ != nullptr, "distributed decode outside a job");
-  if (rank_ != 0) return;
-  if (world_ > 1 || choice_.reference_plan())
+  if (rank_ == 0 && choice_.reference_plan())
     log_info(
-        "video decode: the diffusion video decoder (CausalDiffusionVAE) has no distributed decode; rank 0 "
-        "decodes the whole video{}",
-        choice_.reference_plan() ? " (--vae-tiles does not apply to it)" : "");
-  const Tensor frames = ops::decoded_to_rgb8(decoder.decode(latent, noise).select(0, 0)).to(Device::cpu());
-  sink_->whole_video(frames.size(0), frames.size(1), frames.size(2));
-  sink_->tile_frames(0, frames.size(0), 0, frames);
+        "video decode: --vae-tiles does not apply to the diffusion video decoder (CausalDiffusionVAE); "
+        "its tiles are the decoder's own");
+  const std::array<tiling::Range, 3> content = decoder.content_box(latent.shape());
+  if (world_ == 1 || plan.tiles.size() == 1) {
+    if (rank_ != 0) return;
+    sink_->whole_video(content[0].length(), content[1].length(), content[2].length());
+    int64_t done = 0;
+    decoder.decode(latent, noise, plan, [&](const Tensor& chunk) {
+      const Tensor frames = ops::decoded_to_rgb8(chunk.select(0, 0)).to(Device::cpu());
+      sink_->tile_frames(0, content[0].length(), done, frames);
+      done += frames.size(0);
+    });
+    return;
+  }
+  if (rank_ == 0) sink_->diffusion_plan(plan, content);
+  const std::vector<int64_t> mine =
+      tiling::tiles_for_rank(static_cast<int64_t>(plan.tiles.size()), rank_, world_);
+  if (mine.empty()) return;
+  const Tensor features = decoder.stage4_input(latent);
+  for (const int64_t i : mine) {
+    const Tensor pixels = decoder.decode_tile(features, plan, static_cast<size_t>(i), noise).select(0, 0);
+    const Tensor values = pixels.permute({1, 2, 3, 0}).contiguous().to(Device::cpu());  // [F_t, H_t, W_t, 3]
+    sink_->tile_frames(i, values.size(0), 0, values);
+  }
+}
+
+uint64_t DistributedDecode::tiling_budget(uint64_t free_bytes) {
+  const Tensor all =
+      comm_.all_gather(Tensor::from_vector_i64({static_cast<int64_t>(free_bytes)}, {1}).to(comm_.device()));
+  const std::vector<int64_t> each = all.to(Device::cpu()).to_vector_i64();
+  return static_cast<uint64_t>(*std::min_element(each.begin(), each.end()));
 }
 
 // The whole video on rank 0, handed over as 8-bit frames as the tiled decode finishes them.

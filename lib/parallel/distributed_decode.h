@@ -12,12 +12,14 @@
 // any plan on one rank, is decoded by rank 0 as the in-process engine does (the pipeline's plan,
 // blended on the device), each run of finished frames leaving the device as 8-bit RGB while the
 // next tiles decode. (The reference's runners decode a one-tile plan untiled: about 3x the device
-// time and memory of the tiled decode at 1024x1536x121, and frames only at the end.)
+// time and memory of the tiled decode at 1024x1536x121, and frames only at the end.) LTX-2.5's
+// diffusion decoder is spread the same way over its own plan (decode_diffusion).
 #pragma once
 
 #include <array>
 #include <cstdint>
 
+#include "comm/communicator.h"
 #include "pipeline/stage_executors.h"
 #include "tiling/tile_plan.h"
 
@@ -32,6 +34,9 @@ class DecodedTileSink {
   virtual void whole_video(int64_t frames, int64_t height, int64_t width) = 0;
   // The pipeline's plan, whose tiles come as the decoder's values.
   virtual void pipeline_plan(const video_vae::DecodeTilePlan& plan) = 0;
+  // The diffusion decoder's plan (DiffusionVideoDecoder::tile_plan), its tiles as the decoder's
+  // values; the video is the `content` box of the blend.
+  virtual void diffusion_plan(const tiling::TilePlan& plan, const std::array<tiling::Range, 3>& content) = 0;
   // The reference's plan over the latent `grid` (parallel/vae_tile_plan.h), its tiles as the
   // decoder's values.
   virtual void reference_plan(const tiling::GridExtent& grid, const std::array<int64_t, 3>& scale,
@@ -56,20 +61,24 @@ struct DecodePlanChoice {
 
 class DistributedDecode final : public pipeline::VideoDecodeExecutor {
  public:
-  DistributedDecode(int rank, int world_size, DecodePlanChoice choice)
-      : rank_(rank), world_(world_size), choice_(choice) {}
+  // comm: the fleet's, for the least free device memory over the ranks (tiling_budget).
+  DistributedDecode(comm::Communicator& comm, DecodePlanChoice choice)
+      : comm_(comm), rank_(comm.rank()), world_(comm.world_size()), choice_(choice) {}
   // Where this job's tiles go; null between jobs (a decode then fails).
   void set_sink(DecodedTileSink* sink) { sink_ = sink; }
   // The frames go to the sink: on_chunk is not called.
   void decode(const video_vae::VideoDecoder& decoder, const Tensor& latent, const Tensor& timestep,
               const video_vae::DecodeTilePlan& plan,
               const std::function<void(const Tensor& frames)>& on_chunk) override;
-  // LTX-2.5's diffusion decoder has no distributed decode yet: rank 0 decodes the whole video as the
-  // in-process engine does (the same frames, the same noise) and hands it over as 8-bit frames; the
-  // other ranks wait. Logged once per job on rank 0, naming what was asked for (--vae-tiles too).
+  // LTX-2.5's diffusion decoder over the pipeline's plan: every rank runs stages 1-3 on the whole
+  // latent (the same values on each), then decodes its tiles r, r + W, ... and hands over their
+  // values; a plan of one tile, or one rank, is decoded by rank 0 as the in-process engine does,
+  // its frames handed over as 8-bit frames as they are final. --vae-tiles does not apply (logged).
   void decode_diffusion(const video_vae::DiffusionVideoDecoder& decoder, const Tensor& latent,
-                        const Tensor& noise,
+                        const std::vector<Tensor>& noise, const tiling::TilePlan& plan,
                         const std::function<void(const Tensor& frames)>& on_chunk) override;
+  // The least over the ranks (a collective: every rank calls it).
+  uint64_t tiling_budget(uint64_t free_bytes) override;
 
  private:
   void decode_on_rank0(const video_vae::VideoDecoder& decoder, const Tensor& latent, const Tensor& timestep,
@@ -77,6 +86,7 @@ class DistributedDecode final : public pipeline::VideoDecodeExecutor {
   void decode_tile(const video_vae::VideoDecoder& decoder, const Tensor& latent, const Tensor& timestep,
                    int64_t tile, const std::array<tiling::Interval, 3>& box);
 
+  comm::Communicator& comm_;
   int rank_, world_;
   DecodePlanChoice choice_;
   DecodedTileSink* sink_ = nullptr;

@@ -6,7 +6,9 @@
 
 #include "core/cuda/events.h"
 #include "core/error.h"
+#include "core/log.h"
 #include "media/image_reader.h"
+#include "models/video_vae/diffusion_tiling.h"
 #include "models/video_vae/tiled_decode.h"
 #include "ops/elementwise.h"
 #include "ops/reduce.h"
@@ -14,6 +16,7 @@
 #include "pipeline/denoise_stage.h"
 #include "pipeline/image_conditioning.h"
 #include "pipeline/latent_tools.h"
+#include "pipeline/residency.h"
 #include "pipeline/schedulers.h"
 
 namespace ltx2::pipeline {
@@ -166,22 +169,42 @@ void hand_over_frames(const PipelineCallbacks& cb, const Tensor& chunk) {
   if (cb.video_chunk) cb.video_chunk(ops::decoded_to_rgb8(chunk.select(0, 0)).to(Device::cpu()));
 }
 
-// LTX-2.5's diffusion decoder. Its noise is the pipeline generator's next draw after stage 2's, as
+// LTX-2.5's diffusion decoder. Its noise is the pipeline generator's next draws after stage 2's, as
 // the reference's pipelines hand their generator to decode_video (the conv decoder's slot:
-// NoiseDraw::Decoder), of the shape the reference draws (noise_shape). The reference's pipelines
-// tile this decoder only by a recommendation from the free GPU memory (AUTO_TILING ->
-// recommended_decode_tiling_config; on a CPU it finds no tile and refuses); that recommendation is
-// not built here, so the decode is whole, as the reference's tiling_config=None decodes it (tiles
-// would take their noise from the same full draw).
+// NoiseDraw::Decoder), of the shapes the reference draws (noise_shapes). On a GPU the decode is
+// tiled as the reference's pipelines tile it (AUTO_TILING): the tiles the free device memory allows
+// (recommend_diffusion_tiling; in a fleet the least free memory over the ranks), the decoder's
+// weights already counted in it. On the CPU the decode is whole, as the reference's
+// tiling_config=None decodes it (its recommendation finds no tile there and refuses). Tiles set in
+// the options are taken as they are (PipelineOptions::diffusion_decode_tiles).
 void decode_video_diffusion(const PipelineModels& m, const Tensor& latent, LatentNoiseSource& noise,
                             const PipelineCallbacks& cb) {
   const video_vae::DiffusionVideoDecoder& decoder = *m.diffusion_decoder;
-  const Tensor pixel_noise = noise.draw(NoiseDraw::Decoder, decoder.noise_shape(latent.shape()));
+  VideoDecodeExecutor* executor = m.options.executors.video_decode.get();
+  video_vae::TileSizeConfig tiles = m.options.diffusion_decode_tiles.value_or(video_vae::TileSizeConfig{});
+  if (!m.options.diffusion_decode_tiles && decoder.device().is_cuda()) {
+    uint64_t free_bytes = device_bytes_available(decoder.device());
+    if (executor) free_bytes = executor->tiling_budget(free_bytes);
+    // The video's pixels (the latent's cells times the VAE's 8 x 32 x 32, the first frame alone).
+    const int64_t frames = (latent.size(2) - 1) * 8 + 1, height = latent.size(3) * 32,
+                  width = latent.size(4) * 32;
+    tiles = video_vae::recommend_diffusion_tiling(decoder.config(), height, width, frames, free_bytes, 0);
+  }
+  const tiling::TilePlan plan = decoder.tile_plan(latent.shape(), tiles);
+  if (plan.tiles.size() > 1)
+    log_info(
+        "video decode: the diffusion decoder in {} tiles (frames {}/{}, height {}/{}, width {}/{} px, "
+        "tile/overlap)",
+        plan.tiles.size(), tiles.frames.value, tiles.frames.overlap, tiles.height.value, tiles.height.overlap,
+        tiles.width.value, tiles.width.overlap);
+  std::vector<Tensor> draws;
+  for (const Shape& shape : decoder.noise_shapes(latent.shape(), plan))
+    draws.push_back(noise.draw(NoiseDraw::Decoder, shape));
   const auto on_chunk = [&](const Tensor& chunk) { hand_over_frames(cb, chunk); };
-  if (m.options.executors.video_decode)
-    m.options.executors.video_decode->decode_diffusion(decoder, latent, pixel_noise, on_chunk);
+  if (executor)
+    executor->decode_diffusion(decoder, latent, draws, plan, on_chunk);
   else
-    on_chunk(decoder.decode(latent, pixel_noise));
+    decoder.decode(latent, draws, plan, on_chunk);
 }
 
 void decode_video(const PipelineModels& m, Tensor latent, LatentNoiseSource& noise,

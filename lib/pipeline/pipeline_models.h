@@ -49,6 +49,9 @@ struct PipelineOptions {
   // vocoder computes in float32 over them). Unset: bf16 on a GPU `device`, float32 on the CPU (bf16
   // on the CPU rounds after every op: the naive bf16 run the GPU tests compare with).
   std::optional<DType> vae_dtype;
+  // LTX-2.5's diffusion decoder's tiles (pixels per axis; untiled axes whole). Unset: the tiles the
+  // free device memory allows on a GPU (the reference's AUTO_TILING), whole on the CPU.
+  std::optional<video_vae::TileSizeConfig> diffusion_decode_tiles;
   // The prompt encoder (Gemma and the embeddings processor) in transformer_dtype on `device`, its
   // contexts left there for the transformer; false: float32 on the CPU.
   bool text_encoder_on_device = false;

@@ -307,6 +307,14 @@ uint64_t device_memory_budget(Device device, double cap_gib) {
   return budget;
 }
 
+uint64_t device_bytes_available(Device device) {
+  LTX2_CHECK(device.is_cuda(), "free memory is a GPU's, not {}'s", device.str());
+  const CudaMemoryStats s = cuda_memory_stats(device.index);
+  const uint64_t bytes = cuda_device_memory(device.index).free + (s.reserved - s.allocated);
+  if (s.limit == 0) return bytes;
+  return std::min<uint64_t>(bytes, s.limit > s.allocated ? s.limit - s.allocated : 0);
+}
+
 nlohmann::json to_json(const std::vector<RequestShape>& shapes) {
   nlohmann::json out = nlohmann::json::array();
   for (const RequestShape& r : shapes)

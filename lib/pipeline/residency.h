@@ -37,10 +37,10 @@ const char* model_part_name(ModelPart part);
 // The size of a request as far as memory goes.
 struct RequestShape {
   int height = 0, width = 0, num_frames = 0;
-  bool images = false;  // the video encoder runs (image conditioning)
-  bool guided = false;  // a negative prompt goes through the text encoder too
-  int stage1_batch = 1;  // samples per stage-1 transformer call (guided: --max-batch-size)
-  bool refines = true;   // stage 1 at half size, then upsample and stage 2 (else stage 1 at full size)
+  bool images = false;          // the video encoder runs (image conditioning)
+  bool guided = false;          // a negative prompt goes through the text encoder too
+  int stage1_batch = 1;         // samples per stage-1 transformer call (guided: --max-batch-size)
+  bool refines = true;          // stage 1 at half size, then upsample and stage 2 (else stage 1 at full size)
   bool lora_in_stage1 = false;  // stage 1 fuses the distilled LoRA too (HQ)
 };
 RequestShape request_shape(const GenerationRequest& r, PipelineKind kind);
@@ -99,6 +99,10 @@ ResidencyPlan plan_residency(const ModelPaths& paths, const PipelineOptions& opt
 // most that much of the device in all, and the caching allocator is capped to match, so a smaller
 // GPU (80 GiB, H100-class) can be stood in for on a larger one.
 uint64_t device_memory_budget(Device device, double cap_gib);
+
+// The bytes new allocations on the GPU `device` can take now: the driver's free memory and the
+// caching allocator's cached blocks, within the allocator's cap (--gpu-memory) when it has one.
+uint64_t device_bytes_available(Device device);
 
 // JSON round trip of the planned shapes (a fleet's setup carries them to its ranks).
 nlohmann::json to_json(const std::vector<RequestShape>& shapes);

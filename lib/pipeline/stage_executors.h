@@ -46,14 +46,16 @@ class VideoDecodeExecutor {
   virtual void decode(const video_vae::VideoDecoder& decoder, const Tensor& latent, const Tensor& timestep,
                       const video_vae::DecodeTilePlan& plan,
                       const std::function<void(const Tensor& frames)>& on_chunk) = 0;
-  // LTX-2.5's diffusion decoder on `latent` with its `noise` (noise_shape()), untiled as the
-  // pipelines run it (generation_flow.cpp says why). By default in this process, the whole video in
-  // one chunk.
+  // LTX-2.5's diffusion decoder on `latent` with its noise draws (noise_shapes) over `plan`
+  // (DiffusionVideoDecoder::tile_plan). By default in this process, as DiffusionVideoDecoder::decode.
   virtual void decode_diffusion(const video_vae::DiffusionVideoDecoder& decoder, const Tensor& latent,
-                                const Tensor& noise,
+                                const std::vector<Tensor>& noise, const tiling::TilePlan& plan,
                                 const std::function<void(const Tensor& frames)>& on_chunk) {
-    on_chunk(decoder.decode(latent, noise));
+    decoder.decode(latent, noise, plan, on_chunk);
   }
+  // The free device bytes a decode's tiling is chosen for, given this process's: an executor that
+  // spreads tiles over ranks returns the least over them, so every rank cuts the same tiles.
+  virtual uint64_t tiling_budget(uint64_t free_bytes) { return free_bytes; }
 };
 
 // Encodes the prompts (positive first) into contexts on the transformer's device, the first

@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
+#include "core/error.h"
+
 namespace ltx2::runtime {
 
 using nlohmann::json;
@@ -26,6 +28,54 @@ video_vae::DecodeTilePlan pipeline_plan_from_json(const json& j) {
   const json& f = j.at("factors");
   return video_vae::plan_tiled_decode(j.at("latent_shape").get<Shape>(), j.at("out_channels"),
                                       {axis(0), axis(1), axis(2)}, {f.at(0), f.at(1), f.at(2)});
+}
+
+json tile_plan_json(const tiling::TilePlan& plan) {
+  json tiles = json::array();
+  for (const tiling::Tile& t : plan.tiles) {
+    json in = json::array(), out = json::array();
+    for (int a = 0; a < 3; ++a) {
+      in.push_back({t.in[a].start, t.in[a].stop, t.in[a].left_ramp, t.in[a].right_ramp});
+      out.push_back({t.out[a].start, t.out[a].stop});
+    }
+    tiles.push_back({{"in", in}, {"out", out}, {"masks", t.masks}, {"temporal_group", t.temporal_group}});
+  }
+  return {{"in_extent", plan.in_extent},
+          {"out_extent", plan.out_extent},
+          {"temporal_groups", plan.temporal_groups},
+          {"masks_complementary", plan.masks_complementary},
+          {"tiles", tiles}};
+}
+
+tiling::TilePlan tile_plan_from_json(const json& j) {
+  tiling::TilePlan plan;
+  plan.in_extent = j.at("in_extent").get<tiling::GridExtent>();
+  plan.out_extent = j.at("out_extent").get<tiling::GridExtent>();
+  plan.temporal_groups = j.at("temporal_groups");
+  plan.masks_complementary = j.at("masks_complementary");
+  for (const json& jt : j.at("tiles")) {
+    tiling::Tile t;
+    for (size_t a = 0; a < 3; ++a) {
+      const json& in = jt.at("in").at(a);
+      t.in[a] = {in.at(0), in.at(1), in.at(2), in.at(3)};
+      t.out[a] = {jt.at("out").at(a).at(0), jt.at("out").at(a).at(1)};
+      t.masks[a] = jt.at("masks").at(a).get<std::vector<float>>();
+      LTX2_CHECK(t.out[a].start >= 0 && t.out[a].stop <= plan.out_extent[a] &&
+                     static_cast<int64_t>(t.masks[a].size()) == t.out[a].length(),
+                 "decode plan: a tile's axis {} box [{}, {}) or its {} mask values do not fit the extent {}",
+                 a, t.out[a].start, t.out[a].stop, t.masks[a].size(), plan.out_extent[a]);
+    }
+    t.temporal_group = jt.at("temporal_group");
+    plan.tiles.push_back(std::move(t));
+  }
+  return plan;
+}
+
+void DecodeStream::diffusion_plan(const tiling::TilePlan& plan, const std::array<tiling::Range, 3>& content) {
+  json box = json::array();
+  for (const tiling::Range& r : content) box.push_back({r.start, r.stop});
+  out_.output("video_plan",
+              {{"plan", "diffusion_tiles"}, {"tile_plan", tile_plan_json(plan)}, {"content", box}});
 }
 
 void DecodeStream::whole_video(int64_t frames, int64_t height, int64_t width) {

@@ -11,7 +11,10 @@
 //                arrives: {plan: "frames", frames, height, width} (rank 0 streams the final
 //                frames as tile 0), {plan: "tiles", latent_shape,
 //                out_channels, config: [[tile_size, overlap] x 3], factors} (the pipeline's tile
-//                plan, which the driver rebuilds with plan_tiled_decode) or {plan: "grid", grid:
+//                plan, which the driver rebuilds with plan_tiled_decode), {plan:
+//                "diffusion_tiles", tile_plan, content: [[start, stop] x 3]} (the diffusion
+//                decoder's plan itself, tile_plan_json, and the video's box in its blend) or
+//                {plan: "grid", grid:
 //                latent (F, H, W), scale: (time, height, width), tiling: [[tiles, overlap] x 3]}
 //                (the reference's plan; the driver rebuilds it with plan_vae_tiles)
 //   "video_tile" any rank, {tile, frames, frame_start, row_start} + "pixels" [n, rows, W_t, 3]:
@@ -95,9 +98,8 @@ class PipelineRunner final : public Runner {
       }
     }
     decode_ = std::make_shared<parallel::DistributedDecode>(
-        ctx.rank, ctx.world_size,
-        parallel::DecodePlanChoice{settings.vae_height_tiles, settings.vae_width_tiles,
-                                   settings.vae_rank_split, settings.vae_overlap});
+        *ctx.comm, parallel::DecodePlanChoice{settings.vae_height_tiles, settings.vae_width_tiles,
+                                              settings.vae_rank_split, settings.vae_overlap});
     tile_piece_bytes_ = settings.tile_piece_bytes;
     ex.video_decode = decode_;
     if (ctx.device.is_cuda() && !settings.plan_shapes.empty())
@@ -155,10 +157,11 @@ const bool registered_runners = [] {
 // One request's streamed results turned into callbacks. After a retry the rerun repeats what the
 // caller already has; `delivered_*` (kept across attempts) say how much of it to skip.
 //
-// The decoded video arrives in one of three ways, which rank 0's "video_plan" names: "frames" (rank
+// The decoded video arrives in one of four ways, which rank 0's "video_plan" names: "frames" (rank
 // 0 streams the final 8-bit frames as tile 0 of the whole video), "tiles" (the pipeline's tile plan:
-// decoded tiles, blended here in plan order by the pipeline's own blender) or "grid" (the
-// reference's plan: decoded tiles blended here in assembly order).
+// decoded tiles, blended here in plan order by the pipeline's own blender), "diffusion_tiles" (the
+// diffusion decoder's plan: the same, its content box cropped out) or "grid" (the reference's
+// plan: decoded tiles blended here in assembly order).
 class ResultAssembler {
  public:
   // video: the request's frames (kNumFramesFromDurationHead when --num-frames is unset: rank 0's
@@ -173,6 +176,8 @@ class ResultAssembler {
     plan_ = DecodePlan::None;
     grid_plan_.reset();
     tile_plan_.reset();
+    diffusion_plan_.reset();
+    blended_frames_ = 0;
     blender_.reset();
     order_.clear();
     tiles_.clear();
@@ -222,7 +227,7 @@ class ResultAssembler {
     int64_t frames_done = 0, rows_done = 0;  // complete frames; rows of the next one
   };
   using Box = std::array<int64_t, 3>;  // a tile's pixel frames, height, width
-  enum class DecodePlan { None, Frames, Tiles, Grid };
+  enum class DecodePlan { None, Frames, Tiles, DiffusionTiles, Grid };
 
   // Rank 0's resolved frame count: the request's when it gives one; after a retry, the count the
   // caller already has (the prediction is deterministic, so a rerun that differs is a fault).
@@ -265,6 +270,22 @@ class ResultAssembler {
       for (const tiling::Tile& t : tile_plan_->tiles)
         boxes_.push_back({t.out[0].length(), t.out[1].length(), t.out[2].length()});
       total_frames_ = tile_plan_->video_shape[2];
+    } else if (kind == "diffusion_tiles") {
+      diffusion_plan_ = std::make_unique<tiling::TilePlan>(tile_plan_from_json(j.at("tile_plan")));
+      for (size_t a = 0; a < 3; ++a) {
+        content_[a] = {j.at("content").at(a).at(0), j.at("content").at(a).at(1)};
+        LTX2_CHECK(
+            content_[a].start >= 0 && content_[a].start < content_[a].stop &&
+                content_[a].stop <= diffusion_plan_->out_extent[a],
+            "fleet engine: the diffusion decode plan's content box [{}, {}) on axis {} is outside its {}",
+            content_[a].start, content_[a].stop, a, diffusion_plan_->out_extent[a]);
+      }
+      check_video(content_[0].length(), content_[1].length(), content_[2].length());
+      plan_ = DecodePlan::DiffusionTiles;
+      blender_ = std::make_unique<tiling::TileBlender>(*diffusion_plan_, 1, 3);
+      for (const tiling::Tile& t : diffusion_plan_->tiles)
+        boxes_.push_back({t.out[0].length(), t.out[1].length(), t.out[2].length()});
+      total_frames_ = content_[0].length();
     } else if (kind == "grid") {
       plan_ = DecodePlan::Grid;
       tiling::GridTiling grid_tiling;
@@ -333,7 +354,8 @@ class ResultAssembler {
     switch (plan_) {
       case DecodePlan::None: return;
       case DecodePlan::Frames: return feed_frames();
-      case DecodePlan::Tiles: return feed_tiles();
+      case DecodePlan::Tiles:
+      case DecodePlan::DiffusionTiles: return feed_tiles();
       case DecodePlan::Grid: return feed_grid();
     }
   }
@@ -356,10 +378,25 @@ class ResultAssembler {
       if (it == tiles_.end() || it->second.frames_done < boxes_[next_tile_][0]) return;
       const Tensor decoded = it->second.pixels.permute({3, 0, 1, 2}).unsqueeze(0).contiguous();
       tiles_.erase(it);
-      emit_released(blender_->add(next_tile_, decoded),
-                    [](const Tensor& frame) { return ops::decoded_to_rgb8(frame.select(0, 0)); });
+      std::vector<Tensor> released = blender_->add(next_tile_, decoded);
+      if (plan_ == DecodePlan::DiffusionTiles) released = crop_to_content(std::move(released));
+      emit_released(released, [](const Tensor& frame) { return ops::decoded_to_rgb8(frame.select(0, 0)); });
       ++next_tile_;
     }
+  }
+
+  // The diffusion decoder's plan blends the pixels of its size-floored latent: only the content
+  // box's frames and pixels leave.
+  std::vector<Tensor> crop_to_content(std::vector<Tensor> frames) {
+    std::vector<Tensor> out;
+    for (const Tensor& f : frames) {
+      const int64_t index = blended_frames_++;
+      if (index < content_[0].start || index >= content_[0].stop) continue;
+      out.push_back(f.narrow(3, content_[1].start, content_[1].length())
+                        .narrow(4, content_[2].start, content_[2].length())
+                        .contiguous());
+    }
+    return out;
   }
 
   // The reference's plan, whose tiles all span every frame: once every tile has frames up to some
@@ -414,9 +451,12 @@ class ResultAssembler {
   std::vector<Box> boxes_;                                // per tile of the plan
   std::unique_ptr<video_vae::DecodeTilePlan> tile_plan_;  // "tiles"
   std::unique_ptr<tiling::TilePlan> grid_plan_;           // "grid"
-  std::unique_ptr<tiling::TileBlender> blender_;          // either plan's
-  std::vector<int64_t> order_;  // "grid": its tiles in assembly order ("tiles" take plan order)
-  size_t next_tile_ = 0;        // "tiles": how many tiles the blender has taken
+  std::unique_ptr<tiling::TilePlan> diffusion_plan_;      // "diffusion_tiles"
+  std::array<tiling::Range, 3> content_{};                // "diffusion_tiles": the video in its blend
+  int64_t blended_frames_ = 0;                            // "diffusion_tiles": frames the blender released
+  std::unique_ptr<tiling::TileBlender> blender_;          // any plan's but "frames"
+  std::vector<int64_t> order_;  // "grid": its tiles in assembly order (the others take plan order)
+  size_t next_tile_ = 0;        // "tiles", "diffusion_tiles": how many tiles the blender has taken
   std::map<int64_t, TileBuffer> tiles_;
   int64_t next_frame_ = 0;  // the first frame not yet handed out
   int64_t total_frames_ = 0;

@@ -9,16 +9,21 @@ namespace ltx2::tiling {
 
 namespace {
 
-std::vector<Interval> split_by_size(int64_t length, int64_t size, int64_t overlap) {
+std::vector<Interval> split_by_size(int64_t length, int64_t size, int64_t overlap, int64_t min_tile) {
   LTX2_CHECK(size > overlap && overlap >= 0 && length > 0, "tile split: size {} overlap {} length {}", size,
              overlap, length);
-  if (length <= size) return {{0, length, 0, 0}};
+  if (length <= size || length < min_tile) return {{0, length, 0, 0}};
   const int64_t stride = size - overlap;
   const int64_t n = (length + size - 2 * overlap - 1) / stride;
   std::vector<Interval> out;
   for (int64_t i = 0; i < n; ++i)
     out.push_back({i * stride, i == n - 1 ? length : std::min(length, i * stride + size),
                    i == 0 ? 0 : overlap, i == n - 1 ? 0 : overlap});
+  Interval& last = out.back();
+  if (out.size() > 1 && last.length() < min_tile) {
+    last.start = last.stop - min_tile;
+    last.left_ramp = out[out.size() - 2].right_ramp = out[out.size() - 2].stop - last.start;
+  }
   return out;
 }
 
@@ -44,9 +49,9 @@ std::vector<Interval> split_by_count(int64_t length, int64_t n, int64_t o) {
 
 }  // namespace
 
-AxisTiling AxisTiling::by_size(int64_t size, int64_t overlap) {
+AxisTiling AxisTiling::by_size(int64_t size, int64_t overlap, int64_t min_tile) {
   if (size == 0) return {};
-  return {By::Size, size, overlap};
+  return {By::Size, size, overlap, min_tile};
 }
 
 AxisTiling AxisTiling::by_count(int64_t tiles, int64_t overlap) {
@@ -57,7 +62,9 @@ std::vector<Interval> split_axis(int64_t length, const AxisTiling& tiling, bool 
   std::vector<Interval> out;
   switch (tiling.by) {
     case AxisTiling::By::Untiled: return {{0, length, 0, 0}};
-    case AxisTiling::By::Size: out = split_by_size(length, tiling.value, tiling.overlap); break;
+    case AxisTiling::By::Size:
+      out = split_by_size(length, tiling.value, tiling.overlap, tiling.min_tile);
+      break;
     case AxisTiling::By::Count: out = split_by_count(length, tiling.value, tiling.overlap); break;
   }
   if (causal)

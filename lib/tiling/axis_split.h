@@ -14,11 +14,12 @@ namespace ltx2::tiling {
 struct AxisTiling {
   enum class By { Untiled, Size, Count };
   By by = By::Untiled;
-  int64_t value = 0;    // cells per tile (Size) or number of tiles (Count)
-  int64_t overlap = 0;  // cells neighbouring tiles share
+  int64_t value = 0;     // cells per tile (Size) or number of tiles (Count)
+  int64_t overlap = 0;   // cells neighbouring tiles share
+  int64_t min_tile = 0;  // Size: the shortest tile (0: any)
 
   // size 0 = untiled (a tile-size config's way of leaving an axis whole).
-  static AxisTiling by_size(int64_t size, int64_t overlap);
+  static AxisTiling by_size(int64_t size, int64_t overlap, int64_t min_tile = 0);
   static AxisTiling by_count(int64_t tiles, int64_t overlap);
   bool is_tiled() const { return by != By::Untiled; }
 };
@@ -31,8 +32,10 @@ struct Interval {
   bool operator==(const Interval&) const = default;
 };
 
-// By size (tiling.py): one interval when length <= size; else n = (length + size - 2 overlap - 1)
-// / (size - overlap) tiles at stride size - overlap, the last one running to the end.
+// By size (tiling.py): one interval when length <= size (or < min_tile); else n = (length + size -
+// 2 overlap - 1) / (size - overlap) tiles at stride size - overlap, the last one running to the end
+// and, when shorter than min_tile, grown leftward to it (its left ramp and its neighbour's right
+// ramp then cover the new overlap).
 // By count (multigpu.md 4.1): n tiles sharing exactly `overlap` cells between neighbours, the first
 // (total mod n) one cell longer. Untiled, or one tile: the whole axis without ramps.
 // causal: every interval after the first starts one cell earlier with a left ramp one longer (the

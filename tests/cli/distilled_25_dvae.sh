@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # ltx2-distilled on the tiny LTX-2.5 set whose video VAE is the diffusion decoder
 # (tests/data/golden/pipeline_distilled_25_dvae: vae._class_name CausalDiffusionVAE): the program
-# picks that decoder from the file's config and writes the video; on 2 CPU ranks rank 0 decodes the
-# whole video (this decoder has no distributed decode; one log line says so) and the file is the
-# same; a set whose config names the diffusion decoder over the conv decoder's weights is refused
+# picks that decoder from the file's config and writes the video; on 2 CPU ranks the file is the
+# same (on CPUs the decoder's plan is one tile, which rank 0 decodes; its tiles spread over ranks
+# are tests/unit/parallel_sp/test_distributed_diffusion_decode.cpp's), and --vae-tiles, which does not
+# apply to this decoder, says so in one line and changes nothing; a set whose config names the diffusion decoder over the conv decoder's weights is refused
 # in one line naming the file and the key, before any work. (The numbers themselves are checked
 # stage by stage by the golden case.)
 source "$(dirname "$0")/lib.bash"
@@ -32,12 +33,16 @@ expect_exit 0 "$exe" "${models[@]}" --video-vae-path "$golden/pipeline_distilled
   "${run[@]}" --output-path "$scratch/conv.y4m"
 cmp -s "$scratch/local.y4m" "$scratch/conv.y4m" && fail "the diffusion decoder's video equals the conv decoder's"
 
-# 2 CPU ranks: rank 0 decodes the whole video, said in one log line; the same file.
+# 2 CPU ranks: the same file.
 expect_exit_no_workers 0 "$exe" "${models[@]}" --video-vae-path "$case_dir/video_vae.safetensors" "${run[@]}" \
   --ranks 2 --output-path "$scratch/r2.y4m"
-expect_contains "the diffusion video decoder (CausalDiffusionVAE) has no distributed decode; rank 0 decodes the whole video"
 cmp -s "$scratch/local.y4m" "$scratch/r2.y4m" || fail "the diffusion-decoder set on 2 ranks differs from the in-process run"
 cmp -s "$scratch/local.wav" "$scratch/r2.wav" || fail "the diffusion-decoder set's audio on 2 ranks differs"
+# --vae-tiles (the conv decoder's reference plan) does not apply: one log line, the same file.
+expect_exit_no_workers 0 "$exe" "${models[@]}" --video-vae-path "$case_dir/video_vae.safetensors" "${run[@]}" \
+  --ranks 2 --vae-tiles 1x2 --output-path "$scratch/r2t.y4m"
+expect_contains "--vae-tiles does not apply to the diffusion video decoder (CausalDiffusionVAE)"
+cmp -s "$scratch/local.y4m" "$scratch/r2t.y4m" || fail "--vae-tiles changed the diffusion-decoder set's video"
 
 # Config and weights that disagree: one line naming the file and the key, nothing written, in
 # process and before a fleet starts.

@@ -22,6 +22,7 @@ const std::vector<Kind>& kinds() {
       // Prequantized FP8 transformer checkpoints (issue 15): before "transformer", which they match too.
       {"transformer_fp8", "quantization.checkpoint", "FP8", nullptr},
       {"transformer", "component", "ltx_core.model.transformer", nullptr},
+      {"diffusion_video_decoder_tiled", "what", "CausalDiffusionVAE tiled decode", nullptr},
       {"diffusion_video_decoder", "what", "CausalDiffusionVAE decoder", nullptr},
       {"video_vae_tiled_decode", "component", "video VAE single-GPU tiled decode", nullptr},
       {"video_vae_decoder", "component", "video VAE decoder", nullptr},

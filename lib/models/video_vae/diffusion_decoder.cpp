@@ -1,17 +1,19 @@
-// The diffusion video decoder: loading, the deterministic stages and the sampling loop of an
-// untiled decode.
+// The diffusion video decoder: loading, the deterministic stages, and the sampling loop of a tile.
 #include "models/video_vae/diffusion_decoder.h"
 
 #include <algorithm>
 
 #include "core/error.h"
 #include "io/layout.h"
+#include "models/video_vae/diffusion_tiling.h"
 #include "models/video_vae/patchify.h"
 #include "models/video_vae/resnet.h"
 #include "ops/edge_pad.h"
 #include "ops/elementwise.h"
 #include "ops/linear.h"
 #include "ops/norm.h"
+#include "ops/shape.h"
+#include "tiling/tile_blender.h"
 
 namespace ltx2::video_vae {
 
@@ -39,6 +41,18 @@ Tensor to_channels_first(const Tensor& x) {
   return x.permute({0, 4, 1, 2, 3}).contiguous();
 }
 
+// A tile's diffusion-stage pixels (stage5_pixel_shape_from_stage4): its stage-4 cells through the
+// last upsample and the patch, the first tile one frame short where time doubles, a tile reaching
+// the end at least stage5_kernel's frames.
+Dims3 stage5_pixels(const DiffusionVideoDecoderConfig& c, const tiling::Tile& tile, int64_t stage4_frames) {
+  const Dims3& st = c.upsamples[3].stride;
+  const bool origin = tile.in[0].start == 0, trailing = tile.in[0].stop == stage4_frames;
+  Dims3 out = {tile.in[0].length() * st[0] - (origin && st[0] == 2 ? 1 : 0),
+               tile.in[1].length() * st[1] * c.patch_size, tile.in[2].length() * st[2] * c.patch_size};
+  if (trailing) out[0] = std::max(out[0], c.stage5_kernel[0]);
+  return out;
+}
+
 }  // namespace
 
 struct DiffusionVideoDecoder::Geometry {
@@ -48,8 +62,6 @@ struct DiffusionVideoDecoder::Geometry {
   Dims3 work;    // the padded latent
   Dims3 full;    // its pixels
   Dims3 stage4;  // stage-4 input cells of the padded latent (no repeated frames)
-  Dims3 stage5;  // pixels of the diffusion stage
-  bool single_step_x0 = false;
 };
 
 DiffusionVideoDecoder::DiffusionVideoDecoder(const DiffusionVideoDecoderConfig& config,
@@ -134,19 +146,41 @@ DiffusionVideoDecoder::Geometry DiffusionVideoDecoder::geometry(const Shape& lat
     for (int a = 0; a < 3; ++a) g.stage4[a] *= st[a];
     if (st[0] == 2) g.stage4[0] -= 1;
   }
-  const Dims3& st = config_.upsamples[3].stride;
-  g.stage5 = {st[0] == 2 ? g.stage4[0] * 2 - 1 : g.stage4[0] * st[0],
-              g.stage4[1] * st[1] * config_.patch_size, g.stage4[2] * st[2] * config_.patch_size};
-  g.stage5[0] = std::max(g.stage5[0], config_.stage5_kernel[0]);
-  g.single_step_x0 =
-      config_.num_inference_steps == 1 && config_.output == DiffusionVideoDecoderConfig::Output::X0;
   return g;
 }
 
-Shape DiffusionVideoDecoder::noise_shape(const Shape& latent_shape) const {
+tiling::TilePlan DiffusionVideoDecoder::tile_plan(const Shape& latent_shape,
+                                                  const TileSizeConfig& tiles) const {
   const Geometry g = geometry(latent_shape);
-  const Dims3& n = g.single_step_x0 ? g.stage5 : g.full;
-  return {latent_shape[0], config_.out_channels, n[0], n[1], n[2]};
+  return plan_diffusion_tiles(config_, g.stage4, g.full, tiles);
+}
+
+std::array<tiling::Range, 3> DiffusionVideoDecoder::content_box(const Shape& latent_shape) const {
+  const Geometry g = geometry(latent_shape);
+  std::array<tiling::Range, 3> box;
+  for (int a = 0; a < 3; ++a) {
+    const int64_t start = g.pad_before[a] * kLatentToPixels[a];
+    box[a] = {start, start + std::min(g.content[a], g.full[a] - start)};
+  }
+  return box;
+}
+
+std::vector<Shape> DiffusionVideoDecoder::noise_shapes(const Shape& latent_shape,
+                                                       const tiling::TilePlan& plan) const {
+  const Geometry g = geometry(latent_shape);
+  LTX2_CHECK(plan.out_extent == g.full, "diffusion video decoder: the tile plan is not for latent {}",
+             shape_str(latent_shape));
+  if (!single_step_x0()) return {{1, config_.out_channels, g.full[0], g.full[1], g.full[2]}};
+  std::vector<Shape> out;
+  for (const tiling::Tile& t : plan.tiles) {
+    const Dims3 p = stage5_pixels(config_, t, g.stage4[0]);
+    out.push_back({1, config_.out_channels, p[0], p[1], p[2]});
+  }
+  return out;
+}
+
+Shape DiffusionVideoDecoder::noise_shape(const Shape& latent_shape) const {
+  return noise_shapes(latent_shape, tile_plan(latent_shape)).at(0);
 }
 
 Tensor DiffusionVideoDecoder::model_step(const Tensor& x_t, const Tensor& context, float t, Tensor* t_emb_out,
@@ -167,36 +201,43 @@ Tensor DiffusionVideoDecoder::model_step(const Tensor& x_t, const Tensor& contex
   return unpatchify(to_channels_first(x), p);
 }
 
-Tensor DiffusionVideoDecoder::decode(const Tensor& latent_in, const Tensor& noise, const Trace& trace) const {
+Tensor DiffusionVideoDecoder::stage4_input(const Tensor& latent_in) const {
   const Geometry g = geometry(latent_in.shape());
-  const Shape want = noise_shape(latent_in.shape());
-  LTX2_CHECK(noise.defined() && noise.shape() == want,
-             "diffusion video decoder: noise {} must be {} for latent {}",
-             noise.defined() ? noise.str() : std::string("(none)"), shape_str(want), latent_in.str());
-  auto note = [&](const std::string& name, const Tensor& t) {
-    if (trace) trace(name, t);
-  };
-  const DiffusionVideoDecoderConfig& c = config_;
-
   // Size floor, then the trailing frames repeated for NATTEN's last-frame border.
   Tensor latent = latent_in.to(device_).to(dtype_);
   for (int a = 0; a < 3; ++a)
     if (g.pad_before[a] + g.pad_after[a] > 0)
       latent = ops::edge_pad(latent, 2 + a, g.pad_before[a], g.pad_after[a], ops::PadMode::Replicate);
-  const int64_t ghost = c.trailing_pad_latent_frames();
+  const int64_t ghost = config_.trailing_pad_latent_frames();
   if (ghost > 0) latent = ops::edge_pad(latent, 2, 0, ghost, ops::PadMode::Replicate);
-
-  // Stages 1-3.
   Tensor x = ops::linear(to_channels_last(stats_.un_normalize(latent)), conv_in_w_, conv_in_b_);
   for (size_t s = 0; s < 3; ++s) {
     for (const NaBlock& b : det_stages_[s]) x = b.forward(x);
     x = upsamples_[s].forward(x, true);
   }
-  note("stage4_input", x);
+  return x;
+}
 
-  // Stage 4 (deferred: its NA blocks only), the repeated frames cropped at stage-4 resolution.
+Tensor DiffusionVideoDecoder::decode_tile(const Tensor& stage4_input, const tiling::TilePlan& plan,
+                                          size_t index, const std::vector<Tensor>& noise,
+                                          const Trace& trace) const {
+  auto note = [&](const std::string& name, const Tensor& t) {
+    if (trace) trace(name, t);
+  };
+  const DiffusionVideoDecoderConfig& c = config_;
+  const tiling::Tile& tile = plan.tiles.at(index);
+  const int64_t stage4_frames = plan.in_extent[0];
+  const bool origin = tile.in[0].start == 0, trailing = tile.in[0].stop == stage4_frames;
+  const int64_t ghost = c.trailing_pad_latent_frames();
+
+  // Stage 4 (deferred: its NA blocks only) on the tile's cells, a trailing tile with the repeated
+  // frames, which are cropped again at stage-4 resolution.
+  Tensor x = stage4_input.narrow(1, tile.in[0].start,
+                                 (trailing ? stage4_input.size(1) : tile.in[0].stop) - tile.in[0].start);
+  x = x.narrow(2, tile.in[1].start, tile.in[1].length()).narrow(3, tile.in[2].start, tile.in[2].length());
+  x = x.contiguous();
   for (const NaBlock& b : det_stages_[3]) x = b.forward(x);
-  if (ghost > 0) {
+  if (trailing && ghost > 0) {
     const int64_t up_t = c.upsamples[3].stride[0];
     const int64_t frames = x.size(1), time_scale = kLatentToPixels[0] / up_t;
     const int64_t content_t = std::max<int64_t>(frames - ghost * time_scale, 1);
@@ -204,17 +245,29 @@ Tensor DiffusionVideoDecoder::decode(const Tensor& latent_in, const Tensor& nois
     x = resize_pixel_axis(x, 1, std::min(frames, std::max(content_t, kernel_t)), false);
   }
   note("context", x);
-  const Tensor context = upsamples_[3].forward(x, true);
-  LTX2_CHECK(context.size(1) == g.stage5[0] && context.size(2) * c.patch_size == g.stage5[1] &&
-                 context.size(3) * c.patch_size == g.stage5[2],
+  const Tensor context = upsamples_[3].forward(x, origin);
+  const Dims3 stage5 = stage5_pixels(c, tile, stage4_frames);
+  LTX2_CHECK(context.size(1) == stage5[0] && context.size(2) * c.patch_size == stage5[1] &&
+                 context.size(3) * c.patch_size == stage5[2],
              "diffusion video decoder: context {} does not fit the diffusion stage's {} x {} x {} pixels",
-             context.str(), g.stage5[0], g.stage5[1], g.stage5[2]);
+             context.str(), stage5[0], stage5[1], stage5[2]);
 
-  // The diffusion stage on the noise, brought to its shape as the reference's tile does.
-  Tensor x_t = noise.to(device_).to(dtype_);
-  x_t = resize_pixel_axis(x_t, 2, g.stage5[0], false);
-  x_t = resize_pixel_axis(x_t, 3, g.stage5[1], true);
-  x_t = resize_pixel_axis(x_t, 4, g.stage5[2], true);
+  // The diffusion stage from the tile's noise: its own draw (a single x0 step), else its box of the
+  // one full draw brought to the stage's shape.
+  Tensor x_t;
+  if (single_step_x0()) {
+    x_t = noise.at(index);
+  } else {
+    x_t = noise.at(0);
+    for (int a = 0; a < 3; ++a) x_t = x_t.narrow(2 + a, tile.out[a].start, tile.out[a].length());
+  }
+  LTX2_CHECK(x_t.dim() == 5 && x_t.size(0) == 1 && x_t.size(1) == c.out_channels,
+             "diffusion video decoder: tile {} noise {} is not [1, {}, F, H, W]", index, x_t.str(),
+             c.out_channels);
+  x_t = x_t.to(device_).to(dtype_);
+  x_t = resize_pixel_axis(x_t, 2, stage5[0], false);
+  x_t = resize_pixel_axis(x_t, 3, stage5[1], true);
+  x_t = resize_pixel_axis(x_t, 4, stage5[2], true);
   const std::vector<float> ts = timesteps();
   const bool x0 = c.output == DiffusionVideoDecoderConfig::Output::X0;
   auto step = [&](size_t i) {
@@ -236,13 +289,49 @@ Tensor DiffusionVideoDecoder::decode(const Tensor& latent_in, const Tensor& nois
   const Tensor last = step(ts.size() - 1);
   Tensor pixels = x0 ? last.to(dtype_) : euler(last, ts.back(), 0.f);
 
-  // Crop to the padded latent's pixels, then to the content (the floor's pads removed).
-  pixels = resize_pixel_axis(pixels, 2, g.full[0], false);
-  pixels = resize_pixel_axis(pixels, 3, g.full[1], true);
-  pixels = resize_pixel_axis(pixels, 4, g.full[2], true);
-  pixels = pixels.narrow(2, 0, std::min(g.full[0], g.content[0]));
-  pixels = pixels.narrow(3, g.pad_before[1] * kLatentToPixels[1], g.content[1]);
-  pixels = pixels.narrow(4, g.pad_before[2] * kLatentToPixels[2], g.content[2]);
+  // Cropped to the tile's box (crop_pixels_to_content: frames from the end, H and W symmetric).
+  pixels = resize_pixel_axis(pixels, 2, tile.out[0].length(), false);
+  pixels = resize_pixel_axis(pixels, 3, tile.out[1].length(), true);
+  return resize_pixel_axis(pixels, 4, tile.out[2].length(), true);
+}
+
+void DiffusionVideoDecoder::decode(const Tensor& latent, const std::vector<Tensor>& noise,
+                                   const tiling::TilePlan& plan,
+                                   const std::function<void(const Tensor& frames)>& on_chunk) const {
+  const std::vector<Shape> want = noise_shapes(latent.shape(), plan);
+  LTX2_CHECK(noise.size() == want.size(),
+             "diffusion video decoder: {} noise draws given, the decode takes {}", noise.size(), want.size());
+  for (size_t i = 0; i < want.size(); ++i)
+    LTX2_CHECK(noise[i].shape() == want[i],
+               "diffusion video decoder: noise draw {} is {}, the decode takes {}", i, noise[i].str(),
+               shape_str(want[i]));
+  const std::array<tiling::Range, 3> box = content_box(latent.shape());
+  const Tensor features = stage4_input(latent);
+  tiling::TileBlender blender(plan, 1, config_.out_channels, device_);
+  int64_t next_frame = 0;  // of the blend's frames
+  for (size_t i = 0; i < plan.tiles.size(); ++i) {
+    std::vector<Tensor> run;
+    for (const Tensor& f : blender.add(i, decode_tile(features, plan, i, noise))) {
+      if (next_frame >= box[0].start && next_frame < box[0].stop)
+        run.push_back(f.narrow(3, box[1].start, box[1].length()).narrow(4, box[2].start, box[2].length()));
+      ++next_frame;
+    }
+    if (!run.empty()) on_chunk(ops::cat(run, 2));
+  }
+  LTX2_CHECK(blender.done(), "diffusion video decoder: the tile plan left frames unblended");
+}
+
+Tensor DiffusionVideoDecoder::decode(const Tensor& latent, const Tensor& noise, const Trace& trace) const {
+  const tiling::TilePlan plan = tile_plan(latent.shape());
+  const Shape want = noise_shapes(latent.shape(), plan).at(0);
+  LTX2_CHECK(noise.defined() && noise.shape() == want,
+             "diffusion video decoder: noise {} must be {} for latent {}",
+             noise.defined() ? noise.str() : std::string("(none)"), shape_str(want), latent.str());
+  const Tensor features = stage4_input(latent);
+  if (trace) trace("stage4_input", features);
+  Tensor pixels = decode_tile(features, plan, 0, {noise}, trace);
+  const std::array<tiling::Range, 3> box = content_box(latent.shape());
+  for (int a = 0; a < 3; ++a) pixels = pixels.narrow(2 + a, box[a].start, box[a].length());
   return pixels.contiguous();
 }
 

@@ -132,7 +132,9 @@ Tensor neighborhood_attention(const Tensor& q, const Tensor& k, const Tensor& v,
         const Tensor o = ops::attention(to_heads(region(q, lo, hi)), to_heads(region(k, rlo, rhi)),
                                         to_heads(region(v, rlo, rhi)), mask, 1.f);
         const int64_t B = q.size(0), heads = q.size(4), D = v.size(5);
-        region(out, lo, hi).copy_(o.view({B, heads, nq[0], nq[1], nq[2], D}).permute({0, 2, 3, 4, 1, 5}));
+        // The GPU's attention engines may hand back [B, heads, T, D] as a view of [B, T, heads, D].
+        region(out, lo, hi)
+            .copy_(o.contiguous().view({B, heads, nq[0], nq[1], nq[2], D}).permute({0, 2, 3, 4, 1, 5}));
       }
   return out;
 }

@@ -14,6 +14,8 @@
 
 #include "core/similarity.h"
 #include "gpu_compare.h"
+#include "io/configs/diffusion_video_decoder_config.h"
+#include "models/video_vae/diffusion_tiling.h"
 #include "ops/rgb8.h"
 #include "ops/shape.h"
 #include "pipeline/pipeline.h"
@@ -31,9 +33,11 @@ struct Outputs {
 template <typename Pipeline>
 Outputs run(const ModelPaths& paths, const GenerationRequest& r, Device device,
             std::optional<DType> vae_dtype, DType transformer_dtype = DType::F32,
-            Quantization quantization = Quantization::None) {
+            Quantization quantization = Quantization::None,
+            std::optional<video_vae::TileSizeConfig> diffusion_decode_tiles = std::nullopt) {
   pipeline::PipelineOptions options;
   options.device = device;
+  options.diffusion_decode_tiles = diffusion_decode_tiles;
   options.vae_dtype = vae_dtype;
   options.transformer_dtype = transformer_dtype;
   options.quantization = quantization;
@@ -169,12 +173,20 @@ TEST_CASE("gpu: the HQ pipeline (res_2s) on the GPU, VAE side in bf16 (2x rule a
 
 namespace {
 
-// A two-stage pipeline at 64 x 128, 9 frames on the GPU against its CPU float32 run and its CPU run
-// with the VAE side in bf16 (the naive computation): the upsampled latent, frames and waveform.
+// A two-stage pipeline at 64 x 128, 9 frames with the diffusion decoder on the GPU against its CPU
+// float32 run and its CPU run with the VAE side in bf16 (the naive computation): the upsampled
+// latent, frames and waveform. The GPU decode takes the tiles its free memory allows (any GPU has
+// room for the largest here: 2 temporal tiles over the size-floored 17 frames); the CPU runs are
+// given the same tiles, as they would otherwise decode whole.
 template <typename Pipeline>
 void check_two_stages_on_gpu(const ModelPaths& paths, const GenerationRequest& r) {
-  const Outputs ref = run<Pipeline>(paths, r, Device::cpu(), std::nullopt);
-  const Outputs naive = run<Pipeline>(paths, r, Device::cpu(), DType::BF16);
+  const auto tiles = video_vae::recommend_diffusion_tiling(
+      DiffusionVideoDecoderConfig::from_metadata(WeightSet::open({paths.video_vae})->config()), r.height,
+      r.width, r.num_frames, uint64_t{1} << 40, 0);
+  const Outputs ref =
+      run<Pipeline>(paths, r, Device::cpu(), std::nullopt, DType::F32, Quantization::None, tiles);
+  const Outputs naive =
+      run<Pipeline>(paths, r, Device::cpu(), DType::BF16, DType::F32, Quantization::None, tiles);
   const Outputs gpu = run<Pipeline>(paths, r, test::gpu(), std::nullopt);
   for (const Tensor* t : {&gpu.upsampled, &gpu.frames, &gpu.waveform}) require_host_f32(*t);
   REQUIRE(gpu.frames.shape() == Shape{9, 64, 128, 3});

@@ -1,10 +1,13 @@
 // The video VAE (decoder, timestep-conditioned decoder, tiled decode, encoder), the latent
 // upsamplers, the audio VAE decoder and both vocoders in bf16 on the GPU against their golden
-// fixtures, judged by the golden README's rule (gpu_compare.h check_bf16_rule: at most 2x the error
-// of the naive bf16 computation, plus atol 1e-3). The naive computation is the same model placed as
-// bf16 on the CPU: every CPU op widens its bf16 operands, computes in float32 and rounds its result
-// to bf16 (ops/cpu/bf16_widening.h), so every weight, input and intermediate is rounded as the
-// reference's bf16 run rounds them. The BWE vocoder computes in float32 over bf16 weights in both.
+// fixtures (LTX-2.5's diffusion decoder's tiled decode against the CPU's float32 run), judged by the golden
+// README's rule (gpu_compare.h check_bf16_rule: at most 2x the error of the naive bf16 computation, plus atol
+// 1e-3). The naive computation is the same model placed as bf16 on the CPU: every CPU op widens its bf16
+// operands, computes in float32 and rounds its result to bf16 (ops/cpu/bf16_widening.h), so every weight,
+// input and intermediate is rounded as the reference's bf16 run rounds them. The BWE vocoder computes in
+// float32 over bf16 weights in both.
+#include <fmt/format.h>
+
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -12,11 +15,13 @@
 #include "gpu_compare.h"
 #include "io/configs/audio_vae_config.h"
 #include "io/configs/vocoder_config.h"
+#include "io/layout.h"
 #include "io/safetensors.h"
 #include "io/weights.h"
 #include "models/audio_vae/audio_decoder.h"
 #include "models/upsampler/latent_upsampler.h"
 #include "models/video_vae/decoder.h"
+#include "models/video_vae/diffusion_decoder.h"
 #include "models/video_vae/encoder.h"
 #include "models/video_vae/tiled_decode.h"
 #include "models/vocoder/vocoder.h"
@@ -141,5 +146,48 @@ TEST_CASE("gpu: vocoders (HiFi-GAN in bf16, BigVGAN + BWE in float32 over bf16 w
     const Tensor got = gpu.forward(mel);
     require_on_gpu(got, config.bwe ? DType::F32 : DType::BF16);
     check_bf16_rule(name + " out.waveform", got, naive.forward(mel), c.in("out.waveform"));
+  }
+}
+
+// LTX-2.5's diffusion video decoder (golden diffusion_video_decoder's weights) tiled 2 x 2 x 2 over
+// a 17 x 96 x 96 video (the tiled golden case's plan "a"), with the config's 2 steps from one full
+// noise draw and with a single x0 step (each tile its own draw): every tile's stage 4 and sampling
+// loop and the blend on the GPU in bf16, against the CPU's float32 decode and its naive bf16 one
+// (seeded latent and noise; the CPU path matches the reference's tiled decode in
+// diffusion_video_decoder_tiled).
+TEST_CASE("gpu: the diffusion video decoder's tiled decode in bf16, 2 steps and 1 (2x rule)") {
+  const auto weights =
+      WeightSet::open({test::golden_dir("diffusion_video_decoder") + "/weights.safetensors"});
+  const Tensor latent = test::random_tensor({1, 8, 3, 3, 3}, 41);
+  const video_vae::TileSizeConfig tiles{tiling::AxisTiling::by_size(16, 8),
+                                        tiling::AxisTiling::by_size(64, 32),
+                                        tiling::AxisTiling::by_size(64, 32)};
+  for (const int64_t steps : {2, 1}) {
+    DiffusionVideoDecoderConfig config = DiffusionVideoDecoderConfig::from_metadata(weights->config());
+    config.num_inference_steps = steps;
+    const auto make = [&](DType dtype, Device device) {
+      return video_vae::DiffusionVideoDecoder(
+          config,
+          WeightView(weights, component_prefixes(Component::VideoDecoder), "video VAE decoder")
+              .placed(dtype, device),
+          WeightView(weights, component_prefixes(Component::VideoStats), "video VAE statistics"));
+    };
+    const auto gpu_decoder = make(DType::BF16, test::gpu());
+    const tiling::TilePlan plan = gpu_decoder.tile_plan(latent.shape(), tiles);
+    REQUIRE(plan.tiles.size() == 8);
+    std::vector<Tensor> noise;
+    uint64_t seed = 42;
+    for (const Shape& shape : gpu_decoder.noise_shapes(latent.shape(), plan))
+      noise.push_back(test::random_tensor(shape, seed++));
+    REQUIRE(noise.size() == (steps == 2 ? 1u : 8u));
+    const auto decode = [&](const video_vae::DiffusionVideoDecoder& d) {
+      std::vector<Tensor> chunks;
+      d.decode(latent, noise, plan, [&](const Tensor& f) { chunks.push_back(f.to(kCpu).to(DType::F32)); });
+      return ops::cat(chunks, 2);
+    };
+    const Tensor gpu_video = decode(gpu_decoder);
+    REQUIRE(gpu_video.shape() == Shape{1, 3, 17, 96, 96});
+    check_bf16_rule(fmt::format("tiled diffusion decode, {} steps", steps), gpu_video,
+                    decode(make(DType::BF16, kCpu)), decode(make(DType::F32, kCpu)));
   }
 }

@@ -19,6 +19,18 @@ TEST_CASE("tiling: split by size and the causal split") {
   REQUIRE(split_axis(5, AxisTiling{}) == std::vector<Interval>{{0, 5, 0, 0}});
 }
 
+TEST_CASE("tiling: a split by size with a smallest tile grows a short last tile leftward") {
+  // 9 cells by 4 with overlap 1: [0, 4), [3, 7), [6, 9); a smallest tile of 4 grows the last to
+  // [5, 9), its left ramp and its neighbour's right ramp covering the overlap of 2.
+  REQUIRE(split_axis(9, AxisTiling::by_size(4, 1)) ==
+          std::vector<Interval>{{0, 4, 0, 1}, {3, 7, 1, 1}, {6, 9, 1, 0}});
+  REQUIRE(split_axis(9, AxisTiling::by_size(4, 1, 4)) ==
+          std::vector<Interval>{{0, 4, 0, 1}, {3, 7, 1, 2}, {5, 9, 2, 0}});
+  REQUIRE(split_axis(9, AxisTiling::by_size(4, 1, 3)) == split_axis(9, AxisTiling::by_size(4, 1)));
+  // An axis shorter than the smallest tile stays whole.
+  REQUIRE(split_axis(5, AxisTiling::by_size(2, 0, 6)) == std::vector<Interval>{{0, 5, 0, 0}});
+}
+
 TEST_CASE(
     "tiling: by count, neighbours share exactly the overlap, the last ends at the axis end, masks sum to 1") {
   for (int64_t length = 2; length <= 40; ++length)

@@ -1,7 +1,8 @@
 // LTX-2.5's diffusion video decoder (CausalDiffusionVAE): its config's defaults and refusals, the
-// decoder's weight checks and input checks, and the tiled neighborhood attention against a
-// brute-force window softmax. The decode itself is proven against the reference by the golden case
-// tests/data/golden/diffusion_video_decoder.
+// decoder's weight checks and input checks, the tiled decode's refusals and its one-tile plan, and
+// the tiled neighborhood attention against a brute-force window softmax. The decodes themselves
+// (whole and tiled) and the recommended tilings are proven against the reference by the golden
+// cases tests/data/golden/diffusion_video_decoder and diffusion_video_decoder_tiled.
 #include <algorithm>
 #include <cmath>
 #include <nlohmann/json.hpp>
@@ -10,7 +11,9 @@
 #include "io/configs/video_vae_config.h"
 #include "io/safetensors.h"
 #include "models/video_vae/diffusion_decoder.h"
+#include "models/video_vae/diffusion_tiling.h"
 #include "models/video_vae/neighborhood_attention.h"
+#include "ops/shape.h"
 #include "support/catch.h"
 #include "support/test_util.h"
 
@@ -135,6 +138,53 @@ TEST_CASE("diffusion video decoder: the noise shape and the batch are checked") 
   REQUIRE(one_step.timesteps() == std::vector<float>{1.f});
   REQUIRE(decoder.timesteps() == std::vector<float>{1.f, 0.5f});
   REQUIRE(one_step.noise_shape({1, 8, 3, 1, 2}) == Shape{1, 3, 17, 32, 64});
+}
+
+TEST_CASE(
+    "diffusion video decoder: tile sizes are refused naming the axis, and untiled is one tile of ones") {
+  const auto decoder = video_vae::DiffusionVideoDecoder::from_weights(
+      WeightSet::open({test::golden_dir("diffusion_video_decoder") + "/weights.safetensors"}));
+  const Shape latent = {1, 8, 3, 3, 3};  // 17 x 96 x 96 pixels; pixel scale 2 x 8 x 8
+  using tiling::AxisTiling;
+  const auto tiles = [](AxisTiling f, AxisTiling h, AxisTiling w) {
+    return video_vae::TileSizeConfig{f, h, w};
+  };
+  // The halos need 8 frames and 32 pixels of overlap.
+  REQUIRE(video_vae::diffusion_min_overlaps(decoder.config()) == std::pair<int64_t, int64_t>{8, 32});
+  REQUIRE_THROWS_WITH(decoder.tile_plan(latent, tiles({}, AxisTiling::by_size(64, 16), {})),
+                      Contains("height overlap 16 px is below the required 32 px"));
+  REQUIRE_THROWS_WITH(decoder.tile_plan(latent, tiles(AxisTiling::by_size(15, 8), {}, {})),
+                      Contains("frames tile 15 / overlap 8 frames must be multiples of 2"));
+  REQUIRE_THROWS_WITH(decoder.tile_plan(latent, tiles({}, {}, AxisTiling::by_size(8, 32))),
+                      Contains("width tile 8 / overlap 32 px must be multiples of 8 (the tile at least 16)"));
+  REQUIRE_THROWS_WITH(decoder.tile_plan(latent, tiles({}, {}, AxisTiling::by_count(2, 1))),
+                      Contains("width must be tiled by size"));
+
+  const tiling::TilePlan whole = decoder.tile_plan(latent);
+  REQUIRE(whole.tiles.size() == 1);
+  REQUIRE(whole.out_extent == tiling::GridExtent{17, 96, 96});
+  for (const auto& mask : whole.tiles[0].masks)
+    REQUIRE(std::all_of(mask.begin(), mask.end(), [](float v) { return v == 1.f; }));
+  // A tiled and a whole decode of one tile agree to the bit (the blend of one tile is its values).
+  const Tensor x = test::random_tensor(latent, 61), noise = test::random_tensor({1, 3, 17, 96, 96}, 62);
+  std::vector<Tensor> chunks;
+  decoder.decode(x, {noise}, whole, [&](const Tensor& f) { chunks.push_back(f); });
+  REQUIRE(test::max_abs_diff(ops::cat(chunks, 2), decoder.decode(x, noise)) == 0.f);
+  REQUIRE_THROWS_WITH(decoder.decode(x, {noise, noise}, whole, [](const Tensor&) {}),
+                      Contains("2 noise draws given, the decode takes 1"));
+}
+
+TEST_CASE("diffusion video decoder: no tile fits too little free memory, refused in one line") {
+  DiffusionVideoDecoderConfig c;  // the full-size defaults
+  c.head_dim = 64;
+  REQUIRE_THROWS_WITH(video_vae::recommend_diffusion_tiling(c, 1024, 1536, 121, uint64_t{3} << 30, 0),
+                      Contains("no decode tile of at least 16f x 192x192px") &&
+                          Contains("3.00 GiB of free device memory for a 1024x1536x121 video"));
+  const video_vae::TileSizeConfig t =
+      video_vae::recommend_diffusion_tiling(c, 1024, 1536, 121, uint64_t{80} << 30, 0);
+  REQUIRE(t.frames.value == 128);
+  REQUIRE(t.height.value == 1024);
+  REQUIRE(t.width.value == 1536);
 }
 
 TEST_CASE("neighborhood attention: tiled windows equal a brute-force window softmax") {
