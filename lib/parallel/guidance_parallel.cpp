@@ -25,11 +25,8 @@ int64_t batch_of(const tr::Modality* video, const tr::Modality* audio) {
 // batch 1 is shared by every sample and stays whole).
 tr::Modality samples_of(const tr::Modality& m, int64_t batch, int64_t first, int64_t count) {
   tr::Modality out = m;
-  for (Tensor tr::Modality::*field :
-       {&tr::Modality::latent, &tr::Modality::sigma, &tr::Modality::timesteps, &tr::Modality::positions,
-        &tr::Modality::context, &tr::Modality::context_mask, &tr::Modality::attention_mask,
-        &tr::Modality::keyframes_mask}) {
-    Tensor& t = out.*field;
+  for (const tr::ModalityField& f : tr::kModalityFields) {
+    Tensor& t = out.*f.member;
     if (t.defined() && t.dim() > 0 && t.size(0) == batch && batch > 1) t = t.narrow(0, first, count);
   }
   return out;

@@ -53,14 +53,11 @@ struct GuidancePass {
 // The passes' tensors concatenated on the batch axis (an undefined field stays undefined).
 tr::Modality batch_of(const std::vector<const tr::Modality*>& parts) {
   tr::Modality out = *parts.front();
-  for (Tensor tr::Modality::*field :
-       {&tr::Modality::latent, &tr::Modality::sigma, &tr::Modality::timesteps, &tr::Modality::positions,
-        &tr::Modality::context, &tr::Modality::context_mask, &tr::Modality::attention_mask,
-        &tr::Modality::keyframes_mask}) {
-    if (!(out.*field).defined()) continue;
+  for (const tr::ModalityField& f : tr::kModalityFields) {
+    if (!(out.*f.member).defined()) continue;
     std::vector<Tensor> items;
-    for (const tr::Modality* m : parts) items.push_back(m->*field);
-    out.*field = ops::cat(items, 0);
+    for (const tr::Modality* m : parts) items.push_back(m->*f.member);
+    out.*f.member = ops::cat(items, 0);
   }
   return out;
 }

@@ -274,14 +274,7 @@ Tensor denoised_from_velocity(const Tensor& latent, const Tensor& velocity, cons
 
 Modality modality_from_fields(const std::function<Tensor(const std::string& field)>& get) {
   Modality m;
-  m.latent = get("latent");
-  m.sigma = get("sigma");
-  m.timesteps = get("timesteps");
-  m.positions = get("positions");
-  m.context = get("context");
-  m.context_mask = get("context_mask");
-  m.attention_mask = get("attention_mask");
-  m.keyframes_mask = get("keyframes_mask");
+  for (const ModalityField& f : kModalityFields) m.*f.member = get(f.name);
   return m;
 }
 

@@ -4,6 +4,7 @@
 // perturbations. Written against lib/ops only; every attention goes through the AttentionStrategy.
 #pragma once
 
+#include <array>
 #include <functional>
 #include <memory>
 #include <string>
@@ -29,10 +30,24 @@ struct Modality {
   bool enabled = true;    // false: this stream's own updates are skipped
 };
 
-// A Modality whose tensor fields are read by name ("latent", "sigma", "timesteps", "positions",
-// "context", "context_mask", "attention_mask", "keyframes_mask"); `get` returns an undefined
-// tensor for a field that is absent. One list of the field names for every reader (the parity
-// checks and the tests read them from fixture files).
+// Every tensor field of a Modality and its name, in one list for whoever reads them by name or
+// handles all of them (batching guidance passes, splitting samples over ranks).
+struct ModalityField {
+  const char* name;
+  Tensor Modality::*member;
+};
+inline constexpr std::array<ModalityField, 8> kModalityFields = {
+    {{"latent", &Modality::latent},
+     {"sigma", &Modality::sigma},
+     {"timesteps", &Modality::timesteps},
+     {"positions", &Modality::positions},
+     {"context", &Modality::context},
+     {"context_mask", &Modality::context_mask},
+     {"attention_mask", &Modality::attention_mask},
+     {"keyframes_mask", &Modality::keyframes_mask}}};
+
+// A Modality whose tensor fields are read by name (kModalityFields); `get` returns an undefined
+// tensor for a field that is absent (the parity checks and the tests read them from fixture files).
 Modality modality_from_fields(const std::function<Tensor(const std::string& field)>& get);
 
 struct TransformerOutput {
