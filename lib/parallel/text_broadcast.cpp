@@ -14,23 +14,32 @@ std::vector<EncodedPrompt> BroadcastTextEncoder::encode(pipeline::PipelineModels
   const auto n = static_cast<int64_t>(prompts.size());
   const bool root = comm_.rank() == 0;
   std::vector<EncodedPrompt> out(prompts.size());
-  std::vector<int64_t> header(static_cast<size_t>(n) * 8, 0);
+  // Per context its dtype and shape (4 numbers), then whether rank 0 encoded (1) or failed (0).
+  std::vector<int64_t> header(static_cast<size_t>(n) * 8 + 1, 0);
+  std::exception_ptr failure;
   if (root) {
-    m.acquire(pipeline::ModelPart::Text);
-    out = m.text->encode(prompts, enhance_first);
-    m.release(pipeline::ModelPart::Text);
-    for (int64_t i = 0; i < n; ++i)
-      for (int c = 0; c < 2; ++c) {
-        const Tensor& t = c == 0 ? out[i].video_context : out[i].audio_context;
-        LTX2_CHECK(t.dim() == 3, "text context {} is not [B, T, C]", t.str());
-        int64_t* h = &header[static_cast<size_t>((i * 2 + c) * 4)];
-        h[0] = static_cast<int64_t>(t.dtype());
-        for (int d = 0; d < 3; ++d) h[d + 1] = t.size(d);
-      }
+    try {
+      m.acquire(pipeline::ModelPart::Text);
+      out = m.text->encode(prompts, enhance_first);
+      m.release(pipeline::ModelPart::Text);
+      for (int64_t i = 0; i < n; ++i)
+        for (int c = 0; c < 2; ++c) {
+          const Tensor& t = c == 0 ? out[i].video_context : out[i].audio_context;
+          LTX2_CHECK(t.dim() == 3, "text context {} is not [B, T, C]", t.str());
+          int64_t* h = &header[static_cast<size_t>((i * 2 + c) * 4)];
+          h[0] = static_cast<int64_t>(t.dtype());
+          for (int d = 0; d < 3; ++d) h[d + 1] = t.size(d);
+        }
+      header.back() = 1;
+    } catch (const Error&) {
+      failure = std::current_exception();
+    }
   }
-  header = comm_.broadcast(Tensor::from_vector_i64(header, {n * 8}).to(comm_.device()), 0)
+  header = comm_.broadcast(Tensor::from_vector_i64(header, {n * 8 + 1}).to(comm_.device()), 0)
                .to(Device::cpu())
                .to_vector_i64();
+  if (failure) std::rethrow_exception(failure);
+  LTX2_CHECK(header.back() == 1, "rank 0's text encoder failed (its error says why)");
   for (int64_t i = 0; i < n; ++i)
     for (int c = 0; c < 2; ++c) {
       const int64_t* h = &header[static_cast<size_t>((i * 2 + c) * 4)];

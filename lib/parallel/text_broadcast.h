@@ -13,8 +13,10 @@ namespace ltx2::parallel {
 class BroadcastTextEncoder final : public pipeline::TextEncodeExecutor {
  public:
   explicit BroadcastTextEncoder(comm::Communicator& comm) : comm_(comm) {}
-  // On every rank in the same order: first each context's dtype and shape (4 numbers a context),
-  // then the tensors. Ranks other than 0 get an all-ones context mask. Rank 0 enhances.
+  // On every rank in the same order: first each context's dtype and shape (4 numbers a context)
+  // and whether rank 0 encoded, then the tensors. Ranks other than 0 get an all-ones context mask.
+  // Rank 0 enhances. When its encoding throws, every rank throws (rank 0 its error), so the job
+  // fails on all of them alike and no rank waits in a later collective.
   std::vector<EncodedPrompt> encode(pipeline::PipelineModels& models, const std::vector<std::string>& prompts,
                                     const std::optional<EnhanceSettings>& enhance_first) override;
 

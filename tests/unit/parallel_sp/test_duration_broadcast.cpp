@@ -1,6 +1,7 @@
 // The fleet's duration executor on forked ranks: rank 0's duration head predicts the frame count of a
 // request with --num-frames unset and every rank gets that count (the others with no head and no
-// contexts of their own); a prediction that fails on rank 0 fails the job on every rank.
+// contexts of their own); a prediction that fails on rank 0 fails the job on every rank. The text
+// encoder's broadcast fails the same way when rank 0's encoding throws.
 #include <fmt/format.h>
 
 #include <cstring>
@@ -109,4 +110,23 @@ TEST_CASE("duration broadcast: a prediction that fails on rank 0 fails on every 
     REQUIRE_THAT(error_of(ranks[0]), Contains("--num-frames is required: the model has no duration head"));
     REQUIRE_THAT(error_of(ranks[1]), Contains("rank 0's duration head gave no frame count"));
   }
+}
+
+TEST_CASE("text broadcast: an encoding that fails on rank 0 fails on every rank, rank 0 saying why") {
+  const auto ranks = test::run_forked_ranks(2, [](comm::Communicator& c) {
+    pipeline::PipelineModels m;
+    m.options.load_text_encoder = false;  // rank 0's encoding throws: no text encoder in this process
+    std::string error;
+    parallel::BroadcastTextEncoder text(c);
+    try {
+      text.encode(m, {"a prompt"}, std::nullopt);
+    } catch (const Error& e) {
+      error = e.what();
+    }
+    Tensor t = Tensor::empty({static_cast<int64_t>(error.size())}, DType::U8);
+    std::memcpy(t.data_ptr(), error.data(), error.size());
+    return test::RankTensors{{"error", t}};
+  });
+  REQUIRE_THAT(error_of(ranks[0]), Contains("the text encoder is not loaded in this process"));
+  REQUIRE_THAT(error_of(ranks[1]), Contains("rank 0's text encoder failed (its error says why)"));
 }
