@@ -81,7 +81,6 @@ CLI::App* add_bench_vae_command(CLI::App* bench, BenchVaeOptions* opt) {
   sub->add_option("--model", opt->model,
                   "decoder config: 2.0 (LTX-2 19B), 2.3, or 2.5 (the diffusion decoder, the reference "
                   "configurator's defaults)")
-      ->check(CLI::IsMember({"2.0", "2.3", "2.5"}))
       ->capture_default_str();
   sub->add_option(
       "--shape", opt->shapes,
@@ -103,6 +102,8 @@ CLI::App* add_bench_vae_command(CLI::App* bench, BenchVaeOptions* opt) {
 }
 
 int run_bench_vae(const BenchVaeOptions& opt) {
+  LTX2_CHECK(opt.model == "2.0" || opt.model == "2.3" || opt.model == "2.5",
+             "ltx2 bench vae: --model must be 2.0, 2.3 or 2.5, got '{}'", opt.model);
   std::vector<bench_model::Shape3> shapes;
   for (const std::string& s : opt.shapes.empty() ? std::vector<std::string>{"stage1", "full"} : opt.shapes)
     shapes.push_back(bench_model::shape_named(s));

@@ -27,7 +27,7 @@ out=$(CUDA_VISIBLE_DEVICES=0 "$bin" bench scaling --worlds 2 2>&1); rc=$?
 # `ltx2 bench vae` names a bad model, refuses a CPU device and a machine without a GPU in one line.
 out=$("$bin" bench vae --help 2>&1) && echo "$out" | grep -q "1024x1536x121" || fail "bench vae --help: $out"
 out=$("$bin" bench vae --model 7 2>&1); rc=$?
-[ "$rc" -eq 1 ] && echo "$out" | grep -q -- "--model must be 2.0 or 2.3, got '7'" || fail "bench vae --model 7: $rc $out"
+[ "$rc" -eq 1 ] && echo "$out" | grep -q -- "--model must be 2.0, 2.3 or 2.5, got '7'" || fail "bench vae --model 7: $rc $out"
 out=$("$bin" bench vae --device cpu 2>&1); rc=$?
 [ "$rc" -eq 1 ] && [ "$(echo "$out" | wc -l)" -eq 1 ] && echo "$out" | grep -q -- "--device must be a GPU" ||
   fail "bench vae on cpu: $rc $out"
