@@ -61,27 +61,16 @@ void DistributedDecode::decode_diffusion(const video_vae::DiffusionVideoDecoder&
         "video decode: --vae-tiles does not apply to the diffusion video decoder (CausalDiffusionVAE); "
         "its tiles are the decoder's own");
   const std::array<tiling::Range, 3> content = decoder.content_box(latent.shape());
-  if (world_ == 1 || plan.tiles.size() == 1) {
-    if (rank_ != 0) return;
-    sink_->whole_video(content[0].length(), content[1].length(), content[2].length());
-    int64_t done = 0;
-    decoder.decode(latent, noise, plan, [&](const Tensor& chunk) {
-      const Tensor frames = ops::decoded_to_rgb8(chunk.select(0, 0)).to(Device::cpu());
-      sink_->tile_frames(0, content[0].length(), done, frames);
-      done += frames.size(0);
-    });
-    return;
-  }
+  if (world_ == 1 || plan.tiles.size() == 1)
+    return stream_on_rank0({content[0].length(), content[1].length(), content[2].length()},
+                           [&](const auto& on_chunk) { decoder.decode(latent, noise, plan, on_chunk); });
   if (rank_ == 0) sink_->diffusion_plan(plan, content);
   const std::vector<int64_t> mine =
       tiling::tiles_for_rank(static_cast<int64_t>(plan.tiles.size()), rank_, world_);
   if (mine.empty()) return;
   const Tensor features = decoder.stage4_input(latent);
-  for (const int64_t i : mine) {
-    const Tensor pixels = decoder.decode_tile(features, plan, static_cast<size_t>(i), noise).select(0, 0);
-    const Tensor values = pixels.permute({1, 2, 3, 0}).contiguous().to(Device::cpu());  // [F_t, H_t, W_t, 3]
-    sink_->tile_frames(i, values.size(0), 0, values);
-  }
+  for (const int64_t i : mine)
+    hand_over_tile(i, decoder.decode_tile(features, plan, static_cast<size_t>(i), noise));
 }
 
 uint64_t DistributedDecode::tiling_budget(uint64_t free_bytes) {
@@ -91,33 +80,40 @@ uint64_t DistributedDecode::tiling_budget(uint64_t free_bytes) {
   return static_cast<uint64_t>(*std::min_element(each.begin(), each.end()));
 }
 
-// The whole video on rank 0, handed over as 8-bit frames as the tiled decode finishes them.
-void DistributedDecode::decode_on_rank0(const video_vae::VideoDecoder& decoder, const Tensor& latent,
-                                        const Tensor& timestep, const video_vae::DecodeTilePlan& local_plan) {
+// The whole video on rank 0, handed over as 8-bit frames as the decode finishes them.
+void DistributedDecode::stream_on_rank0(const std::array<int64_t, 3>& video, const DecodeInChunks& decode) {
   if (rank_ != 0) return;
-  const Shape& video = local_plan.video_shape;
-  sink_->whole_video(video[2], video[3], video[4]);
+  sink_->whole_video(video[0], video[1], video[2]);
   int64_t done = 0;
-  video_vae::tiled_decode(
-      decoder, latent, local_plan,
-      [&](const Tensor& chunk) {
-        const Tensor frames = ops::decoded_to_rgb8(chunk.select(0, 0)).to(Device::cpu());
-        sink_->tile_frames(0, video[2], done, frames);
-        done += frames.size(0);
-      },
-      timestep);
+  decode([&](const Tensor& chunk) {
+    const Tensor frames = ops::decoded_to_rgb8(chunk.select(0, 0)).to(Device::cpu());
+    sink_->tile_frames(0, video[0], done, frames);
+    done += frames.size(0);
+  });
 }
 
-// Decodes the latent box of the first batch item whole and hands over the decoder's values,
-// channels last, in its dtype.
+void DistributedDecode::decode_on_rank0(const video_vae::VideoDecoder& decoder, const Tensor& latent,
+                                        const Tensor& timestep, const video_vae::DecodeTilePlan& local_plan) {
+  const Shape& video = local_plan.video_shape;
+  stream_on_rank0({video[2], video[3], video[4]}, [&](const auto& on_chunk) {
+    video_vae::tiled_decode(decoder, latent, local_plan, on_chunk, timestep);
+  });
+}
+
+// Decodes the latent box of the first batch item whole.
 void DistributedDecode::decode_tile(const video_vae::VideoDecoder& decoder, const Tensor& latent,
                                     const Tensor& timestep, int64_t tile,
                                     const std::array<tiling::Interval, 3>& box) {
   const auto& [f, h, w] = box;
   const Tensor piece =
       latent.slice(2, f.start, f.stop).slice(3, h.start, h.stop).slice(4, w.start, w.stop).contiguous();
-  const Tensor decoded = decoder.decode(piece, timestep).select(0, 0);  // [3, F_t, H_t, W_t]
-  const Tensor values = decoded.permute({1, 2, 3, 0}).contiguous().to(Device::cpu());
+  hand_over_tile(tile, decoder.decode(piece, timestep));
+}
+
+// A decoded tile [1, 3, F_t, H_t, W_t] to the sink as the decoder's values, channels last, in its
+// dtype.
+void DistributedDecode::hand_over_tile(int64_t tile, const Tensor& decoded) {
+  const Tensor values = decoded.select(0, 0).permute({1, 2, 3, 0}).contiguous().to(Device::cpu());
   sink_->tile_frames(tile, values.size(0), 0, values);
 }
 

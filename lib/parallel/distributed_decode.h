@@ -81,6 +81,10 @@ class DistributedDecode final : public pipeline::VideoDecodeExecutor {
   uint64_t tiling_budget(uint64_t free_bytes) override;
 
  private:
+  // A decode that hands its runs of frames [1, 3, n, H, W] to the function it is given.
+  using DecodeInChunks = std::function<void(const std::function<void(const Tensor& frames)>& on_chunk)>;
+  void stream_on_rank0(const std::array<int64_t, 3>& video, const DecodeInChunks& decode);
+  void hand_over_tile(int64_t tile, const Tensor& decoded);
   void decode_on_rank0(const video_vae::VideoDecoder& decoder, const Tensor& latent, const Tensor& timestep,
                        const video_vae::DecodeTilePlan& local_plan);
   void decode_tile(const video_vae::VideoDecoder& decoder, const Tensor& latent, const Tensor& timestep,

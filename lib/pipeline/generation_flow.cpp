@@ -185,10 +185,9 @@ void decode_video_diffusion(const PipelineModels& m, const Tensor& latent, Laten
   if (!m.options.diffusion_decode_tiles && decoder.device().is_cuda()) {
     uint64_t free_bytes = device_bytes_available(decoder.device());
     if (executor) free_bytes = executor->tiling_budget(free_bytes);
-    // The video's pixels (the latent's cells times the VAE's 8 x 32 x 32, the first frame alone).
-    const int64_t frames = (latent.size(2) - 1) * 8 + 1, height = latent.size(3) * 32,
-                  width = latent.size(4) * 32;
-    tiles = video_vae::recommend_diffusion_tiling(decoder.config(), height, width, frames, free_bytes, 0);
+    const std::array<tiling::Range, 3> video = decoder.content_box(latent.shape());
+    tiles = video_vae::recommend_diffusion_tiling(decoder.config(), video[1].length(), video[2].length(),
+                                                  video[0].length(), free_bytes, 0);
   }
   const tiling::TilePlan plan = decoder.tile_plan(latent.shape(), tiles);
   if (plan.tiles.size() > 1)

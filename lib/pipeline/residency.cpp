@@ -124,15 +124,11 @@ uint64_t decode_activation_bytes(int height, int width, int num_frames) {
 uint64_t diffusion_decode_activation_bytes(const DiffusionVideoDecoderConfig& c, int height, int width,
                                            int num_frames, DType dtype) {
   const auto e = static_cast<uint64_t>(dtype_size(dtype));
-  // Latent cells (at least the decoder's size floor), then the stage-4 input grid: each of the first
-  // three upsamples multiplies the axes by its stride, a time stride of 2 dropping the first frame.
+  // Latent cells (at least the decoder's size floor), then the stage-4 input grid.
   const Dims3 floor = c.min_latent_size();
-  Dims3 cells = {std::max<int64_t>((num_frames - 1) / 8 + 1, floor[0]),
-                 std::max<int64_t>(height / 32, floor[1]), std::max<int64_t>(width / 32, floor[2])};
-  Dims3 s4 = {cells[0] + c.trailing_pad_latent_frames(), cells[1], cells[2]};
-  for (size_t u = 0; u < 3 && u < c.upsamples.size(); ++u)
-    for (int a = 0; a < 3; ++a)
-      s4[a] = s4[a] * c.upsamples[u].stride[a] - (a == 0 && c.upsamples[u].stride[0] == 2);
+  const Dims3 cells = {std::max<int64_t>((num_frames - 1) / 8 + 1, floor[0]),
+                       std::max<int64_t>(height / 32, floor[1]), std::max<int64_t>(width / 32, floor[2])};
+  const Dims3 s4 = c.stage4_cells({cells[0] + c.trailing_pad_latent_frames(), cells[1], cells[2]});
   const auto s4_bytes = static_cast<uint64_t>(s4[0] * s4[1] * s4[2] * c.stage_channels[3]) * e;
   const auto pixels = static_cast<uint64_t>((cells[0] - 1) * 8 + 1) * static_cast<uint64_t>(cells[1] * 32) *
                       static_cast<uint64_t>(cells[2] * 32);

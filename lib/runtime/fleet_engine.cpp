@@ -267,8 +267,7 @@ class ResultAssembler {
       tile_plan_ = std::make_unique<video_vae::DecodeTilePlan>(pipeline_plan_from_json(j));
       blender_ = std::make_unique<tiling::TileBlender>(*tile_plan_, tile_plan_->video_shape[0],
                                                        tile_plan_->video_shape[1]);
-      for (const tiling::Tile& t : tile_plan_->tiles)
-        boxes_.push_back({t.out[0].length(), t.out[1].length(), t.out[2].length()});
+      boxes_ = boxes_of(*tile_plan_);
       total_frames_ = tile_plan_->video_shape[2];
     } else if (kind == "diffusion_tiles") {
       diffusion_plan_ = std::make_unique<tiling::TilePlan>(tile_plan_from_json(j.at("tile_plan")));
@@ -283,8 +282,7 @@ class ResultAssembler {
       check_video(content_[0].length(), content_[1].length(), content_[2].length());
       plan_ = DecodePlan::DiffusionTiles;
       blender_ = std::make_unique<tiling::TileBlender>(*diffusion_plan_, 1, 3);
-      for (const tiling::Tile& t : diffusion_plan_->tiles)
-        boxes_.push_back({t.out[0].length(), t.out[1].length(), t.out[2].length()});
+      boxes_ = boxes_of(*diffusion_plan_);
       total_frames_ = content_[0].length();
     } else if (kind == "grid") {
       plan_ = DecodePlan::Grid;
@@ -300,14 +298,19 @@ class ResultAssembler {
       blender_ = std::make_unique<tiling::TileBlender>(*grid_plan_, 1, 3);
       order_ = parallel::assembly_order(*grid_plan_, world_);
       total_frames_ = grid_plan_->out_extent[0];
-      for (const tiling::Tile& t : grid_plan_->tiles) {
-        LTX2_CHECK(t.out[0].length() == total_frames_,
-                   "fleet engine: a grid decode plan must not tile the frames");
-        boxes_.push_back({t.out[0].length(), t.out[1].length(), t.out[2].length()});
-      }
+      boxes_ = boxes_of(*grid_plan_);
+      for (const Box& box : boxes_)
+        LTX2_CHECK(box[0] == total_frames_, "fleet engine: a grid decode plan must not tile the frames");
     } else {
       LTX2_FAIL("fleet engine: unknown decode plan '{}'", kind);
     }
+  }
+
+  static std::vector<Box> boxes_of(const tiling::TilePlan& plan) {
+    std::vector<Box> boxes;
+    for (const tiling::Tile& t : plan.tiles)
+      boxes.push_back({t.out[0].length(), t.out[1].length(), t.out[2].length()});
+    return boxes;
   }
 
   static Tensor tensor_of(const JobEvent& e, const std::string& name) {

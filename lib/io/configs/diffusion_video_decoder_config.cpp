@@ -148,4 +148,12 @@ Dims3 DiffusionVideoDecoderConfig::min_latent_size() const {
   return mins;
 }
 
+Dims3 DiffusionVideoDecoderConfig::stage4_cells(const Dims3& latent_cells) const {
+  Dims3 cells = latent_cells;
+  for (size_t u = 0; u < 3; ++u)
+    for (int a = 0; a < 3; ++a)
+      cells[a] = cells[a] * upsamples[u].stride[a] - (a == 0 && upsamples[u].stride[0] == 2 ? 1 : 0);
+  return cells;
+}
+
 }  // namespace ltx2

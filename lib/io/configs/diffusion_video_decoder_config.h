@@ -57,6 +57,9 @@ struct DiffusionVideoDecoderConfig {
   int64_t trailing_pad_latent_frames() const { return (stage_kernels[0][0] / 2) * 2; }
   // The latent size floor under which the latent is edge-padded first (every stage's NA >= kernel).
   Dims3 min_latent_size() const;
+  // The stage-4 input grid of `latent_cells` (frames, height, width): each of the first three
+  // upsamples multiplies the axes by its stride, a time stride of 2 dropping the first frame.
+  Dims3 stage4_cells(const Dims3& latent_cells) const;
 };
 
 }  // namespace ltx2

@@ -140,12 +140,7 @@ DiffusionVideoDecoder::Geometry DiffusionVideoDecoder::geometry(const Shape& lat
     g.work[a] = n + need;
     g.full[a] = a == 0 ? (g.work[a] - 1) * kLatentToPixels[0] + 1 : g.work[a] * kLatentToPixels[a];
   }
-  g.stage4 = g.work;
-  for (size_t s = 0; s < 3; ++s) {
-    const Dims3& st = config_.upsamples[s].stride;
-    for (int a = 0; a < 3; ++a) g.stage4[a] *= st[a];
-    if (st[0] == 2) g.stage4[0] -= 1;
-  }
+  g.stage4 = config_.stage4_cells(g.work);
   return g;
 }
 

@@ -81,11 +81,9 @@ bool masks_complementary(const tiling::TilePlan& plan) {
 // frames), resident for the whole tiled decode.
 uint64_t stage4_feature_bytes(const DiffusionVideoDecoderConfig& c, int64_t height, int64_t width,
                               int64_t frames) {
-  Dims3 cells = {(frames - 1) / kVideoScaleFactors[0] + 1 + c.trailing_pad_latent_frames(),
-                 height / kVideoScaleFactors[1], width / kVideoScaleFactors[2]};
-  for (size_t u = 0; u < 3; ++u)
-    for (int a = 0; a < 3; ++a)
-      cells[a] = cells[a] * c.upsamples[u].stride[a] - (a == 0 && c.upsamples[u].stride[0] == 2 ? 1 : 0);
+  const Dims3 cells =
+      c.stage4_cells({(frames - 1) / kVideoScaleFactors[0] + 1 + c.trailing_pad_latent_frames(),
+                      height / kVideoScaleFactors[1], width / kVideoScaleFactors[2]});
   return static_cast<uint64_t>(cells[0] * cells[1] * cells[2] * c.stage_channels[3]) * kElementBytes;
 }
 
