@@ -64,49 +64,73 @@ tr::TransformerOutput GuidanceParallelExecutor::in_calls(const tr::Modality* vid
   return {concat(videos), concat(audios)};
 }
 
+int GuidanceParallelExecutor::groups_for(int64_t samples, int world,
+                                         const std::function<bool(int)>& has_cut) {
+  for (int groups = std::min<int64_t>(samples, world); groups > 1; --groups)
+    if (samples % groups == 0 && world % groups == 0 && (groups == world || has_cut(groups))) return groups;
+  return 1;
+}
+
 tr::TransformerOutput GuidanceParallelExecutor::forward(const tr::Transformer& model,
                                                         const tr::Modality* video, const tr::Modality* audio,
                                                         const tr::BatchedPerturbations& perturbations) {
   const int W = comm_.world_size();
   const int64_t batch = batch_of(video, audio);
-  const bool split = splits(batch, W);
-  say(split, batch);
-  if (!split)
+  const int G = groups_for(batch, W, [this](int g) { return groups_ != nullptr && groups_->has_cut(g); });
+  say(G, batch);
+  if (G == 1)
     return in_calls(video, audio, perturbations, 0, batch,
                     [&](const tr::Modality* v, const tr::Modality* a, const tr::BatchedPerturbations& p) {
                       return sequence_.forward(model, v, a, p);
                     });
 
-  const int64_t share = batch / W;
-  tr::TransformerOutput out =
-      in_calls(video, audio, perturbations, comm_.rank() * share, share,
-               [&](const tr::Modality* v, const tr::Modality* a, const tr::BatchedPerturbations& p) {
-                 return model.forward(v, a, p);
-               });
-  // [W, share, ...] in rank order is the batch in sample order. Every rank has the same streams.
-  const auto gather = [&](const Tensor& mine) {
-    if (!mine.defined()) return mine;
-    Shape shape = mine.shape();
-    shape[0] = batch;
-    return comm_.all_gather(mine.contiguous()).view(shape);
-  };
-  out.video = gather(out.video);
-  out.audio = gather(out.audio);
+  const int S = W / G;
+  comm::Communicator* group = S > 1 ? groups_->split(G) : nullptr;
+  LTX2_CHECK(S == 1 || group != nullptr, "guidance parallel: rank {} has no communicator among {} groups",
+             comm_.rank(), G);
+  const int64_t share = batch / G;
+  tr::TransformerOutput out = in_calls(
+      video, audio, perturbations, comm_.rank() / S * share, share,
+      [&](const tr::Modality* v, const tr::Modality* a, const tr::BatchedPerturbations& p) {
+        return group ? SequenceParallelExecutor(*group).forward(model, v, a, p) : model.forward(v, a, p);
+      });
+  out.video = gather_groups(out.video, batch, G);
+  out.audio = gather_groups(out.audio, batch, G);
   return out;
 }
 
-void GuidanceParallelExecutor::say(bool split, int64_t samples) {
-  if (said_ == static_cast<int>(split) || comm_.rank() != 0) return;
-  said_ = static_cast<int>(split);
+// Each rank of a group sends its 1/S of the group's flattened prediction (zero-padded to S equal
+// parts), so the all-gather moves every prediction once: [W, part] in rank order is group by group,
+// each group's parts in order.
+Tensor GuidanceParallelExecutor::gather_groups(const Tensor& mine, int64_t batch, int groups) const {
+  if (!mine.defined()) return mine;
+  const int S = comm_.world_size() / groups;
+  const int64_t n = mine.numel(), part = (n + S - 1) / S;
+  Tensor flat = mine.contiguous().view({n});
+  if (part * S != n) flat = ops::pad(flat, 0, 0, part * S - n);
+  const Tensor all = comm_.all_gather(flat.narrow(0, comm_.rank() % S * part, part).contiguous());
+  Shape shape = mine.shape();
+  shape[0] = batch;
+  return all.view({groups, part * S}).narrow(1, 0, n).contiguous().view(shape);
+}
+
+void GuidanceParallelExecutor::say(int groups, int64_t samples) {
+  if (said_ == groups || comm_.rank() != 0) return;
+  said_ = groups;
   const int W = comm_.world_size();
-  if (split)
+  if (groups == W)
     log_info(
         "guidance passes: {} a step over {} ranks, {} each (guidance-branch parallel, one all-gather a step)",
         samples, W, samples / W);
+  else if (groups > 1)
+    log_info(
+        "guidance passes: {} a step over {} groups of {} ranks, {} each, sequence parallel within a group "
+        "(guidance-branch parallel, one all-gather a step)",
+        samples, groups, W / groups, samples / groups);
   else
     log_info(
-        "guidance passes: {} a step do not divide over {} ranks; each runs sequence parallel over all of "
-        "them",
+        "guidance passes: {} a step do not divide over {} ranks or groups of them; each runs sequence "
+        "parallel over all of them",
         samples, W);
 }
 

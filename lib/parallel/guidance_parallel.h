@@ -1,19 +1,23 @@
 // Guidance-branch parallelism: the guided passes of a denoising step (conditional, unconditional,
 // perturbed, isolated modality) run on different ranks at once instead of one after another over
 // all ranks. The pipeline hands the executor all of a step's passes in one forward
-// (passes_per_call); each rank runs its contiguous share of the samples in calls of the request's
-// --max-batch-size, as one process would, and one all-gather gives every rank every prediction, in
-// sample order, for the step's guidance to combine exactly as one process does. No collective
-// runs inside the passes, so the ranks may run different perturbations.
+// (passes_per_call). The ranks are cut into G groups of S consecutive ranks (comm_groups.h), G the
+// largest number that divides both the samples and the ranks and that the fleet has communicators
+// for: group g runs its contiguous share of the samples in calls of the request's --max-batch-size,
+// alone (S = 1) or sequence parallel over its group's communicator, as one process would; then one
+// all-gather over all ranks gives every rank every prediction, in sample order, for the step's
+// guidance to combine exactly as one process does. No world collective runs inside the passes, so
+// the groups may run different perturbations. With no such cut (G = 1) the passes run sequence
+// parallel over all ranks, one call per --max-batch-size passes.
 //
-// The split needs the samples to divide evenly over the ranks (a 4-pass ti2vid step on 2 or 4
-// ranks); otherwise the passes run sequence parallel over all ranks, one call per --max-batch-size
-// passes, as before. Groups of ranks each running sequence parallel (8 ranks on 4 passes) would
-// need a communicator per group, which the engines do not make yet.
+// Across nodes a group never spans two (the fleet prepares only cuts whose groups fit in a node):
+// sequence parallel inside a node, the step's one all-gather across them.
 #pragma once
 
 #include <cstdint>
+#include <functional>
 
+#include "comm/comm_groups.h"
 #include "comm/communicator.h"
 #include "parallel/sequence_parallel.h"
 #include "pipeline/stage_executors.h"
@@ -22,10 +26,13 @@ namespace ltx2::parallel {
 
 class GuidanceParallelExecutor final : public pipeline::TransformerExecutor {
  public:
-  explicit GuidanceParallelExecutor(comm::Communicator& comm) : comm_(comm), sequence_(comm) {}
+  // `groups` (may be null: no cut but the ranks themselves) gives the groups' communicators.
+  GuidanceParallelExecutor(comm::Communicator& comm, comm::CommGroups* groups)
+      : comm_(comm), groups_(groups), sequence_(comm) {}
 
-  // Whether `samples` of one forward spread over `world` ranks, one share each.
-  static bool splits(int64_t samples, int world) { return world > 1 && samples % world == 0; }
+  // How many groups `samples` passes of one forward run in on `world` ranks: the largest G > 1
+  // dividing both for which the groups are single ranks (G = world) or `has_cut(G)`; 1 when none is.
+  static int groups_for(int64_t samples, int world, const std::function<bool(int)>& has_cut);
 
   // Takes every pass of a step (4, the most a step has); `max_batch_size` batches each rank's share.
   int passes_per_call(int max_batch_size) override;
@@ -43,12 +50,15 @@ class GuidanceParallelExecutor final : public pipeline::TransformerExecutor {
       const models::transformer::Modality* video, const models::transformer::Modality* audio,
       const models::transformer::BatchedPerturbations& perturbations, int64_t first, int64_t count,
       Run&& run);
-  void say(bool split, int64_t samples);
+  // Every rank holds its group's prediction `mine`; returns the whole batch's in sample order.
+  Tensor gather_groups(const Tensor& mine, int64_t batch, int groups) const;
+  void say(int groups, int64_t samples);
 
   comm::Communicator& comm_;
+  comm::CommGroups* groups_;
   SequenceParallelExecutor sequence_;
   int local_batch_ = 1;
-  int said_ = -1;  // the choice last logged: 1 split, 0 sequence parallel
+  int said_ = 0;  // the number of groups last logged (0: none yet)
 };
 
 }  // namespace ltx2::parallel

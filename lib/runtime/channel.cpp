@@ -15,7 +15,7 @@ namespace ltx2::runtime {
 namespace {
 
 constexpr uint32_t kChannelMagic = 0x4c58464cu;  // "LXFL"
-constexpr uint32_t kVersion = 4;
+constexpr uint32_t kVersion = 5;
 
 size_t align64(size_t n) {
   return (n + 63) / 64 * 64;
@@ -36,6 +36,8 @@ uint64_t monotonic_ns() {
 FleetChannel::Layout FleetChannel::layout_of(const ChannelSizes& s) {
   Layout l;
   l.world = s.world;
+  l.node_ranks = s.node_ranks > 0 ? s.node_ranks : s.world;
+  l.comm_slot_capacity = s.comm_slot_capacity;
   l.job_slots = s.job_slots;
   l.job_capacity = align64(s.job_capacity);
   l.ring_capacity = align64(s.ring_capacity);
@@ -43,7 +45,7 @@ FleetChannel::Layout FleetChannel::layout_of(const ChannelSizes& s) {
   l.jobs_offset = l.setup_offset + align64(s.setup_capacity);
   l.rings_offset = l.jobs_offset + s.job_slots * (sizeof(JobSlot) + l.job_capacity);
   l.comm_offset = l.rings_offset + static_cast<size_t>(s.world) * (sizeof(RingHeader) + l.ring_capacity);
-  l.comm_bytes = comm::ShmCommunicator::region_bytes(s.world, s.comm_slot_capacity);
+  l.comm_bytes = comm::ShmCommSet(s.world, s.comm_slot_capacity, l.node_ranks).bytes();
   l.total_bytes = l.comm_offset + align64(l.comm_bytes);
   return l;
 }
@@ -59,6 +61,9 @@ FleetChannel FleetChannel::format(void* base, size_t bytes, const ChannelSizes& 
   LTX2_CHECK(s.job_slots >= 1 && s.job_slots <= UINT32_MAX, "fleet: {} job slots is outside 1..2^32-1",
              s.job_slots);
   LTX2_CHECK(s.ring_capacity >= 4096 && s.job_capacity >= 64, "fleet: ring or job capacity too small");
+  LTX2_CHECK(
+      s.node_ranks >= 0 && s.node_ranks <= s.world && (s.node_ranks == 0 || s.world % s.node_ranks == 0),
+      "fleet: {} ranks a node do not divide {} ranks", s.node_ranks, s.world);
   FleetChannel ch;
   ch.layout_ = layout_of(s);
   ch.layout_.setup_bytes = setup.size();
@@ -77,13 +82,14 @@ FleetChannel FleetChannel::format(void* base, size_t bytes, const ChannelSizes& 
   cb->job_capacity = s.job_capacity;
   cb->ring_capacity = s.ring_capacity;
   cb->comm_slot_capacity = s.comm_slot_capacity;
+  cb->node_ranks = static_cast<uint32_t>(l.node_ranks);
   cb->setup_bytes = setup.size();
   cb->heartbeat_interval_ms = static_cast<uint64_t>(heartbeat_interval.count());
   cb->collective_timeout_ms = static_cast<uint64_t>(collective_timeout.count());
   setup.write(ch.base_ + l.setup_offset);
   for (size_t i = 0; i < s.job_slots; ++i) new (ch.slot(i)) JobSlot{};
   for (int r = 0; r < s.world; ++r) new (ch.ring(r)) RingHeader{};
-  comm::ShmCommunicator::format_region(ch.base_ + l.comm_offset, l.comm_bytes, s.world, s.comm_slot_capacity);
+  ch.comm_set().format(ch.base_ + l.comm_offset);
   std::atomic_thread_fence(std::memory_order_release);
   cb->magic = kChannelMagic;
   return ch;
@@ -101,11 +107,13 @@ FleetChannel FleetChannel::attach(void* base, size_t bytes) {
   s.job_capacity = cb->job_capacity;
   s.ring_capacity = cb->ring_capacity;
   s.comm_slot_capacity = cb->comm_slot_capacity;
+  s.node_ranks = static_cast<int>(cb->node_ranks);
   // Each size at most the region's (so the layout's sums and products cannot overflow) before the
   // layout they give is checked against the region.
   const bool sizes_fit = s.world >= 1 && s.world <= kMaxRanks && s.setup_capacity <= bytes &&
                          s.job_capacity <= bytes && s.ring_capacity <= bytes &&
-                         s.comm_slot_capacity <= bytes && s.job_slots >= 1 &&
+                         s.comm_slot_capacity <= bytes && s.node_ranks >= 1 && s.node_ranks <= s.world &&
+                         s.world % s.node_ranks == 0 && s.job_slots >= 1 &&
                          s.job_slots <= bytes / (sizeof(JobSlot) + align64(s.job_capacity));
   FleetChannel ch;
   if (sizes_fit) ch.layout_ = layout_of(s);

@@ -6,7 +6,8 @@
 //   [setup area: setup_capacity]         the setup record {"runner", "config"}
 //   [job slot 0 .. job_slots-1]          each: JobSlot header (64 B) + job_capacity bytes
 //   [result ring 0 .. world-1]           each: RingHeader (64 B) + ring_capacity bytes
-//   [communicator region]                ShmCommunicator::region_bytes(world, comm_slot_capacity)
+//   [communicator block]                 ShmCommSet(world, comm_slot_capacity, node_ranks).bytes():
+//                                        the world's communicator region, then the group regions
 //
 // Trust: any process can write any byte of the region, so nothing read from it is used to address
 // it unchecked. The ControlBlock records the sizes; the driver computes the layout from its
@@ -21,8 +22,9 @@
 //   rank r:  RankBlock[r] (state, heartbeat_ns from its heartbeat thread, progress_ns and activity
 //            from its working thread, jobs_done, error); RingHeader.head and
 //            .waiting_for and the free data of ring r; results_changed (bump); its slot of the
-//            communicator region.
-//   anyone:  the communicator's abort word (a fatal error anywhere releases every collective).
+//            communicator regions (the world's and its groups').
+//   anyone:  the communicators' abort words (abort_comms: a fatal error anywhere releases every
+//            collective of the world and of every group).
 // A fleet across nodes (nodes.h) has one such region per node, all of the same layout; a node's
 // link thread writes there, on behalf of the ranks of other nodes, what those ranks write in
 // theirs (rank blocks, ring heads and data, communicator slots) and, on an agent's node, what the
@@ -48,6 +50,7 @@
 #include <string>
 #include <string_view>
 
+#include "comm/shm_comm_set.h"
 #include "core/device.h"
 #include "runtime/record.h"
 
@@ -64,6 +67,7 @@ struct ChannelSizes {
   size_t job_capacity = 16 << 20;
   size_t ring_capacity = 32 << 20;
   size_t comm_slot_capacity = 16 << 20;
+  int node_ranks = 0;  // the ranks of one node (0: all of them, one machine); the group cuts follow it
 };
 
 constexpr size_t kActivityWords = 6;  // RankBlock::activity: up to 47 bytes and a terminating zero
@@ -88,6 +92,7 @@ struct alignas(64) ControlBlock {
   uint32_t world;
   uint32_t job_slots;
   uint64_t setup_capacity, job_capacity, ring_capacity, comm_slot_capacity;  // as in ChannelSizes
+  uint32_t node_ranks;                                                       // as in ChannelSizes, > 0
   uint64_t setup_bytes;
   uint64_t heartbeat_interval_ms, collective_timeout_ms;
   std::atomic<uint32_t> shutdown;
@@ -142,8 +147,15 @@ class FleetChannel {
   ControlBlock& control() const { return *cb_; }
   RankBlock& rank(int r) const { return cb_->ranks[r]; }
   int world() const { return layout_.world; }
+  // The communicator block; it starts with the world communicator's region, comm_bytes() long.
   void* comm_base() const { return base_ + layout_.comm_offset; }
-  size_t comm_bytes() const { return layout_.comm_bytes; }
+  size_t comm_bytes() const { return comm_set().world_region().bytes; }
+  // The block's layout (the world's region and the groups').
+  comm::ShmCommSet comm_set() const {
+    return {layout_.world, layout_.comm_slot_capacity, layout_.node_ranks};
+  }
+  // Aborts every collective of the world and of the groups (any process).
+  void abort_comms(const std::string& reason) const { comm_set().abort(comm_base(), reason); }
   Record setup_record() const;
 
   // Driver: writes job `seq` if its slot is free (false otherwise).
@@ -175,7 +187,8 @@ class FleetChannel {
  private:
   // Where everything lies (capacities rounded up to 64 bytes), in this process's memory.
   struct Layout {
-    int world = 0;
+    int world = 0, node_ranks = 0;
+    size_t comm_slot_capacity = 0;
     size_t job_slots = 0, job_capacity = 0, ring_capacity = 0, setup_bytes = 0;
     size_t setup_offset = 0, jobs_offset = 0, rings_offset = 0, comm_offset = 0, comm_bytes = 0;
     size_t total_bytes = 0;

@@ -10,7 +10,6 @@
 #include <thread>
 
 #include "comm/futex.h"
-#include "comm/shm_communicator.h"
 #include "core/log.h"
 #include "runtime/launcher.h"
 #include "runtime/nodes.h"
@@ -78,8 +77,8 @@ struct Controller::Fleet {
   int local_ranks = 0;
   std::vector<bool> exited;
   std::vector<std::string> exit_text;  // per exited rank: "exited with code 3 (on node 1)"
-  uint64_t spawned_ns = 0;  // monotonic_ns() as the workers were spawned: before its first beat a
-                            // worker is still starting (exec, attach), not silent
+  uint64_t spawned_ns = 0;             // monotonic_ns() as the workers were spawned: before its first beat a
+                                       // worker is still starting (exec, attach), not silent
   uint64_t generation = 0;
   uint64_t next_seq = 1;
 
@@ -158,6 +157,15 @@ void Controller::start() {
 
 void Controller::spawn_fleet() {
   auto fleet = std::make_unique<Fleet>();
+  // Across nodes (nodes.h) this machine runs the first world / nodes ranks, each other node its
+  // share (their agents spawn them as the loop below does); rank groups stay inside a node.
+  const int world = opt_.sizes.world;
+  RemoteNodes* nodes = remote_nodes();
+  if (nodes)
+    LTX2_CHECK(world % nodes->nodes() == 0, "fleet: {} ranks do not split evenly over {} nodes", world,
+               nodes->nodes());
+  fleet->local_ranks = nodes ? world / nodes->nodes() : world;
+  opt_.sizes.node_ranks = fleet->local_ranks;
   const std::string name = fmt::format("/{}-{}-{}", opt_.shm_prefix, getpid(), ++generation_);
   fleet->region =
       std::make_shared<ShmRegion>(ShmRegion::create(name, FleetChannel::region_bytes(opt_.sizes)));
@@ -166,7 +174,6 @@ void Controller::spawn_fleet() {
                            EncodedRecord({{"runner", opt_.runner}, {"config", opt_.setup_config}}, {}),
                            opt_.heartbeat_interval, opt_.collective_timeout);
   fleet->generation = generation_;
-  const int world = opt_.sizes.world;
   for (int r = 0; r < world; ++r) {
     fleet->channel.rank(r).device_type = static_cast<uint32_t>(opt_.devices[r].type);
     fleet->channel.rank(r).device_index = opt_.devices[r].index;
@@ -178,13 +185,6 @@ void Controller::spawn_fleet() {
   fleet->exited.assign(world, false);
   fleet->exit_text.assign(world, "");
   fleet->spawned_ns = monotonic_ns();
-  // Across nodes (nodes.h) this machine runs the first world / nodes ranks, each other node its
-  // share (their agents spawn them as this loop does).
-  RemoteNodes* nodes = remote_nodes();
-  if (nodes)
-    LTX2_CHECK(world % nodes->nodes() == 0, "fleet: {} ranks do not split evenly over {} nodes", world,
-               nodes->nodes());
-  fleet->local_ranks = nodes ? world / nodes->nodes() : world;
   for (int r = 0; r < fleet->local_ranks; ++r) {
     fleet->pids[r] = spawn_worker(
         opt_.worker_exe, {"--worker", "--rank", std::to_string(r), "--driver-pid", std::to_string(getpid())},
@@ -443,7 +443,7 @@ std::optional<std::string> Controller::stuck_rank() const {
 }
 
 void Controller::fail_fleet(const std::string& reason) {
-  comm::ShmCommunicator::abort(fleet_->channel.comm_base(), "the driver declared the fleet broken");
+  fleet_->channel.abort_comms("the driver declared the fleet broken");
   fleet_.reset();  // SIGKILL + reap every worker, release the shared memory
   size_t k = 0;
   while (k < jobs_.size() && jobs_[k].complete) ++k;

@@ -89,7 +89,7 @@ class PipelineRunner final : public Runner {
       ex.duration = std::make_shared<parallel::BroadcastDuration>(*ctx.comm);
       ex.stage1 = ex.stage2 = std::make_shared<parallel::SequenceParallelExecutor>(*ctx.comm);
       if (pipeline_traits(kind_).guided && settings.stage1_parallel == Stage1Parallel::Auto)
-        ex.stage1 = std::make_shared<parallel::GuidanceParallelExecutor>(*ctx.comm);
+        ex.stage1 = std::make_shared<parallel::GuidanceParallelExecutor>(*ctx.comm, ctx.groups);
       if (pipeline_traits(kind_).distilled_lora && settings.stage2_parallel == Stage2Parallel::TiledData) {
         tdp_ = std::make_shared<parallel::TiledDataParallelExecutor>(*ctx.comm,
                                                                      tdp_tiling(settings, ctx.world_size));

@@ -94,9 +94,9 @@ fields::FieldList rank_setting_fields(RankSettings& s, PipelineKind kind) {
   fields::FieldList out;
   out.push_back(text_form(
       "stage1_parallel", "--stage1-parallel",
-      "Stage-1 strategy across ranks: auto (a step's guidance passes on different ranks when they divide "
-      "evenly over them, else sequence parallel) or sp (always sequence parallel); both give the one-device "
-      "result",
+      "Stage-1 strategy across ranks: auto (a step's guidance passes on different ranks, or on groups of "
+      "ranks each sequence parallel within one node, when they divide evenly over them, else sequence "
+      "parallel over all ranks) or sp (always sequence parallel); both give the one-device result",
       [&s](const std::string& v) {
         LTX2_CHECK(v == "auto" || v == "sp", "--stage1-parallel must be auto or sp, got '{}'", v);
         s.stage1_parallel = v == "sp" ? Stage1Parallel::Sequence : Stage1Parallel::Auto;

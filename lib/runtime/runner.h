@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "comm/comm_groups.h"
 #include "comm/communicator.h"
 #include "core/error.h"
 #include "runtime/record.h"
@@ -66,6 +67,7 @@ struct RunnerContext {
   int world_size = 1;
   Device device;                       // the device this rank owns (cpu, or cuda:k of the visible set)
   comm::Communicator* comm = nullptr;  // the collectives among the ranks, on `device`
+  comm::CommGroups* groups = nullptr;  // the communicators of rank groups, on `device` (may be null)
 };
 
 class Runner {

@@ -11,6 +11,7 @@
 
 #include "comm/device_comm.h"
 #include "comm/futex.h"
+#include "comm/shm_comm_set.h"
 #include "comm/shm_communicator.h"
 #include "core/log.h"
 #include "runtime/channel.h"
@@ -118,8 +119,7 @@ class Worker {
   int fail(const std::string& message) {
     log_error("{}", message);
     ch_.record_error(args_.rank, message);
-    comm::ShmCommunicator::abort(ch_.comm_base(),
-                                 "rank " + std::to_string(args_.rank) + " failed: " + message);
+    ch_.abort_comms("rank " + std::to_string(args_.rank) + " failed: " + message);
     set_state(RankState::Failed);
     return 3;
   }
@@ -128,6 +128,7 @@ class Worker {
     const int rank = args_.rank;
     std::unique_ptr<comm::ShmCommunicator> host_comm;  // CPU ranks use it; GPU engines bootstrap over it
     std::unique_ptr<comm::Communicator> device_comm;   // the GPU engine's, for GPU ranks
+    std::unique_ptr<comm::ShmCommGroups> groups;  // the rank groups' (after the world's: destroyed first)
     std::unique_ptr<Runner> runner;
     RunnerContext ctx;
     try {
@@ -140,7 +141,15 @@ class Worker {
       host_comm = std::make_unique<comm::ShmCommunicator>(ch_.comm_base(), ch_.comm_bytes(), rank, timeout);
       if (!device.is_cpu())
         device_comm = comm::make_device_comm({rank, ch_.world(), device, host_comm.get(), timeout});
-      ctx = RunnerContext{rank, ch_.world(), device, device_comm ? device_comm.get() : host_comm.get()};
+      comm::ShmCommGroups::DeviceFactory group_device;
+      if (!device.is_cpu())
+        group_device = [device, timeout](comm::Communicator& host, int group_rank, int group_size) {
+          return comm::make_device_comm({group_rank, group_size, device, &host, timeout});
+        };
+      groups = std::make_unique<comm::ShmCommGroups>(ch_.comm_base(), ch_.comm_set(), rank, timeout,
+                                                     std::move(group_device));
+      ctx = RunnerContext{rank, ch_.world(), device, device_comm ? device_comm.get() : host_comm.get(),
+                          groups.get()};
       const Record setup = ch_.setup_record();
       runner = make_runner(setup.meta.at("runner").get<std::string>());
       runner->setup(setup.meta.at("config"), ctx);

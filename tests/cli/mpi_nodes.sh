@@ -3,7 +3,8 @@
 # ltx2-distilled twice, as node 0 (the driver) and node 1 (a node agent), each with its own CPU
 # worker processes over its own shared memory; the fleet's communicator and results cross between
 # them over MPI (TCP on loopback). Checked: 2 nodes x 2 ranks and 2 nodes x 1 rank write the
-# same MP4, byte for byte, as one rank in one process; SIGKILLing the agent, or the driver, in the
+# same MP4, byte for byte, as one rank in one process, and so does ltx2-ti2vid's guidance split
+# into one group of ranks a node; SIGKILLing the agent, or the driver, in the
 # middle of the job ends the run on both nodes within 30 s, non-zero, with no process of it left
 # on either (driver, agent, workers) and no output file. Every wait is bounded.
 source "$(dirname "$0")/lib.bash"
@@ -28,6 +29,16 @@ for ranks in 2 1; do
   expect_contains "running on 2 nodes (MPI), each: $ranks CPU worker process"
   cmp -s "$scratch/one.mp4" "$scratch/nodes_r$ranks.mp4" || fail "2 nodes x $ranks ranks differ from one rank"
 done
+
+# ltx2-ti2vid with 2 guidance passes a step on 2 nodes x 2 ranks: the groups of ranks follow the
+# nodes (each node's 2 ranks run one pass sequence parallel over their own shared memory, and only
+# the step's all-gather crosses between the nodes); the one-process bytes.
+ti2vid=("$LTX2_BIN/ltx2-ti2vid" --prompt "a cat" --height 64 --width 64 --num-frames 9 --num-inference-steps 2
+  --video-stg-guidance-scale 0 --audio-stg-guidance-scale 0 --a2v-guidance-scale 1 --v2a-guidance-scale 1)
+expect_exit_no_workers 0 "${ti2vid[@]}" --output-path "$scratch/ti2vid_one.mp4"
+expect_exit 0 "${mpi[@]}" "${ti2vid[@]}" --ranks 2 --output-path "$scratch/ti2vid_nodes.mp4"
+expect_contains "guidance passes: 2 a step over 2 groups of 2 ranks"
+cmp -s "$scratch/ti2vid_one.mp4" "$scratch/ti2vid_nodes.mp4" || fail "ti2vid on 2 nodes x 2 ranks differs from one process"
 
 # The live processes of a run whose command line holds $1 (zombies left to a container's init
 # are not processes any more): node processes match it, workers carry a node process's pid.

@@ -28,6 +28,13 @@ expect_contains "guidance passes: 4 a step over 2 ranks, 2 each"
 cmp -s "$scratch/a.mp4" "$scratch/branches.mp4" || fail "guidance passes on 2 ranks changed the MP4"
 expect_exit 0 "$exe" --prompt "a cat" --output-path "$scratch/sp2.mp4" "${small[@]}" --ranks 2 --stage1-parallel sp
 cmp -s "$scratch/a.mp4" "$scratch/sp2.mp4" || fail "--stage1-parallel sp on 2 ranks changed the MP4"
+# 2 passes a step (no STG, no modality guidance) on 4 ranks: 2 groups of 2 ranks, each sequence
+# parallel over its own communicator; the one-process bytes.
+cfg_only=(--video-stg-guidance-scale 0 --audio-stg-guidance-scale 0 --a2v-guidance-scale 1 --v2a-guidance-scale 1)
+expect_exit 0 "$exe" --prompt "a cat" --output-path "$scratch/cfg.mp4" "${small[@]}" "${cfg_only[@]}"
+expect_exit 0 "$exe" --prompt "a cat" --output-path "$scratch/cfg4.mp4" "${small[@]}" "${cfg_only[@]}" --ranks 4
+expect_contains "guidance passes: 2 a step over 2 groups of 2 ranks, 1 each, sequence parallel within a group"
+cmp -s "$scratch/cfg.mp4" "$scratch/cfg4.mp4" || fail "2 guidance passes over 2 groups of 2 ranks changed the MP4"
 
 (
   cd "$case_dir" || exit 1

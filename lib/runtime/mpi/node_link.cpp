@@ -326,6 +326,7 @@ nlohmann::json spec_to_json(const NodeFleetSpec& s) {
           {"job_capacity", s.sizes.job_capacity},
           {"ring_capacity", s.sizes.ring_capacity},
           {"comm_slot_capacity", s.sizes.comm_slot_capacity},
+          {"node_ranks", s.sizes.node_ranks},
           {"runner", s.runner},
           {"config", s.setup_config},
           {"devices", devices},
@@ -343,6 +344,7 @@ NodeFleetSpec spec_from_json(const nlohmann::json& j) {
   s.sizes.job_capacity = j.at("job_capacity");
   s.sizes.ring_capacity = j.at("ring_capacity");
   s.sizes.comm_slot_capacity = j.at("comm_slot_capacity");
+  s.sizes.node_ranks = j.at("node_ranks");
   s.runner = j.at("runner");
   s.setup_config = j.at("config");
   for (const auto& d : j.at("devices"))
@@ -568,7 +570,7 @@ class DriverNodes final : public RemoteNodes {
       }
       case kAbort:
         c.abort_forwarded = true;  // the sender told every node
-        comm::ShmCommunicator::abort(ch.comm_base(), in.get_str());
+        ch.abort_comms(in.get_str());
         return;
       case kRelay: c.relay->on_relay(from, in, bytes); return;
       default: LTX2_FAIL("node link: node {} sent a message of kind {} to the driver", from, in.kind);
@@ -739,7 +741,7 @@ class Agent {
       }
       case kAbort:
         c.abort_forwarded = true;
-        comm::ShmCommunicator::abort(ch.comm_base(), in.get_str());
+        ch.abort_comms(in.get_str());
         return false;
       case kRelay: c.relay->on_relay(from, in, bytes); return false;
       default: LTX2_FAIL("node link: node {} sent a message of kind {} to node {}", from, in.kind, t_.node());

@@ -14,7 +14,7 @@
 #include <sstream>
 #include <thread>
 
-#include "comm/shm_communicator.h"
+#include "comm/shm_comm_set.h"
 #include "io/safetensors.h"
 #include "runtime/shm_region.h"
 #include "support/test_util.h"
@@ -35,16 +35,17 @@ std::string error_file(const ScratchDir& dir, int rank) {
 }
 
 // The child's whole life: never returns, never unwinds into the parent's code.
-[[noreturn]] void run_child(const RankBody& body, void* region, size_t bytes, int rank,
+[[noreturn]] void run_child(const GroupedRankBody& body, void* block, const comm::ShmCommSet& set, int rank,
                             std::chrono::milliseconds timeout, const ScratchDir& dir) {
   int code = 0;
   try {
     omp_set_num_threads(1);
-    ShmCommunicator comm(region, bytes, rank, timeout);
-    const RankTensors out = body(comm);
+    ShmCommunicator comm(block, set.world_region().bytes, rank, timeout);
+    comm::ShmCommGroups groups(block, set, rank, timeout);
+    const RankTensors out = body(comm, groups);
     write_safetensors(tensors_file(dir, rank), {out.begin(), out.end()});
   } catch (const std::exception& e) {
-    ShmCommunicator::abort(region, fmt::format("rank {} failed", rank));  // release the peers now
+    set.abort(block, fmt::format("rank {} failed", rank));  // release the peers now
     std::ofstream(error_file(dir, rank)) << e.what();
     code = 1;
   } catch (...) {
@@ -75,22 +76,28 @@ std::vector<int> reap(const std::vector<pid_t>& pids, std::chrono::steady_clock:
 }  // namespace
 
 std::vector<RankResult> run_forked_ranks(int world, const RankBody& body, std::chrono::milliseconds timeout) {
+  return run_forked_grouped_ranks(
+      world, [&body](comm::Communicator& comm, comm::CommGroups&) { return body(comm); }, timeout);
+}
+
+std::vector<RankResult> run_forked_grouped_ranks(int world, const GroupedRankBody& body,
+                                                 std::chrono::milliseconds timeout) {
   static std::atomic<int> counter{0};
   ScratchDir dir(fmt::format("sp_ranks_{}", counter.load()));
-  const size_t bytes = ShmCommunicator::region_bytes(world, kSlotBytes);
+  const comm::ShmCommSet set(world, kSlotBytes, world);
   runtime::ShmRegion region =
-      runtime::ShmRegion::create(fmt::format("/ltx2_sp_test_{}_{}", getpid(), counter++), bytes);
+      runtime::ShmRegion::create(fmt::format("/ltx2_sp_test_{}_{}", getpid(), counter++), set.bytes());
   // create() removed the name already; the children inherit the mapping through fork.
-  ShmCommunicator::format_region(region.data(), bytes, world, kSlotBytes);
+  set.format(region.data());
 
   std::fflush(nullptr);
   std::vector<pid_t> pids;
   std::vector<RankResult> results(world);
   for (int r = 0; r < world; ++r) {
     const pid_t pid = fork();
-    if (pid == 0) run_child(body, region.data(), bytes, r, timeout, dir);
+    if (pid == 0) run_child(body, region.data(), set, r, timeout, dir);
     if (pid < 0) {
-      ShmCommunicator::abort(region.data(), "fork failed");
+      set.abort(region.data(), "fork failed");
       for (int q = r; q < world; ++q) results[q].error = "fork failed";
       break;
     }

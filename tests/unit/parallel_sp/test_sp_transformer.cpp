@@ -1,7 +1,8 @@
 // Sequence-parallel transformer on forked CPU ranks against the single-rank model: the golden
 // transformer fixtures (2 heads) on 1 and 2 ranks, and a random 12-head model on 1 to 4 ranks,
 // with token counts that need padding, a user attention mask and perturbations; and the
-// guidance-branch executor (a step's passes spread over the ranks) against the same single rank.
+// guidance-branch executor (a step's passes spread over the ranks or over groups of them, each
+// sequence parallel) against the same single rank.
 #include <nlohmann/json.hpp>
 
 #include "comm/shm_communicator.h"
@@ -328,6 +329,16 @@ GuidedStep guided_step() {
   return {std::move(c), std::move(video), std::move(audio), std::move(perturbations)};
 }
 
+// Samples 1 and 2 of a step (unconditional, perturbed): a step of 2 passes.
+GuidedStep two_samples(const GuidedStep& s) {
+  GuidedStep two{s.c, s.video, s.audio, s.perturbations.samples(1, 2)};
+  for (Modality* m : {&two.video, &two.audio})
+    for (Tensor Modality::*field : {&Modality::latent, &Modality::sigma, &Modality::timesteps,
+                                    &Modality::positions, &Modality::context, &Modality::context_mask})
+      m->*field = (m->*field).narrow(0, 1, 2).contiguous();
+  return two;
+}
+
 }  // namespace
 
 // Each rank runs its samples as one process would, with no collective inside the model, so the
@@ -338,15 +349,16 @@ TEST_CASE("guidance parallel: a step's 4 passes on 2 and 4 ranks give the single
   for (int world : {2, 4}) {
     for (int max_batch : {1, 2}) {
       INFO("world " << world << ", --max-batch-size " << max_batch);
-      const auto ranks = test::run_forked_ranks(world, [&](comm::Communicator& comm) {
-        parallel::GuidanceParallelExecutor executor(comm);
-        REQUIRE(executor.passes_per_call(max_batch) == 4);
-        const TransformerOutput out = executor.forward(s.c.model, &s.video, &s.audio, s.perturbations);
-        return test::RankTensors{
-            {"video", out.video},
-            {"audio", out.audio},
-            {"collectives", Tensor::from_vector({float(comm.collectives_entered())}, {1})}};
-      });
+      const auto ranks =
+          test::run_forked_grouped_ranks(world, [&](comm::Communicator& comm, comm::CommGroups& groups) {
+            parallel::GuidanceParallelExecutor executor(comm, &groups);
+            REQUIRE(executor.passes_per_call(max_batch) == 4);
+            const TransformerOutput out = executor.forward(s.c.model, &s.video, &s.audio, s.perturbations);
+            return test::RankTensors{
+                {"video", out.video},
+                {"audio", out.audio},
+                {"collectives", Tensor::from_vector({float(comm.collectives_entered())}, {1})}};
+          });
       for (int r = 0; r < world; ++r) {
         INFO("rank " << r << ": " << ranks[r].error);
         REQUIRE(ranks[r].error.empty());
@@ -368,10 +380,6 @@ TEST_CASE("guidance parallel: passes that do not divide over the ranks run seque
       m->*field = (m->*field).narrow(0, 0, 3).contiguous();
   const BatchedPerturbations three_p = s.perturbations.samples(0, 3);
   REQUIRE(three_p.batch() == 3);
-  REQUIRE_FALSE(parallel::GuidanceParallelExecutor::splits(3, 2));
-  REQUIRE_FALSE(parallel::GuidanceParallelExecutor::splits(4, 3));
-  REQUIRE_FALSE(parallel::GuidanceParallelExecutor::splits(4, 1));
-  REQUIRE(parallel::GuidanceParallelExecutor::splits(4, 4));
   struct Case {
     int world;
     const Modality *video, *audio;
@@ -382,14 +390,15 @@ TEST_CASE("guidance parallel: passes that do not divide over the ranks run seque
     INFO("world " << k.world << ", " << k.video->latent.size(0) << " samples"
                   << (k.audio ? "" : ", video only"));
     const TransformerOutput expected = s.c.model.forward(k.video, k.audio, *k.perturbations);
-    const auto ranks = test::run_forked_ranks(k.world, [&](comm::Communicator& comm) {
-      parallel::GuidanceParallelExecutor executor(comm);
-      executor.passes_per_call(1);
-      const TransformerOutput out = executor.forward(s.c.model, k.video, k.audio, *k.perturbations);
-      test::RankTensors t{{"video", out.video}};
-      if (k.audio) t["audio"] = out.audio;
-      return t;
-    });
+    const auto ranks =
+        test::run_forked_grouped_ranks(k.world, [&](comm::Communicator& comm, comm::CommGroups& groups) {
+          parallel::GuidanceParallelExecutor executor(comm, &groups);
+          executor.passes_per_call(1);
+          const TransformerOutput out = executor.forward(s.c.model, k.video, k.audio, *k.perturbations);
+          test::RankTensors t{{"video", out.video}};
+          if (k.audio) t["audio"] = out.audio;
+          return t;
+        });
     for (int r = 0; r < k.world; ++r) {
       INFO("rank " << r << ": " << ranks[r].error);
       REQUIRE(ranks[r].error.empty());
@@ -399,12 +408,88 @@ TEST_CASE("guidance parallel: passes that do not divide over the ranks run seque
   }
 }
 
+TEST_CASE("guidance parallel: the groups are the most that divide the passes and the ranks and have a cut") {
+  const auto any = [](int) { return true; };
+  const auto none = [](int) { return false; };
+  using E = parallel::GuidanceParallelExecutor;
+  CHECK(E::groups_for(4, 4, none) == 4);  // one rank a group needs no cut
+  CHECK(E::groups_for(4, 2, none) == 2);
+  CHECK(E::groups_for(4, 8, any) == 4);  // 4 groups of 2
+  CHECK(E::groups_for(4, 8, none) == 1);
+  CHECK(E::groups_for(4, 8, [](int g) { return g == 2; }) == 2);  // only groups of 4 fit a node
+  CHECK(E::groups_for(2, 4, any) == 2);
+  CHECK(E::groups_for(3, 6, any) == 3);
+  CHECK(E::groups_for(4, 6, any) == 2);  // 2 groups of 3 ranks, 2 passes each
+  CHECK(E::groups_for(3, 2, any) == 1);
+  CHECK(E::groups_for(4, 3, any) == 1);
+  CHECK(E::groups_for(4, 1, any) == 1);
+  CHECK(E::groups_for(1, 4, any) == 1);
+}
+
+// Groups of several ranks run their passes sequence parallel over their own communicators; the
+// world sees only the step's one all-gather a stream.
+TEST_CASE("guidance parallel: groups of ranks, each sequence parallel, give the single-rank output") {
+  const GuidedStep s = guided_step();
+  const GuidedStep two = two_samples(s);
+  struct Case {
+    int world, max_batch;
+    const Modality *video, *audio;
+    const BatchedPerturbations* perturbations;
+  };
+  // 2 passes on 4 ranks (2 groups of 2), 4 passes on 6 (2 groups of 3, 2 passes each, in calls of
+  // 1 and of 2) and on 8 (4 groups of 2).
+  for (const Case& k :
+       {Case{4, 1, &two.video, &two.audio, &two.perturbations},
+        Case{6, 1, &s.video, &s.audio, &s.perturbations}, Case{6, 2, &s.video, &s.audio, &s.perturbations},
+        Case{8, 1, &s.video, &s.audio, &s.perturbations}}) {
+    INFO("world " << k.world << ", " << k.video->latent.size(0) << " samples, --max-batch-size "
+                  << k.max_batch);
+    const TransformerOutput expected = s.c.model.forward(k.video, k.audio, *k.perturbations);
+    const auto ranks =
+        test::run_forked_grouped_ranks(k.world, [&](comm::Communicator& comm, comm::CommGroups& groups) {
+          parallel::GuidanceParallelExecutor executor(comm, &groups);
+          executor.passes_per_call(k.max_batch);
+          const TransformerOutput out = executor.forward(s.c.model, k.video, k.audio, *k.perturbations);
+          return test::RankTensors{
+              {"video", out.video},
+              {"audio", out.audio},
+              {"collectives", Tensor::from_vector({float(comm.collectives_entered())}, {1})}};
+        });
+    for (int r = 0; r < k.world; ++r) {
+      INFO("rank " << r << ": " << ranks[r].error);
+      REQUIRE(ranks[r].error.empty());
+      CHECK(relative_error(ranks[r].tensors.at("video"), expected.video) <= kMaxRelativeError);
+      CHECK(relative_error(ranks[r].tensors.at("audio"), expected.audio) <= kMaxRelativeError);
+      CHECK(ranks[r].tensors.at("collectives").item({0}) == 2.0f);
+    }
+  }
+}
+
+TEST_CASE("guidance parallel: a rank that fails inside a group fails every rank, none hangs") {
+  const GuidedStep s = two_samples(guided_step());
+  const auto ranks = test::run_forked_grouped_ranks(
+      4,
+      [&](comm::Communicator& comm, comm::CommGroups& groups) {
+        if (comm.rank() == 3) throw Error("rank 3 gave up", __FILE__, __LINE__);
+        parallel::GuidanceParallelExecutor executor(comm, &groups);
+        executor.passes_per_call(1);
+        executor.forward(s.c.model, &s.video, &s.audio, s.perturbations);  // 2 groups of 2 ranks
+        return test::RankTensors{};
+      },
+      std::chrono::seconds(60));
+  CHECK_THAT(ranks[3].error, Contains("rank 3 gave up"));
+  for (int r = 0; r < 3; ++r) {
+    INFO("rank " << r);
+    CHECK_THAT(ranks[r].error, Contains("communicator aborted: rank 3 failed"));  // released, not timed out
+  }
+}
+
 TEST_CASE("guidance parallel: a --max-batch-size below 1 and samples past the batch are refused") {
   const size_t bytes = comm::ShmCommunicator::region_bytes(1, 4096);
   std::vector<uint64_t> region(bytes / 8 + 1);
   comm::ShmCommunicator::format_region(region.data(), bytes, 1, 4096);
   comm::ShmCommunicator comm(region.data(), bytes, 0, std::chrono::milliseconds(100));
-  parallel::GuidanceParallelExecutor executor(comm);
+  parallel::GuidanceParallelExecutor executor(comm, nullptr);
   REQUIRE_THROWS_WITH(executor.passes_per_call(0), Contains("--max-batch-size 0"));
   const BatchedPerturbations p({{}, {}}, 2);
   REQUIRE_THROWS_WITH(p.samples(1, 2), Contains("samples [1, 3) of a batch of 2"));

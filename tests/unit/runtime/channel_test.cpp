@@ -20,8 +20,9 @@ struct Region {
   std::unique_ptr<uint8_t, decltype(&std::free)> mem{nullptr, &std::free};
   FleetChannel ch;
 
-  explicit Region(int world, size_t ring = 4096, size_t slots = 2) {
+  explicit Region(int world, size_t ring = 4096, size_t slots = 2, int node_ranks = 0) {
     sizes.world = world;
+    sizes.node_ranks = node_ranks;
     sizes.setup_capacity = 4096;
     sizes.job_slots = slots;
     sizes.job_capacity = 4096;
@@ -64,6 +65,33 @@ TEST_CASE("channel: a worker refuses a header whose sizes do not fit the region,
   refused([](ControlBlock& cb) { cb.comm_slot_capacity = 1ull << 40; });
   refused([](ControlBlock& cb) { cb.setup_bytes = cb.setup_capacity + 1; });
   refused([](ControlBlock& cb) { cb.ring_capacity += 64; });  // one ring more than the region holds
+  refused([](ControlBlock& cb) { cb.node_ranks = 0; });
+  refused([](ControlBlock& cb) { cb.node_ranks = 3; });  // does not divide 2 ranks
+}
+
+// The communicator block: the world's region first, then the group regions of the cuts the nodes
+// allow (lib/comm/shm_comm_set.h), the same for the driver and an attaching worker.
+TEST_CASE("channel: the communicator block holds the group regions of the ranks a node runs") {
+  Region one_node(8), two_nodes(8, 4096, 2, 4), four_nodes(8, 4096, 2, 2);
+  CHECK(one_node.ch.comm_set().cuts() == std::vector<int>{2, 4});
+  CHECK(two_nodes.ch.comm_set().cuts() == std::vector<int>{2, 4});
+  CHECK(four_nodes.ch.comm_set().cuts() == std::vector<int>{4});  // groups of 4 would span 2 nodes
+  FleetChannel worker =
+      FleetChannel::attach(four_nodes.mem.get(), FleetChannel::region_bytes(four_nodes.sizes));
+  CHECK(worker.comm_set().cuts() == std::vector<int>{4});
+  CHECK(worker.comm_bytes() == comm::ShmCommunicator::region_bytes(8, 4096));
+  CHECK(FleetChannel::region_bytes(four_nodes.sizes) < FleetChannel::region_bytes(one_node.sizes));
+  ChannelSizes bad = four_nodes.sizes;
+  bad.node_ranks = 3;
+  REQUIRE_THROWS_WITH(FleetChannel::region_bytes(bad), Catch::Matchers::Contains("3 ranks a node"));
+  // abort_comms reaches the world's region and every group's.
+  worker.abort_comms("rank 5 failed");
+  comm::ShmCommunicator group(
+      static_cast<uint8_t*>(worker.comm_base()) + worker.comm_set().group_region(4, 3)->offset,
+      worker.comm_set().group_region(4, 3)->bytes, 1, std::chrono::milliseconds(100));
+  REQUIRE_THROWS_WITH(group.barrier(), Catch::Matchers::Contains("communicator aborted: rank 5 failed"));
+  comm::ShmCommunicator world(worker.comm_base(), worker.comm_bytes(), 0, std::chrono::milliseconds(100));
+  REQUIRE_THROWS_WITH(world.barrier(), Catch::Matchers::Contains("communicator aborted: rank 5 failed"));
 }
 
 TEST_CASE("channel: the layout is kept apart, so a rank scribbling over the header moves nothing") {
