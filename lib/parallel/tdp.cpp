@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "core/error.h"
+#include "core/log.h"
 #include "ops/elementwise.h"
 #include "ops/reduce.h"
 #include "ops/shape.h"
@@ -136,6 +137,13 @@ TdpPartial tdp_rank_partial(const TdpTilePlan& plan, const TokenSequence& video,
   return out;
 }
 
+int TiledDataParallelExecutor::groups_for(int64_t tiles, int world, const std::function<bool(int)>& has_cut) {
+  if (tiles >= world) return world;
+  for (int groups = static_cast<int>(tiles); groups > 1; --groups)
+    if (tiles % groups == 0 && world % groups == 0 && has_cut(groups)) return groups;
+  return world;
+}
+
 models::transformer::TransformerOutput TiledDataParallelExecutor::forward(
     const models::transformer::Transformer& model, const models::transformer::Modality* video,
     const models::transformer::Modality* audio,
@@ -143,14 +151,34 @@ models::transformer::TransformerOutput TiledDataParallelExecutor::forward(
   namespace tr = models::transformer;
   if (video == nullptr) return SequenceParallelExecutor(comm_).forward(model, video, audio, perturbations);
   const TdpTilePlan plan(grid_, tiling_);
+  const int W = comm_.world_size();
+  const auto tiles = static_cast<int64_t>(plan.tiles().size());
+  const int G = groups_for(tiles, W, [this](int g) { return groups_ != nullptr && groups_->has_cut(g); });
+  const int S = W / G;
+  comm::Communicator* group = S > 1 ? groups_->split(G) : nullptr;
+  LTX2_CHECK(S == 1 || group != nullptr, "tiled data parallel: rank {} has no communicator among {} groups",
+             comm_.rank(), G);
+  if (said_ != G && comm_.rank() == 0) {
+    said_ = G;
+    if (S > 1)
+      log_info("stage 2: {} tiles over {} groups of {} ranks, each tile sequence parallel within its group",
+               tiles, G, S);
+  }
   const auto tile_model = [&](const TokenSequence& tile) {
     const tr::Modality v = with_token_fields(*video, tile);
-    tr::TransformerOutput o = model.forward(&v, audio, perturbations);
+    tr::TransformerOutput o = group
+                                  ? SequenceParallelExecutor(*group).forward(model, &v, audio, perturbations)
+                                  : model.forward(&v, audio, perturbations);
     return std::pair<Tensor, Tensor>(o.video, o.audio);
   };
   const Tensor audio_latent = audio != nullptr ? audio->latent : Tensor();
-  const TdpPartial partial = tdp_rank_partial(plan, token_fields(*video), audio_latent, comm_.rank(),
-                                              comm_.world_size(), tile_model);
+  TdpPartial partial =
+      tdp_rank_partial(plan, token_fields(*video), audio_latent, comm_.rank() / S, G, tile_model);
+  if (comm_.rank() % S != 0) {  // the group's first rank holds the same partial and adds it
+    partial.video = Tensor::zeros(partial.video.shape(), partial.video.dtype(), partial.video.device());
+    if (partial.audio.defined())
+      partial.audio = Tensor::zeros(partial.audio.shape(), partial.audio.dtype(), partial.audio.device());
+  }
   const int64_t nv = partial.video.numel();
   std::vector<Tensor> parts = {partial.video.contiguous().view({nv})};
   if (partial.audio.defined()) parts.push_back(partial.audio.contiguous().view({partial.audio.numel()}));

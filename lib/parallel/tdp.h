@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "comm/comm_groups.h"
 #include "comm/communicator.h"
 #include "parallel/token_sequence.h"
 #include "pipeline/stage_executors.h"
@@ -71,10 +72,20 @@ TdpPartial tdp_rank_partial(const TdpTilePlan& plan, const TokenSequence& video,
 // with the full model, blended, then one SUM all-reduce of the video and audio partials together.
 // The grid is the stage's latent (frames, height, width), set for each request before it runs; a
 // pass without video runs sequence parallel.
+// Fewer tiles than ranks (--tdp-tiles smaller than the rank count) would leave ranks idle; when a
+// cut of the ranks into G groups (comm_groups.h) has G dividing the tiles, group g runs the tiles
+// rank g of G ranks would, each sequence parallel over the group's communicator, and only the
+// group's first rank adds its partial to the all-reduce: the video of the same tiles on G ranks.
 class TiledDataParallelExecutor final : public pipeline::TransformerExecutor {
  public:
-  TiledDataParallelExecutor(comm::Communicator& comm, const GridTiling& tiling)
-      : comm_(comm), tiling_(tiling) {}
+  // `groups` may be null (tiles on single ranks only).
+  TiledDataParallelExecutor(comm::Communicator& comm, comm::CommGroups* groups, const GridTiling& tiling)
+      : comm_(comm), groups_(groups), tiling_(tiling) {}
+
+  // The groups `tiles` tiles run on over `world` ranks: `world` (single ranks) unless the tiles are
+  // fewer, then the largest G dividing the tiles with `has_cut(G)`, if any.
+  static int groups_for(int64_t tiles, int world, const std::function<bool(int)>& has_cut);
+
   void set_video_grid(const GridExtent& grid) { grid_ = grid; }
   models::transformer::TransformerOutput forward(
       const models::transformer::Transformer& model, const models::transformer::Modality* video,
@@ -83,8 +94,10 @@ class TiledDataParallelExecutor final : public pipeline::TransformerExecutor {
 
  private:
   comm::Communicator& comm_;
+  comm::CommGroups* groups_;
   GridTiling tiling_;
   GridExtent grid_{};
+  int said_ = 0;  // the number of groups last logged (0: none yet)
 };
 
 }  // namespace ltx2::parallel

@@ -91,7 +91,7 @@ class PipelineRunner final : public Runner {
       if (pipeline_traits(kind_).guided && settings.stage1_parallel == Stage1Parallel::Auto)
         ex.stage1 = std::make_shared<parallel::GuidanceParallelExecutor>(*ctx.comm, ctx.groups);
       if (pipeline_traits(kind_).distilled_lora && settings.stage2_parallel == Stage2Parallel::TiledData) {
-        tdp_ = std::make_shared<parallel::TiledDataParallelExecutor>(*ctx.comm,
+        tdp_ = std::make_shared<parallel::TiledDataParallelExecutor>(*ctx.comm, ctx.groups,
                                                                      tdp_tiling(settings, ctx.world_size));
         ex.stage2 = tdp_;
         ex.stage2_sigmas = {0.625f, 0.4f, 0.0f};

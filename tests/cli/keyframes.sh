@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # ltx2-keyframes: on the embedded tiny model with a first and a last keyframe, in-process, through
 # the fleet (sequence parallel: the same bytes; stage-2 tiled data parallel: an MP4 of the same
-# shape) and through --jobs; on the pipeline_keyframes fixture's files with its flags (its frames
+# shape, the same on 4 ranks as on 2 for the same 2 tiles) and through --jobs; on the pipeline_keyframes fixture's files with its flags (its frames
 # are checked by golden_check; here the MP4's shape); its mistakes give one line and no output.
 source "$(dirname "$0")/lib.bash"
 exe="$LTX2_BIN/ltx2-keyframes"
@@ -18,6 +18,12 @@ cmp -s "$scratch/a.mp4" "$scratch/r2.mp4" || fail "--ranks 2 differs from the in
 expect_exit_no_workers 0 "$exe" --prompt "a cat" --output-path "$scratch/tdp.mp4" "${small[@]}" --ranks 2 \
   --stage2-parallel tdp --tdp-tiles 1x2 --tdp-overlap 1
 expect_mp4 "$scratch/tdp.mp4" 17 128 64 24
+# The same 2 tiles on 4 ranks: 2 groups of 2, each tile sequence parallel within its group; the
+# 2-rank file.
+expect_exit_no_workers 0 "$exe" --prompt "a cat" --output-path "$scratch/tdp4.mp4" "${small[@]}" --ranks 4 \
+  --stage2-parallel tdp --tdp-tiles 1x2 --tdp-overlap 1
+expect_contains "stage 2: 2 tiles over 2 groups of 2 ranks, each tile sequence parallel within its group"
+cmp -s "$scratch/tdp.mp4" "$scratch/tdp4.mp4" || fail "2 tdp tiles on 2 groups of 2 ranks differ from 2 ranks"
 printf '%s\n' '{"prompt": "a cat", "output_path": "'"$scratch"'/j1.mp4"}' >"$scratch/jobs.jsonl"
 expect_exit 0 "$exe" --jobs "$scratch/jobs.jsonl" "${small[@]}"
 cmp -s "$scratch/a.mp4" "$scratch/j1.mp4" || fail "a --jobs line differs from the same flags"

@@ -113,3 +113,18 @@ TEST_CASE("tdp: index helpers copy and accumulate runs of indices") {
   add_at_indices(acc, 1, {7}, Tensor::full({1, 1, 1}, 1.f));
   REQUIRE(acc.to_vector() == std::vector<float>{0, 0, 2, 3, 4, 0, 0, 8, 8, 0});
 }
+
+TEST_CASE("tdp: fewer tiles than ranks run on groups of ranks whose count divides the tiles") {
+  const auto any = [](int) { return true; };
+  const auto none = [](int) { return false; };
+  using E = TiledDataParallelExecutor;
+  CHECK(E::groups_for(4, 4, any) == 4);  // a tile a rank: no groups
+  CHECK(E::groups_for(6, 4, any) == 4);
+  CHECK(E::groups_for(2, 4, any) == 2);  // 2 groups of 2, a tile each
+  CHECK(E::groups_for(2, 8, any) == 2);  // 2 groups of 4
+  CHECK(E::groups_for(4, 8, any) == 4);
+  CHECK(E::groups_for(6, 8, [](int g) { return g == 2 || g == 4; }) == 2);  // 4 does not divide 6
+  CHECK(E::groups_for(2, 4, none) == 4);  // no cut: ranks 2 and 3 have no tile
+  CHECK(E::groups_for(3, 4, any) == 4);  // 3 tiles divide over no cut of 4 ranks
+  CHECK(E::groups_for(1, 4, any) == 4);
+}
