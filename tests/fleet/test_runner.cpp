@@ -12,6 +12,11 @@
 //   "tiles": n, "tile_elems": m, "tile_delay_ms": d — rank 0 streams n outputs of m floats
 //   "loop_collectives": n, "loop_elems": m — first n all-reduces of m floats on the rank's device,
 //           a progress event ("loop") after the first (so a test can kill a rank mid-collective)
+//   "groups": g — after the sum, every rank also all-reduces x over its group of the cut into g
+//           groups (comm_groups.h; "group_loops": n such all-reduces first on attempts below
+//           "group_loop_attempts" (default all), a progress event ("group loop") after the first)
+//           and returns "group_rank", "group_size" and "group_sum"
+//           (group_size 0: the fleet has no such cut)
 // Every rank all-reduces the input tensor "x" (default: [rank + 1] * 4) and returns
 // {"rank", "sum": first element of the sum}.
 #include <signal.h>
@@ -80,8 +85,22 @@ class FaultyRunner : public Runner {
       out.output("tile", {{"index", i}}, {{"pixels", Tensor::full({elems}, static_cast<float>(i))}});
     }
     if (ctx_.rank == 0) out.output("sum", {}, {{"sum", sum}});
+    nlohmann::json result = {{"rank", ctx_.rank}, {"sum", sum.item({0})}};
+    if (p.contains("groups")) {
+      comm::Communicator* group = ctx_.groups->split(p["groups"].get<int>());
+      result["group_size"] = group ? group->world_size() : 0;
+      if (group) {
+        const bool loop = job.attempt < p.value("group_loop_attempts", 1000ull);
+        for (int i = 0; loop && i < p.value("group_loops", 0); ++i) {
+          group->all_reduce_sum(Tensor::full({1 << 16}, 1.f, DType::F32, ctx_.device));
+          if (i == 0) out.progress("group loop", 0.0);
+        }
+        result["group_rank"] = group->rank();
+        result["group_sum"] = group->all_reduce_sum(x).to(Device::cpu()).item({0});
+      }
+    }
     out.progress("reduce", 1.0);
-    return {{"rank", ctx_.rank}, {"sum", sum.item({0})}};
+    return result;
   }
 
  private:

@@ -49,6 +49,34 @@ TEST_CASE("nccl fleet: collectives on every GPU, one job after another") {
   test::require_clean();
 }
 
+// Rank groups over NCCL: each group's GPU communicator is bootstrapped over the group's shared
+// memory on first use. Two GPUs have no cut (a group of one rank needs none); four or more have
+// groups of 2 (and 4 of 8).
+TEST_CASE("nccl fleet: group communicators on every GPU reach their own ranks") {
+  const int gpus = test::require_gpus(2);
+  {
+    runtime::Controller c(test::gpu_fleet_options(gpus));
+    c.start();
+    const int groups = gpus / 2;
+    c.submit({{"groups", groups}, {"group_loops", 4}});
+    auto out = test::finish_job(c, 120s);
+    INFO(out.error);
+    REQUIRE(out.done);
+    for (int r = 0; r < gpus; ++r) {
+      INFO("rank " << r << " of " << gpus);
+      const auto& d = out.done->data[r];
+      if (groups < 2 || groups > 4 || gpus % groups != 0) {
+        CHECK(d["group_size"] == 0);
+        continue;
+      }
+      CHECK(d["group_size"] == 2);
+      CHECK(d["group_rank"] == r % 2);
+      CHECK(d["group_sum"] == (r / 2 * 2 + 1) + (r / 2 * 2 + 2));  // x is [rank + 1]
+    }
+  }
+  test::require_clean();
+}
+
 TEST_CASE("nccl fleet: a worker killed mid-collective breaks the fleet, the retry runs on a fresh one") {
   const int gpus = test::require_gpus(2);
   std::vector<pid_t> spawned;
