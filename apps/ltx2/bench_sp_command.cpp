@@ -15,6 +15,7 @@
 #include <optional>
 #include <thread>
 
+#include "bench_all_to_all.h"
 #include "io/weights.h"
 #include "parallel/sequence_parallel.h"
 #include "runtime/controller.h"
@@ -140,10 +141,27 @@ CLI::App* add_bench_sp_command(CLI::App* bench, BenchSpOptions* opt) {
   cmd->add_option("--audio-head-dim", opt->audio_head_dim, "audio head width")->check(CLI::Range(2, 1024));
   cmd->add_option("--threads-per-rank", opt->threads_per_rank, "OpenMP threads per rank (0: cores / ranks)")
       ->check(CLI::Range(0, 1024));
+  cmd->add_flag("--all-to-all", opt->all_to_all,
+                "Instead: the communicator's all-to-all alone over sizes from --min-bytes to --max-bytes, "
+                "with nccl-tests' algbw and busbw");
+  cmd->add_option("--gpus", opt->gpus,
+                  "--all-to-all on these GPUs, one rank each (NCCL), e.g. 0,1 (default: "
+                  "--ranks CPU ranks)");
+  cmd->add_option("--min-bytes", opt->min_bytes, "--all-to-all: the smallest size a rank sends")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 40));
+  cmd->add_option("--max-bytes", opt->max_bytes, "--all-to-all: the largest size a rank sends")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 40));
+  cmd->add_option("--warmup", opt->warmup, "--all-to-all: untimed collectives per size")
+      ->check(CLI::Range(0, 1000));
+  cmd->add_option("--iterations", opt->iterations, "--all-to-all: timed collectives per size")
+      ->check(CLI::Range(1, 100000));
+  cmd->add_option("--json", opt->json, "--all-to-all: also write the results to this JSON file");
   return cmd;
 }
 
 int run_bench_sp(const BenchSpOptions& opt) {
+  if (opt.all_to_all) return run_bench_all_to_all(opt);
+  LTX2_CHECK(opt.gpus.empty(), "--gpus applies to --all-to-all only (the SP volume runs on CPU ranks)");
   const int64_t P = opt.ranks, B = opt.batch;
   const int64_t padded = (opt.video_tokens + P - 1) / P * P, N = B * padded;
   const int64_t h = int64_t{opt.heads} * opt.head_dim, ha = int64_t{opt.audio_heads} * opt.audio_head_dim;

@@ -71,4 +71,18 @@ for key in convert_fps writer_encode_s writer_total_s mp4_bytes; do
 done
 out=$("$bin" bench encode --height 63 2>&1); rc=$?
 [ "$rc" -eq 1 ] && echo "$out" | grep -q -- "--height 63 and --width 1536 must be even" || fail "bench encode --height 63: $rc $out"
+# `ltx2 bench sp --all-to-all`: the communicator's all-to-all over sizes on 3 CPU ranks, a row per
+# size with busbw = algbw x (P-1)/P, in the table and the JSON; the sweep's mistakes in one line.
+out=$("$bin" bench sp --all-to-all --ranks 3 --min-bytes 4096 --max-bytes 65536 --iterations 3 --warmup 1 \
+      --json "$tmp/a2a.json" 2>&1) || fail "bench sp --all-to-all failed: $out"
+echo "$out" | grep -q "^all_to_all on 3 CPU ranks (shared memory)" || fail "bench sp --all-to-all header: $out"
+rows=$(echo "$out" | awk '$1 ~ /^[0-9]+$/ && NF == 5' | wc -l)
+[ "$rows" -eq 5 ] || fail "bench sp --all-to-all printed $rows rows for 4 KiB..64 KiB: $out"
+off_by=$(echo "$out" | awk '$1 ~ /^[0-9]+$/ && NF == 5 { d = $4 - $3 * 2 / 3; if (d > 0.01 || d < -0.01) print }')
+[ -z "$off_by" ] || fail "bench sp --all-to-all: busbw is not algbw x 2/3: $off_by"
+[ "$(grep -c '"busbw_gbps"' "$tmp/a2a.json")" -eq 5 ] || fail "bench sp --all-to-all JSON: $(cat "$tmp/a2a.json")"
+out=$("$bin" bench sp --all-to-all --min-bytes 2048 --max-bytes 1024 2>&1); rc=$?
+[ "$rc" -eq 1 ] && echo "$out" | grep -q -- "--min-bytes 2048 exceeds --max-bytes 1024" || fail "bench sp bytes: $rc $out"
+out=$("$bin" bench sp --gpus 0 2>&1); rc=$?
+[ "$rc" -eq 1 ] && echo "$out" | grep -q -- "--gpus applies to --all-to-all only" || fail "bench sp --gpus: $rc $out"
 echo "ok"
