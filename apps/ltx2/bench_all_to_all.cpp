@@ -11,6 +11,7 @@
 #include <fstream>
 #include <vector>
 
+#include "bench_job.h"
 #include "core/error.h"
 #include "runtime/controller.h"
 #include "runtime/launcher.h"
@@ -84,16 +85,9 @@ int run_bench_all_to_all(const BenchSpOptions& opt) {
   fo.runner = "bench.all_to_all";
   runtime::Controller c(fo);
   c.start();
-  c.submit({{"sizes", sizes}, {"warmup", opt.warmup}, {"iterations", opt.iterations}});
-  json per_rank;
-  for (;;) {
-    auto ev = c.next(std::chrono::minutes(30));
-    LTX2_CHECK(ev.has_value(), "bench all_to_all: no result within 30 minutes");
-    if (ev->kind == runtime::JobEvent::Kind::Done) {
-      per_rank = ev->data;
-      break;
-    }
-  }
+  const json per_rank =
+      run_bench_job(c, {{"sizes", sizes}, {"warmup", opt.warmup}, {"iterations", opt.iterations}},
+                    std::chrono::minutes(30), "bench all_to_all");
   c.shutdown();
 
   const bool gpu = fo.devices[0].is_cuda();

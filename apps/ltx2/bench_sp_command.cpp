@@ -16,6 +16,7 @@
 #include <thread>
 
 #include "bench_all_to_all.h"
+#include "bench_job.h"
 #include "io/weights.h"
 #include "parallel/sequence_parallel.h"
 #include "runtime/controller.h"
@@ -186,16 +187,7 @@ int run_bench_sp(const BenchSpOptions& opt) {
   fo.sizes.comm_slot_capacity = 4 << 20;
   runtime::Controller c(fo);
   c.start();
-  c.submit({{"steps", opt.steps}});
-  json per_rank;
-  for (;;) {
-    auto ev = c.next(std::chrono::minutes(30));
-    LTX2_CHECK(ev.has_value(), "bench sp: no result within 30 minutes");
-    if (ev->kind == runtime::JobEvent::Kind::Done) {
-      per_rank = ev->data;
-      break;
-    }
-  }
+  const json per_rank = run_bench_job(c, {{"steps", opt.steps}}, std::chrono::minutes(30), "bench sp");
   c.shutdown();
 
   std::printf(

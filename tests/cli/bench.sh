@@ -71,6 +71,10 @@ for key in convert_fps writer_encode_s writer_total_s mp4_bytes; do
 done
 out=$("$bin" bench encode --height 63 2>&1); rc=$?
 [ "$rc" -eq 1 ] && echo "$out" | grep -q -- "--height 63 and --width 1536 must be even" || fail "bench encode --height 63: $rc $out"
+# `ltx2 bench sp`: the SP attention's bytes per layer equal the formula on every rank.
+out=$("$bin" bench sp --ranks 2 --steps 1 --threads-per-rank 1 2>&1) || fail "bench sp failed: $out"
+[ "$(echo "$out" | awk '$1 ~ /^[01]$/ && $4 == "1.0000" && $7 == "1.0000"' | wc -l)" -eq 2 ] ||
+  fail "bench sp: bytes off the formula: $out"
 # `ltx2 bench sp --all-to-all`: the communicator's all-to-all over sizes on 3 CPU ranks, a row per
 # size with busbw = algbw x (P-1)/P, in the table and the JSON; the sweep's mistakes in one line.
 out=$("$bin" bench sp --all-to-all --ranks 3 --min-bytes 4096 --max-bytes 65536 --iterations 3 --warmup 1 \
