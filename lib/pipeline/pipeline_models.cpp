@@ -123,7 +123,9 @@ std::unique_ptr<PipelineModels> PipelineModels::load(const ModelPaths& paths, Pi
   m->video_vae = sets.video_vae;
   m->audio = sets.audio;
   m->video_decoder_kind = video_vae::video_decoder_kind(*m->video_vae);
-  if (sets.duration_head && has_duration_head(*sets.duration_head))
+  // The head reads the prompt's encoding, which only a process with the text encoder makes (a
+  // fleet's other ranks get the frame count by broadcast: parallel::BroadcastDuration).
+  if (m->options.load_text_encoder && sets.duration_head && has_duration_head(*sets.duration_head))
     m->duration_head = std::make_unique<DurationHead>(sets.duration_head);
   m->model_version = parse_model_version(m->ltx->metadata_value("model_version"));
   const nlohmann::json& cfg = m->ltx->config();

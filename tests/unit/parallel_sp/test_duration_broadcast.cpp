@@ -1,7 +1,8 @@
 // The fleet's duration executor on forked ranks: rank 0's duration head predicts the frame count of a
 // request with --num-frames unset and every rank gets that count (the others with no head and no
 // contexts of their own); a prediction that fails on rank 0 fails the job on every rank. The text
-// encoder's broadcast fails the same way when rank 0's encoding throws.
+// encoder's broadcast fails the same way when rank 0's encoding throws. A process without the text
+// encoder (a fleet's other ranks) does not load the head.
 #include <fmt/format.h>
 
 #include <cstring>
@@ -129,4 +130,16 @@ TEST_CASE("text broadcast: an encoding that fails on rank 0 fails on every rank,
   });
   REQUIRE_THAT(error_of(ranks[0]), Contains("the text encoder is not loaded in this process"));
   REQUIRE_THAT(error_of(ranks[1]), Contains("rank 0's text encoder failed (its error says why)"));
+}
+
+TEST_CASE("duration broadcast: only a process that loads the text encoder loads the duration head") {
+  ModelPaths paths = test::diffusion_decoder_set_paths();
+  paths.duration_head = test::golden_dir("pipeline_distilled_25") + "/duration_head.safetensors";
+  for (bool text : {true, false}) {
+    INFO("load_text_encoder " << text);
+    pipeline::PipelineOptions options;
+    options.load_text_encoder = text;
+    const auto models = pipeline::PipelineModels::load(paths, PipelineKind::Distilled, options);
+    CHECK((models->duration_head != nullptr) == text);
+  }
 }
