@@ -13,6 +13,8 @@
 #   ti2vid      ltx2 bench pipeline, ti2vid (guided stage 1, distilled LoRA), both sizes
 #   jobs        ltx2-distilled --jobs of 3 prompts at 1024x1536x121 within --gpu-memory 80 (H100-class)
 #   tight       ti2vid within --gpu-memory 80, distilled within 70 (Gemma then loaded per job)
+#   gpus        ltx2-distilled and ltx2-ti2vid at 1024x1536x121 on 1, 2, 4, 8 GPUs (as many as there
+#               are; a fleet each, its timings line in the log)
 # Results (logs and JSON) go to $LTX2_E2E_OUT (default ./e2e-results). Needs build/bin from
 # scripts/gpu_build.sh. Output files are .y4m (+ .wav): the GPU machines have no FFmpeg.
 set -uo pipefail
@@ -92,6 +94,20 @@ for s in "${steps[@]}"; do
       ls -la "$disk"/j*.y4m "$disk"/j*.wav >>"$out/jobs-80gib.log" 2>&1
       rm -f "$disk"/j*.y4m "$disk"/j*.wav
       ;;
-    *) echo "gpu_e2e.sh: unknown step '$s' (make, distilled, ti2vid, jobs, tight)"; exit 2 ;;
+    gpus)
+      all=$(nvidia-smi --query-gpu=index --format=csv,noheader | paste -sd, -)
+      for w in 1 2 4 8; do
+        [ "$w" -le "$(echo "$all" | tr ',' '\n' | wc -l)" ] || break
+        list=$(echo "$all" | cut -d, -f1-"$w")
+        step "distilled-gpus$w" "$bin/ltx2-distilled" --distilled-checkpoint-path "$ckpt" --gemma-root "$gemma" \
+          --spatial-upsampler-path "$upsampler" --prompt "a red fox in fresh snow" --height 1024 --width 1536 \
+          --num-frames 121 --gpus "$list" --output-path "$disk/gpus$w.y4m" "${extra[@]}"
+        step "ti2vid-gpus$w" "$bin/ltx2-ti2vid" "${models[@]}" --distilled-lora "$lora" 1.0 \
+          --prompt "a red fox in fresh snow" --height 1024 --width 1536 --num-frames 121 --num-inference-steps 30 \
+          --gpus "$list" --output-path "$disk/gpus$w-ti2vid.y4m" "${extra[@]}"
+        rm -f "$disk"/gpus"$w"*.y4m "$disk"/gpus"$w"*.wav
+      done
+      ;;
+    *) echo "gpu_e2e.sh: unknown step '$s' (make, distilled, ti2vid, jobs, tight, gpus)"; exit 2 ;;
   esac
 done
