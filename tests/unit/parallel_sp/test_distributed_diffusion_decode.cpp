@@ -74,16 +74,22 @@ class RecordingSink final : public parallel::DecodedTileSink {
   }
 };
 
+// A rank may wait in a collective while a peer decodes its tiles; on a loaded machine (a GPU host
+// running the whole suite at once) that took longer than the default 20 s, so the bound is wider.
 std::vector<test::RankResult> run_decode(int world, const video_vae::TileSizeConfig& tiles) {
-  return test::run_forked_ranks(world, [&](comm::Communicator& c) {
-    const Inputs in = inputs();
-    const tiling::TilePlan plan = in.decoder.tile_plan(in.latent.shape(), tiles);
-    parallel::DistributedDecode decode(c, {});
-    RecordingSink sink;
-    decode.set_sink(&sink);
-    decode.decode_diffusion(in.decoder, in.latent, {in.noise}, plan, [](const Tensor&) { FAIL("on_chunk"); });
-    return sink.out;
-  });
+  return test::run_forked_ranks(
+      world,
+      [&](comm::Communicator& c) {
+        const Inputs in = inputs();
+        const tiling::TilePlan plan = in.decoder.tile_plan(in.latent.shape(), tiles);
+        parallel::DistributedDecode decode(c, {});
+        RecordingSink sink;
+        decode.set_sink(&sink);
+        decode.decode_diffusion(in.decoder, in.latent, {in.noise}, plan,
+                                [](const Tensor&) { FAIL("on_chunk"); });
+        return sink.out;
+      },
+      std::chrono::seconds(120));
 }
 
 }  // namespace
