@@ -43,16 +43,7 @@ fi
 gemma=$disk/gemma-3-12b-it-qat-q4_0-unquantized
 models=(--checkpoint-path "$ckpt" --gemma-root "$gemma" --spatial-upsampler-path "$upsampler")
 
-# Runs one command with its output in $out/NAME.log; a failure is reported and the next step runs.
-step() {
-  local name=$1; shift
-  echo "== $name: $*"
-  local start=$SECONDS
-  "$@" >"$out/$name.log" 2>&1
-  local rc=$?
-  tail -n 40 "$out/$name.log"
-  echo "== $name: exit $rc after $((SECONDS - start)) s"
-}
+source scripts/step.bash
 
 for s in "${steps[@]}"; do
   case "$s" in

@@ -21,16 +21,7 @@ gpus=$(nvidia-smi --query-gpu=index --format=csv,noheader 2>/dev/null | paste -s
 [ -n "$gpus" ] || { echo "gpu_multi.sh: no GPU visible"; exit 1; }
 tunings=${LTX2_MULTI_NCCL_TUNINGS:-"NCCL_MIN_NCHANNELS=32 NCCL_BUFFSIZE=16777216 NCCL_P2P_NVL_CHUNKSIZE=1048576"}
 
-# Runs one command with its output in $out/NAME.log.
-step() {
-  local name=$1; shift
-  echo "== $name: $*"
-  local start=$SECONDS
-  "$@" >"$out/$name.log" 2>&1
-  local rc=$?
-  tail -n 30 "$out/$name.log"
-  echo "== $name: exit $rc after $((SECONDS - start)) s"
-}
+source scripts/step.bash
 
 echo "== GPUs $gpus; NCCL_NVLS_ENABLE=${NCCL_NVLS_ENABLE:-unset}"
 for s in "$@"; do
