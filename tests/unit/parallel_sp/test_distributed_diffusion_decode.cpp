@@ -49,14 +49,15 @@ std::string text_of(const Tensor& t) {
   return std::string(static_cast<const char*>(t.data_ptr()), static_cast<size_t>(t.numel()));
 }
 
-// What a rank's decode hands over: the plan (rank 0, as the fleet's JSON) and its tiles' values.
+// What a rank's decode hands over: the plan (rank 0, as the fleet's JSON) and its tiles' values. It
+// runs in the forked ranks, which never touch Catch: what should not happen throws.
 class RecordingSink final : public parallel::DecodedTileSink {
  public:
   test::RankTensors out;
   void whole_video(int64_t frames, int64_t height, int64_t width) override {
     out["whole"] = Tensor::from_vector_i64({frames, height, width}, {3});
   }
-  void pipeline_plan(const video_vae::DecodeTilePlan&) override { FAIL("the conv decoder's plan"); }
+  void pipeline_plan(const video_vae::DecodeTilePlan&) override { LTX2_FAIL("the conv decoder's plan"); }
   void diffusion_plan(const tiling::TilePlan& plan, const std::array<tiling::Range, 3>& content) override {
     nlohmann::json box = nlohmann::json::array();
     for (const tiling::Range& r : content) box.push_back({r.start, r.stop});
@@ -65,12 +66,13 @@ class RecordingSink final : public parallel::DecodedTileSink {
   }
   void reference_plan(const tiling::GridExtent&, const std::array<int64_t, 3>&,
                       const tiling::GridTiling&) override {
-    FAIL("the reference's plan");
+    LTX2_FAIL("the reference's plan");
   }
   void tile_frames(int64_t tile, int64_t, int64_t first, const Tensor& pixels) override {
     const std::string name = "tile" + std::to_string(tile);
     out[name] = out.count(name) ? ops::cat({out[name], pixels}, 0) : pixels.clone();
-    CHECK(first + pixels.size(0) == out[name].size(0));
+    LTX2_CHECK(first + pixels.size(0) == out[name].size(0), "tile {}: frames from {} out of order", tile,
+               first);
   }
 };
 
@@ -86,7 +88,7 @@ std::vector<test::RankResult> run_decode(int world, const video_vae::TileSizeCon
         RecordingSink sink;
         decode.set_sink(&sink);
         decode.decode_diffusion(in.decoder, in.latent, {in.noise}, plan,
-                                [](const Tensor&) { FAIL("on_chunk"); });
+                                [](const Tensor&) { LTX2_FAIL("on_chunk"); });
         return sink.out;
       },
       std::chrono::seconds(120));
