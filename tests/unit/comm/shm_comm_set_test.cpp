@@ -78,7 +78,9 @@ TEST_CASE("comm set: a group's communicator reaches its own consecutive ranks on
   Block block(set);
   std::vector<std::vector<float>> by_two(world), by_three(world);
   std::vector<int> group_rank(world, -1), group_size(world, -1);
-  std::vector<bool> has_four(world, true), split_four(world, true), same(world, false);
+  // char, not bool: the ranks write their own elements at once, and vector<bool> packs its
+  // elements into shared words.
+  std::vector<char> has_four(world, true), split_four(world, true), same(world, false);
   std::vector<std::string> errors(world);
   on_ranks(world, [&](int r) {
     try {
