@@ -208,14 +208,13 @@ __global__ void __launch_bounds__(kThreads, 1)
       },
       [&] { pack_p(pa, s); }, [] {});
 
+  const float sums[2] = {quad_sum(row_sum[0]), quad_sum(row_sum[1])};  // the quad's partial sums
   store_output(
-      o, row_sum, m0 + consumer * 64 + warp * 16 + g, p.Tq,
+      o, sums, m0 + consumer * 64 + warp * 16 + g, p.Tq,
       [&](int row) { return p.o + b * p.o_strides[0] + h * p.o_strides[1] + row * p.o_strides[2]; },
       [](int) { return 1.f; });
 }
 
-// The bulk-copy map of a [B, H, T, 128] operand: dims (head dim, token, head, batch), boxes of 64
-// columns x 128 rows (one swizzle-128 column block), rows past T zero-filled.
 // The bulk-copy map of a [B, H, T, 128] operand: dims (head dim, token, head, batch), boxes of one
 // swizzle-128 column block (64 columns) x `rows` rows, rows past T zero-filled.
 CUtensorMap tile_map(const Tensor& t, uint32_t rows) {

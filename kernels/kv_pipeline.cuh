@@ -135,18 +135,23 @@ __device__ __forceinline__ void consume_tiles(const KvRing<Stages>& ring, int co
   last_product_ready();
 }
 
-// A consumer's epilogue: its 64 x 128 O rows divided by their softmax sums (the thread's partial
-// row_sum reduced over the quad) and multiplied by column_scale(column), stored as bf16 at
-// out_row(row) for the thread's rows row0 and row0 + 8 below Tq.
-template <class OutRow, class ColumnScale>
-__device__ __forceinline__ void store_output(const float (&o)[16][4], const float (&row_sum)[2], int row0,
+// The sum of a value over the four threads of a quad (the threads that share accumulator rows).
+__device__ __forceinline__ float quad_sum(float v) {
+  v += __shfl_xor_sync(0xffffffffu, v, 1);
+  return v + __shfl_xor_sync(0xffffffffu, v, 2);
+}
+
+// A consumer's epilogue: its 64 x 128 O rows (o's first 16 column blocks) divided by their softmax
+// sums (row_sum: the thread's two rows' whole sums) and multiplied by column_scale(column), stored
+// as bf16 at out_row(row) for the thread's rows row0 and row0 + 8 below Tq.
+template <int Blocks, class OutRow, class ColumnScale>
+__device__ __forceinline__ void store_output(const float (&o)[Blocks][4], const float (&row_sum)[2], int row0,
                                              int Tq, OutRow&& out_row, ColumnScale&& column_scale) {
+  static_assert(Blocks >= 16, "O has 128 columns");
   const int tig = threadIdx.x % 4;
 #pragma unroll
   for (int r = 0; r < 2; ++r) {
-    float sum = row_sum[r];
-    sum += __shfl_xor_sync(0xffffffffu, sum, 1);
-    sum += __shfl_xor_sync(0xffffffffu, sum, 2);
+    const float sum = row_sum[r];
     const float inv = sum > 0.f ? 1.f / sum : 0.f;
     const int row = row0 + 8 * r;
     if (row >= Tq) continue;

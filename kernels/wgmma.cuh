@@ -172,6 +172,21 @@ __device__ __forceinline__ void wgmma_m64n128k32_e4m3_rs(float (&d)[16][4], cons
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "r"(int(accumulate)));
 }
 
+// The same with n = 136: B's 17 eight-row groups, the last one beyond a 128-row tile (the
+// 8-bit attention keeps rows of ones there, so that d's columns 128-135 are A's row sums).
+__device__ __forceinline__ void wgmma_m64n136k32_e4m3_rs(float (&d)[17][4], const uint32_t (&a)[4],
+                                                         uint64_t desc_b, bool accumulate) {
+  LTX2_WGMMA_ASM(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %73, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n136k32.f32.e4m3.e4m3 {%0, %1, %2, %3, %4, %5, %6, %7, "
+      "%8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, "
+      "%26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, "
+      "%43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, "
+      "%60, %61, %62, %63, %64, %65, %66, %67}, {%68, %69, %70, %71}, %72, p, 1, 1;\n}\n"
+      : LTX2_WGMMA_ACC8(0), LTX2_WGMMA_ACC8(8), LTX2_WGMMA_ACC(16)
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "r"(int(accumulate)));
+}
+
 #undef LTX2_WGMMA_ACC8
 #undef LTX2_WGMMA_ACC
 

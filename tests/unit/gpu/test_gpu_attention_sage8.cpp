@@ -3,11 +3,11 @@
 // transformer's strided layout, keys with large shared channel offsets (what the smoothing is
 // for); and the precision setting: 8-bit runs exactly the calls it takes (unmasked, head dim 128),
 // everything else is what bf16 precision gives, bit for bit.
+#include "core/similarity.h"
 #include "gpu_compare.h"
 #include "kernels/attention_sage8.h"
 #include "ops/attention.h"
 #include "ops/elementwise.h"
-#include "core/similarity.h"
 #include "support/test_util.h"
 
 using namespace ltx2;
@@ -74,6 +74,27 @@ TEST_CASE("gpu: 8-bit attention against float32, self and cross, tails, grouped 
       CHECK(sim.rel_l2 <= 0.05);
       CHECK(sim.cosine >= 0.998);
     }
+  }
+}
+
+// Keys scaled by a ramp: with slope 8 a row's max grows at nearly every key tile (each tile rescales
+// O); with -0.9 it is set by the first tiles and the later ones skip the rescale.
+TEST_CASE("gpu: 8-bit attention with the row max growing over the key tiles, and shrinking") {
+  const int64_t B = 1, H = 2, Tq = 200, Tk = 1000;
+  for (float slope : {8.f, -0.9f}) {
+    Operand q = input(B, H, Tq, 128, 1300, false, 4.f);
+    const Tensor ramp = ops::add(ops::mul(Tensor::arange(Tk), slope / float(Tk)), 1.f).reshape({1, 1, Tk, 1});
+    const Tensor k_cpu = test::round_bf16(ops::mul(test::random_tensor({B, H, Tk, 128}, 1301), ramp));
+    Operand v = input(B, H, Tk, 128, 1302, false);
+    const float scale = 1.f / std::sqrt(128.f);
+    const Tensor out = Tensor::empty({B, H, Tq, 128}, DType::BF16, test::gpu());
+    cuda::sage8_attention(q.gpu, test::to_gpu(k_cpu, DType::BF16), v.gpu, out, scale);
+    const Similarity sim = similarity(out, ops::attention(q.cpu, k_cpu, v.cpu, Tensor(), scale));
+    std::printf("8-bit attention, key ramp slope %.1f: rel_l2 %.4f cosine %.6f\n", slope, sim.rel_l2,
+                sim.cosine);
+    INFO("slope " << slope << ": rel_l2 " << sim.rel_l2 << " cosine " << sim.cosine);
+    CHECK(sim.rel_l2 <= 0.05);
+    CHECK(sim.cosine >= 0.998);
   }
 }
 
