@@ -10,6 +10,7 @@
 #pragma once
 
 #include "comm/communicator.h"
+#include "core/error.h"
 
 namespace ltx2::comm {
 
@@ -23,5 +24,20 @@ class CommGroups {
   // of the world asks for the same cut at the same point of a job.
   virtual Communicator* split(int groups) = 0;
 };
+
+// Whether `groups` (null: a communicator without groups) has the cut into `cut` groups.
+inline bool has_cut(const CommGroups* groups, int cut) {
+  return groups != nullptr && groups->has_cut(cut);
+}
+
+// This rank's communicator in the cut of a `world`-rank world into `cut` groups, as a strategy
+// that chose that cut needs it: nullptr when each group is one rank (the rank runs its part alone);
+// throws, naming `what`, when the groups have no communicator for this rank.
+inline Communicator* group_communicator(CommGroups* groups, int cut, int world, int rank, const char* what) {
+  if (world / cut == 1) return nullptr;
+  Communicator* group = groups != nullptr ? groups->split(cut) : nullptr;
+  LTX2_CHECK(group != nullptr, "{}: rank {} has no communicator among {} groups", what, rank, cut);
+  return group;
+}
 
 }  // namespace ltx2::comm

@@ -76,7 +76,7 @@ tr::TransformerOutput GuidanceParallelExecutor::forward(const tr::Transformer& m
                                                         const tr::BatchedPerturbations& perturbations) {
   const int W = comm_.world_size();
   const int64_t batch = batch_of(video, audio);
-  const int G = groups_for(batch, W, [this](int g) { return groups_ != nullptr && groups_->has_cut(g); });
+  const int G = groups_for(batch, W, [this](int g) { return comm::has_cut(groups_, g); });
   say(G, batch);
   if (G == 1)
     return in_calls(video, audio, perturbations, 0, batch,
@@ -85,9 +85,7 @@ tr::TransformerOutput GuidanceParallelExecutor::forward(const tr::Transformer& m
                     });
 
   const int S = W / G;
-  comm::Communicator* group = S > 1 ? groups_->split(G) : nullptr;
-  LTX2_CHECK(S == 1 || group != nullptr, "guidance parallel: rank {} has no communicator among {} groups",
-             comm_.rank(), G);
+  comm::Communicator* group = comm::group_communicator(groups_, G, W, comm_.rank(), "guidance parallel");
   const int64_t share = batch / G;
   tr::TransformerOutput out = in_calls(
       video, audio, perturbations, comm_.rank() / S * share, share,

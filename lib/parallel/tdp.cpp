@@ -153,11 +153,9 @@ models::transformer::TransformerOutput TiledDataParallelExecutor::forward(
   const TdpTilePlan plan(grid_, tiling_);
   const int W = comm_.world_size();
   const auto tiles = static_cast<int64_t>(plan.tiles().size());
-  const int G = groups_for(tiles, W, [this](int g) { return groups_ != nullptr && groups_->has_cut(g); });
+  const int G = groups_for(tiles, W, [this](int g) { return comm::has_cut(groups_, g); });
   const int S = W / G;
-  comm::Communicator* group = S > 1 ? groups_->split(G) : nullptr;
-  LTX2_CHECK(S == 1 || group != nullptr, "tiled data parallel: rank {} has no communicator among {} groups",
-             comm_.rank(), G);
+  comm::Communicator* group = comm::group_communicator(groups_, G, W, comm_.rank(), "tiled data parallel");
   if (said_ != G && comm_.rank() == 0) {
     said_ = G;
     if (S > 1)

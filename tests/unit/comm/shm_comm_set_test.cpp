@@ -141,3 +141,24 @@ TEST_CASE("comm set: an abort releases the collectives of every group and of the
   }
   CHECK(errors[3].empty());
 }
+
+TEST_CASE("comm groups: a strategy's group communicator, none for groups of one, an error without one") {
+  const int world = 4;
+  const ShmCommSet set(world, kSlot, 2);  // nodes of 2 ranks: only the cut into 2 groups
+  Block block(set);
+  comm::ShmCommGroups groups(block.data.get(), set, 0, std::chrono::seconds(5));
+  CHECK(comm::has_cut(&groups, 2));
+  CHECK_FALSE(comm::has_cut(&groups, 4));
+  CHECK_FALSE(comm::has_cut(nullptr, 2));
+  // 4 groups of one rank: each rank runs its part alone.
+  CHECK(comm::group_communicator(&groups, 4, world, 0, "tdp") == nullptr);
+  CHECK(comm::group_communicator(nullptr, 4, world, 0, "tdp") == nullptr);
+  // 2 groups of 2 with no groups at all, or a cut that was not prepared: one line naming the caller.
+  REQUIRE_THROWS_WITH(comm::group_communicator(nullptr, 2, world, 1, "guidance parallel"),
+                      Contains("guidance parallel: rank 1 has no communicator among 2 groups"));
+  const ShmCommSet one_node_each(world, kSlot, 1);  // no cut fits a node of one rank
+  Block lone(one_node_each);
+  comm::ShmCommGroups none(lone.data.get(), one_node_each, 0, std::chrono::seconds(5));
+  REQUIRE_THROWS_WITH(comm::group_communicator(&none, 2, world, 0, "tiled data parallel"),
+                      Contains("tiled data parallel: rank 0 has no communicator among 2 groups"));
+}
