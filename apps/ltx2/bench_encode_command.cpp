@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 #include <vector>
 
+#include "core/cpu.h"
 #include "core/error.h"
 #include "core/tensor.h"
 #ifdef LTX2_WITH_MEDIA
@@ -109,7 +110,7 @@ Tensor synthetic_frames(int frames, int height, int width) {
 int run_bench_encode(const BenchEncodeOptions& opt) {
   LTX2_CHECK(opt.height % 2 == 0 && opt.width % 2 == 0,
              "ltx2 bench encode: --height {} and --width {} must be even", opt.height, opt.width);
-  const int cores = media::machine_cores();
+  const int cores = machine_cores();
   const int encoder_threads =
       opt.encoder_threads > 0 ? opt.encoder_threads : media::default_encoder_threads(opt.height);
   const int convert_threads = opt.convert_threads > 0 ? opt.convert_threads : cores;

@@ -45,8 +45,8 @@ FleetChannel::Layout FleetChannel::layout_of(const ChannelSizes& s) {
   l.jobs_offset = l.setup_offset + align64(s.setup_capacity);
   l.rings_offset = l.jobs_offset + s.job_slots * (sizeof(JobSlot) + l.job_capacity);
   l.comm_offset = l.rings_offset + static_cast<size_t>(s.world) * (sizeof(RingHeader) + l.ring_capacity);
-  l.comm_bytes = comm::ShmCommSet(s.world, s.comm_slot_capacity, l.node_ranks).bytes();
-  l.total_bytes = l.comm_offset + align64(l.comm_bytes);
+  l.comm = comm::ShmCommSet(s.world, s.comm_slot_capacity, l.node_ranks);
+  l.total_bytes = l.comm_offset + align64(l.comm.bytes());
   return l;
 }
 

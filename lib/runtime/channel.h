@@ -151,9 +151,9 @@ class FleetChannel {
   void* comm_base() const { return base_ + layout_.comm_offset; }
   size_t comm_bytes() const { return comm_set().world_region().bytes; }
   // The block's layout (the world's region and the groups').
-  comm::ShmCommSet comm_set() const {
-    return {layout_.world, layout_.comm_slot_capacity, layout_.node_ranks};
-  }
+  const comm::ShmCommSet& comm_set() const { return layout_.comm; }
+  // The ranks of one node (ChannelSizes::node_ranks; the world on one machine).
+  int node_ranks() const { return layout_.node_ranks; }
   // Aborts every collective of the world and of the groups (any process).
   void abort_comms(const std::string& reason) const { comm_set().abort(comm_base(), reason); }
   Record setup_record() const;
@@ -190,7 +190,8 @@ class FleetChannel {
     int world = 0, node_ranks = 0;
     size_t comm_slot_capacity = 0;
     size_t job_slots = 0, job_capacity = 0, ring_capacity = 0, setup_bytes = 0;
-    size_t setup_offset = 0, jobs_offset = 0, rings_offset = 0, comm_offset = 0, comm_bytes = 0;
+    size_t setup_offset = 0, jobs_offset = 0, rings_offset = 0, comm_offset = 0;
+    comm::ShmCommSet comm{1, 0, 1};  // the communicator block's regions
     size_t total_bytes = 0;
   };
   static Layout layout_of(const ChannelSizes& sizes);

@@ -13,6 +13,7 @@
 #include "comm/futex.h"
 #include "comm/shm_comm_set.h"
 #include "comm/shm_communicator.h"
+#include "core/cpu.h"
 #include "core/log.h"
 #include "runtime/channel.h"
 #ifdef LTX2_WITH_MPI
@@ -134,6 +135,8 @@ class Worker {
     try {
       LTX2_CHECK(rank < ch_.world(), "rank {} outside a fleet of {}", rank, ch_.world());
       ch_.note_progress(rank, "setting up");
+      const int threads = share_cores(ch_.node_ranks());  // before any parallel region
+      log_debug("rank {}: {} CPU threads ({} ranks on this node)", rank, threads, ch_.node_ranks());
       const Device device = me_.device_type == static_cast<uint32_t>(DeviceType::CUDA)
                                 ? Device::cuda(me_.device_index)
                                 : Device::cpu();

@@ -3,10 +3,14 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <optional>
+#include <string>
 #include <thread>
 
+#include "core/cpu.h"
 #include "fleet_support.h"
 #include "runtime/launcher.h"
 #include "support/catch.h"
@@ -100,6 +104,39 @@ TEST_CASE("fleet: jobs run on every rank in order and stream their results") {
     REQUIRE_FALSE(c.running());
   }
   require_clean();
+}
+
+// OMP_NUM_THREADS as the test sets it, put back as it was when the scope ends.
+struct OmpThreadsEnv {
+  std::optional<std::string> saved;
+  OmpThreadsEnv() {
+    if (const char* v = std::getenv("OMP_NUM_THREADS")) saved = v;
+  }
+  ~OmpThreadsEnv() { set(saved ? saved->c_str() : nullptr); }
+  static void set(const char* value) {
+    if (value)
+      setenv("OMP_NUM_THREADS", value, 1);
+    else
+      unsetenv("OMP_NUM_THREADS");
+  }
+};
+
+TEST_CASE("fleet: a node's ranks divide its cores among their threads, unless OMP_NUM_THREADS is set") {
+  const OmpThreadsEnv restore;  // the workers inherit this process's environment
+  for (const char* env : {static_cast<const char*>(nullptr), "3"}) {
+    OmpThreadsEnv::set(env);
+    const int expected = env ? 3 : rank_threads(machine_cores(), 2);
+    Controller c(test::fleet_options(2));
+    c.start();
+    c.submit({});
+    auto out = test::finish_job(c);
+    INFO(out.error);
+    REQUIRE(out.done);
+    for (int r = 0; r < 2; ++r) {
+      INFO("rank " << r << ", OMP_NUM_THREADS " << (env ? env : "unset"));
+      CHECK(out.done->data[r]["threads"] == expected);
+    }
+  }
 }
 
 TEST_CASE("fleet: results stream while the job runs, through a ring smaller than the output") {

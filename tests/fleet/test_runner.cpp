@@ -18,7 +18,8 @@
 //           and returns "group_rank", "group_size" and "group_sum"
 //           (group_size 0: the fleet has no such cut)
 // Every rank all-reduces the input tensor "x" (default: [rank + 1] * 4) and returns
-// {"rank", "sum": first element of the sum}.
+// {"rank", "sum": first element of the sum, "threads": its OpenMP pool's size}.
+#include <omp.h>
 #include <signal.h>
 
 #include <thread>
@@ -85,7 +86,7 @@ class FaultyRunner : public Runner {
       out.output("tile", {{"index", i}}, {{"pixels", Tensor::full({elems}, static_cast<float>(i))}});
     }
     if (ctx_.rank == 0) out.output("sum", {}, {{"sum", sum}});
-    nlohmann::json result = {{"rank", ctx_.rank}, {"sum", sum.item({0})}};
+    nlohmann::json result = {{"rank", ctx_.rank}, {"sum", sum.item({0})}, {"threads", omp_get_max_threads()}};
     if (p.contains("groups")) {
       comm::Communicator* group = ctx_.groups->split(p["groups"].get<int>());
       result["group_size"] = group ? group->world_size() : 0;

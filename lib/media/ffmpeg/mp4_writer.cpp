@@ -4,8 +4,6 @@
 // picture in); its padding is zeroed whenever it is (re)allocated.
 #include "media/ffmpeg/mp4_writer.h"
 
-#include <sched.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -13,7 +11,6 @@
 #include <cstdio>
 #include <cstring>
 #include <mutex>
-#include <thread>
 #include <vector>
 
 #include "core/error.h"
@@ -67,12 +64,6 @@ double seconds_since(Clock::time_point start) {
 }
 
 }  // namespace
-
-int machine_cores() {
-  cpu_set_t set;
-  if (sched_getaffinity(0, sizeof set, &set) == 0) return std::max(1, CPU_COUNT(&set));
-  return std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
-}
 
 int default_encoder_threads(int height) {
   return std::min(machine_cores(), std::max(1, (height + 15) / 16 / 2));

@@ -23,13 +23,12 @@
 #include <memory>
 #include <string>
 
+#include "core/cpu.h"
 #include "core/tensor.h"
 #include "media/clip_writer.h"
 
 namespace ltx2::media {
 
-// The CPUs this process may run on (its affinity mask), at least 1.
-int machine_cores();
 // libx264 frame threads for frames of this height: the cores, capped as x264's automatic count is
 // at one thread per two macroblock rows (more threads only wait on each other's rows).
 int default_encoder_threads(int height);
