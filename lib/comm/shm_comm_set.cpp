@@ -50,10 +50,15 @@ void ShmCommSet::format(void* base) const {
 
 void ShmCommSet::abort(void* base, const std::string& reason) const {
   auto* b = static_cast<uint8_t*>(base);
-  // The groups first: a rank released from the world's collective must not then block in its group's.
-  for (int groups : cuts_)
-    for (int g = 0; g < groups; ++g) ShmCommunicator::abort(b + group_region(groups, g)->offset, reason);
+  // The world's region decides which failure the block reports: its first abort wins there, and
+  // that reason, not this call's, goes to every group. A rank that fails only because an earlier
+  // abort released it (its own abort comes second) then cannot put its reason in a region the
+  // first abort has not reached yet, so every rank names the first failure. A rank released from
+  // the world's collective that enters its group's before the group's abort lands is woken by it.
   ShmCommunicator::abort(b, reason);
+  const std::string first = ShmCommunicator::abort_reason(b);
+  for (int groups : cuts_)
+    for (int g = 0; g < groups; ++g) ShmCommunicator::abort(b + group_region(groups, g)->offset, first);
 }
 
 ShmCommGroups::ShmCommGroups(void* base, ShmCommSet set, int rank, std::chrono::milliseconds timeout,

@@ -7,7 +7,8 @@
 // G < W, G divides W, and the group size W/G divides the ranks of a node (`node_ranks`), so that
 // no group spans nodes: a node's link relays only the world region (runtime/mpi/node_link.h).
 // Who writes what: each region as shm_communicator.h says; abort() writes every region's abort
-// word, so a failure anywhere releases the collectives of every group as well as the world's.
+// word, so a failure anywhere releases the collectives of every group as well as the world's, and
+// every region names the first failure (the world's region decides which was first).
 // The layout is computed from (world, slot capacity, node_ranks) that each process keeps in its
 // own memory, never read back from the block.
 #pragma once

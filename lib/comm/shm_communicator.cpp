@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstring>
 #include <new>
+#include <thread>
 #include <vector>
 
 namespace ltx2::comm {
@@ -98,6 +99,16 @@ void ShmCommunicator::abort(void* base, const std::string& reason) {
     h->aborted.store(1, std::memory_order_release);
   }
   bump_and_wake(&h->changed);
+}
+
+std::string ShmCommunicator::abort_reason(const void* base) {
+  const auto* h = header_of(const_cast<void*>(base));
+  uint32_t state = h->aborted.load(std::memory_order_acquire);
+  while (state == 2) {  // the first abort() is writing its reason
+    std::this_thread::yield();
+    state = h->aborted.load(std::memory_order_acquire);
+  }
+  return state == 1 ? std::string(h->abort_reason, strnlen(h->abort_reason, sizeof(h->abort_reason))) : "";
 }
 
 ShmCommunicator::ShmCommunicator(void* base, size_t bytes, int rank, std::chrono::milliseconds timeout)

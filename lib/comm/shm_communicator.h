@@ -61,7 +61,10 @@ class ShmCommunicator final : public Communicator {
   // Lays out an empty region (zeroed counters); slot_capacity is rounded down to 64 bytes.
   static void format_region(void* base, size_t bytes, int world, size_t slot_capacity);
   // Makes every collective in flight or to come on this region throw CommError(reason). Any process.
+  // The first call's reason stays.
   static void abort(void* base, const std::string& reason);
+  // The reason the region was aborted with ("" if it was not), once its writer has finished it.
+  static std::string abort_reason(const void* base);
 
   ShmCommunicator(void* base, size_t bytes, int rank, std::chrono::milliseconds timeout);
 

@@ -142,6 +142,28 @@ TEST_CASE("comm set: an abort releases the collectives of every group and of the
   CHECK(errors[3].empty());
 }
 
+TEST_CASE(
+    "comm set: every region keeps the first abort's reason, whichever region a later abort reached first") {
+  const ShmCommSet set(4, kSlot, 4);
+  Block block(set);
+  auto* base = static_cast<uint8_t*>(block.data.get());
+  // A rank released by the first abort aborts again with its own reason, before or after the first
+  // abort reached a group: every region names the first.
+  comm::ShmCommunicator::abort(base, "rank 3 failed");  // the world's region, as set.abort begins
+  set.abort(base, "rank 2 failed");
+  set.abort(base, "rank 3 failed");
+  CHECK(comm::ShmCommunicator::abort_reason(base) == "rank 3 failed");
+  for (int groups : set.cuts())
+    for (int g = 0; g < groups; ++g) {
+      INFO(groups << " groups, group " << g);
+      CHECK(comm::ShmCommunicator::abort_reason(base + set.group_region(groups, g)->offset) ==
+            "rank 3 failed");
+    }
+  const ShmCommSet fresh(2, kSlot, 2);
+  Block untouched(fresh);
+  CHECK(comm::ShmCommunicator::abort_reason(untouched.data.get()).empty());
+}
+
 TEST_CASE("comm groups: a strategy's group communicator, none for groups of one, an error without one") {
   const int world = 4;
   const ShmCommSet set(world, kSlot, 2);  // nodes of 2 ranks: only the cut into 2 groups
