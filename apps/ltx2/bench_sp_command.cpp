@@ -13,7 +13,6 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
-#include <thread>
 
 #include "bench_all_to_all.h"
 #include "bench_job.h"
@@ -82,10 +81,9 @@ json traffic_json(const parallel::CollectiveTraffic& t) {
 class BenchSpRunner : public runtime::Runner {
  public:
   void setup(const json& s, const runtime::RunnerContext& ctx) override {
+    // 0: the worker's share of the node's cores, which it took before this setup (core/cpu.h).
     const int threads = s.at("threads_per_rank");
-    omp_set_num_threads(
-        threads > 0 ? threads
-                    : std::max(1, static_cast<int>(std::thread::hardware_concurrency()) / ctx.world_size));
+    if (threads > 0) omp_set_num_threads(threads);
     const TransformerConfig config = bench_config(s);
     auto synth = std::make_shared<WeightSynthesizer>(1);
     tr::TransformerWeights weights =
@@ -140,7 +138,8 @@ CLI::App* add_bench_sp_command(CLI::App* bench, BenchSpOptions* opt) {
   cmd->add_option("--audio-tokens", opt->audio_tokens, "audio tokens")->check(CLI::Range(1, 1 << 20));
   cmd->add_option("--audio-heads", opt->audio_heads, "audio heads")->check(CLI::Range(1, 256));
   cmd->add_option("--audio-head-dim", opt->audio_head_dim, "audio head width")->check(CLI::Range(2, 1024));
-  cmd->add_option("--threads-per-rank", opt->threads_per_rank, "OpenMP threads per rank (0: cores / ranks)")
+  cmd->add_option("--threads-per-rank", opt->threads_per_rank,
+                  "OpenMP threads per rank (0: the node's cores / its ranks, or OMP_NUM_THREADS when set)")
       ->check(CLI::Range(0, 1024));
   cmd->add_flag("--all-to-all", opt->all_to_all,
                 "Instead: the communicator's all-to-all alone over sizes from --min-bytes to --max-bytes, "
