@@ -88,7 +88,8 @@ GemmaTokenizerLocation locate_gemma_tokenizer(const std::string& source) {
     LTX2_CHECK(file->info(tensor).dtype == DType::U8, "{}: tensor '{}' is not uint8 bytes", source, tensor);
     return {kind, source, tensor};
   }
-  LTX2_FAIL("{}: holds no tokenizer (tensor '{}' or '{}')", source, kTokenizerJsonTensor, kSentencePieceTensor);
+  LTX2_FAIL("{}: holds no tokenizer (tensor '{}' or '{}')", source, kTokenizerJsonTensor,
+            kSentencePieceTensor);
 }
 
 namespace {
@@ -171,7 +172,7 @@ std::vector<int64_t> GemmaTokenizer::tokenize(const std::string& text) const {
 }
 
 std::string GemmaTokenizer::decode(const std::vector<int64_t>& ids) const {
-  if (special_.empty()) {
+  std::call_once(special_made_, [this] {
     special_.resize(sp_->GetPieceSize());
     for (int id = 0; id < sp_->GetPieceSize(); ++id) special_[id] = sp_->IsControl(id) || sp_->IsUnknown(id);
     const fs::path beside = fs::path(location_.path).parent_path() / "tokenizer.json";
@@ -184,7 +185,7 @@ std::string GemmaTokenizer::decode(const std::vector<int64_t>& ids) const {
         if (t.value("special", false) && id >= 0 && id < sp_->GetPieceSize()) special_[id] = true;
       }
     }
-  }
+  });
   std::string out, bytes;
   size_t byte_pieces = 0;
   auto flush = [&] {

@@ -1,7 +1,8 @@
 // The prompt tokenizer of LTX's Gemma text encoder: SentencePiece (the Gemma folder's
-// tokenizer.model, or a tokenizer.json converted to one) plus the reference's prompt handling (LTXGemmaTokenizer): the prompt is
-// str.strip()ped, tokenized without a chat template, starts with <bos>, gets no <eos>, is cut to
-// max_length and LEFT-padded with <pad> (eos when the vocabulary has no pad) to exactly max_length.
+// tokenizer.model, or a tokenizer.json converted to one) plus the reference's prompt handling
+// (LTXGemmaTokenizer): the prompt is str.strip()ped, tokenized without a chat template, starts with <bos>,
+// gets no <eos>, is cut to max_length and LEFT-padded with <pad> (eos when the vocabulary has no pad) to
+// exactly max_length.
 //
 // The reference tokenizes with Hugging Face's tokenizer.json, which recognises its special tokens
 // (<bos>, <eos>, <pad>, <unk>, ...) written literally in the text; SentencePiece already does so for
@@ -11,6 +12,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -96,7 +98,9 @@ class GemmaTokenizer {
  private:
   std::unique_ptr<sentencepiece::SentencePieceProcessor> sp_;
   GemmaTokenizerLocation location_;
-  mutable std::vector<bool> special_;  // by id, made by decode() on first use
+  // By id, made by the first decode() (it may read tokenizer.json): once, whichever threads decode.
+  mutable std::vector<bool> special_;
+  mutable std::once_flag special_made_;
   std::vector<std::pair<std::string, int64_t>> literal_specials_;  // control/unknown pieces, longest first
   int64_t bos_id_ = 2, pad_id_ = 0, max_length_;
   bool tokenizer_adds_bos_ = true;
